@@ -1,0 +1,27 @@
+# Set-up and the two jobs of the book. Everything installs into .venv.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PROFILE ?= cpu
+
+.PHONY: book test ci-book clean
+
+# torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install "torch==2.13.0"
+	$(PY) -m pip install -e ".[book,test]"
+	touch $(STAMP)
+
+## make book: install, execute every chapter under PROFILE (default cpu), render _build/html
+book: $(STAMP)
+	$(VENV)/bin/fgpo book --profile $(PROFILE)
+
+## make test: install, run the test suite (unit tests + every chapter under the ci profile)
+test: $(STAMP)
+	$(PY) -m pytest
+
+clean:
+	rm -rf _build executed

@@ -1,0 +1,349 @@
+"""A teaching bandit: exact versus sampled policy gradients with no model at all.
+
+Each question ``s`` of a synthetic reward table gets its own vector of ``2**n``
+logits (a tabular policy, ``q = softmax(logits[s])``), so the only thing that
+differs between the arms is the gradient estimator:
+
+* ``fgpo``: the exact objective over all ``2**n`` subsets (Eq. 2, 5);
+* ``k_subset``: the same objective on ``k`` subsets drawn uniformly per visit,
+  ``q`` renormalised over them (the coverage dial; ``k = 2**n`` is FGPO);
+* ``grpo``: ``G`` actions sampled from the policy, group-normalised
+  advantages (Eq. 3), with Eq. 1 or the paper's differential reward.
+
+Every arm sees the same questions in the same order; what differs is how many
+rewards each visit reads (``2**n``, ``k`` or ``G``). The synthetic table is
+shaped to match the paper's GenomeQA statistics (no-tool accuracy, oracle,
+share of questions whose best subset is the empty one, outcome-degenerate
+share); it is a stand-in, not data.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from .dead_groups import dead_group_probability
+from .objectives import BETA, dead_groups, fgpo_logit_gradient, fgpo_loss, grpo_advantages, grpo_loss
+from .subsets import ActionSpace
+from .table import RewardTable
+
+__all__ = [
+    "SyntheticTableConfig",
+    "make_synthetic_table",
+    "BanditConfig",
+    "BanditRun",
+    "train_bandit",
+    "policy_metrics",
+    "temperature_policies",
+    "gradient_estimator_study",
+]
+
+
+# ---------------------------------------------------------------------------
+# The synthetic reward table
+# ---------------------------------------------------------------------------
+@dataclass
+class SyntheticTableConfig:
+    """A latent-logit model of a frozen reasoner's correctness.
+
+    ``correct[s, a] = 1[b_s + sum_{t in a} (E[f(s), t] + u_{s,t})
+    - crowding * max(|a| - 1, 0) + eps_{s,a} > 0]``: a question's base ability
+    ``b_s``, per-family tool effects (each family has one decisive tool), a
+    question-specific tool utility ``u``, a penalty for crowded evidence and
+    independent response noise ``eps``. Defaults were fitted so the table's
+    ceilings resemble the paper's GenomeQA table (see the chapter).
+    """
+
+    n_questions: int = 1000
+    """Number of questions."""
+    n_tools: int = 4
+    """Tools in the library (actions = 2**n_tools)."""
+    n_families: int = 5
+    """Question families; family f's decisive tool is slot f mod n_tools."""
+    base_mean: float = -0.85
+    """Mean of the base logit b_s (sets the no-tool accuracy)."""
+    base_std: float = 3.15
+    """Spread of b_s across questions (sets how many questions no tool can change)."""
+    decisive_effect: float = 1.5
+    """Logit added by the family's decisive tool."""
+    side_effect: float = 0.4
+    """Logit added by each non-decisive tool."""
+    utility_std: float = 1.2
+    """Question-specific spread of every tool's effect."""
+    noise_std: float = 1.35
+    """Independent noise per (question, subset): the reasoner's fickleness."""
+    crowding: float = 0.7
+    """Logit lost for each tool beyond the first (more evidence can hurt)."""
+
+
+def make_synthetic_table(config: SyntheticTableConfig | None = None, seed: int = 0) -> RewardTable:
+    """Draw a synthetic reward table; identical for identical ``(config, seed)``."""
+    cfg = config or SyntheticTableConfig()
+    if cfg.n_questions < 1 or cfg.n_families < 1:
+        raise ValueError("n_questions and n_families must be >= 1")
+    rng = np.random.default_rng(seed)
+    space = ActionSpace(cfg.n_tools)
+    family = rng.integers(0, cfg.n_families, cfg.n_questions)
+    effects = np.full((cfg.n_families, cfg.n_tools), cfg.side_effect)
+    effects[np.arange(cfg.n_families), np.arange(cfg.n_families) % cfg.n_tools] = cfg.decisive_effect
+    base = rng.normal(cfg.base_mean, cfg.base_std, cfg.n_questions)
+    tool_logit = effects[family] + rng.normal(0.0, cfg.utility_std, (cfg.n_questions, cfg.n_tools))
+    logit = (base[:, None] + tool_logit @ space.membership.T.astype(float)
+             - cfg.crowding * np.maximum(space.sizes - 1, 0)[None, :]
+             + rng.normal(0.0, cfg.noise_std, (cfg.n_questions, space.n_actions)))
+    return RewardTable(logit > 0, cfg.n_tools, family, meta={"synthetic": asdict(cfg), "seed": seed})
+
+
+# ---------------------------------------------------------------------------
+# Policy metrics
+# ---------------------------------------------------------------------------
+def policy_metrics(probs: np.ndarray, table: RewardTable, G: int = 6) -> dict:
+    """What a policy ``probs [N, A]`` achieves on a table.
+
+    ``accuracy`` (greedy: the argmax subset's correctness, %), ``expected_accuracy``
+    (%), ``J`` (expected Eq. 1 reward), ``entropy`` (nats), ``top_mass``,
+    ``tools`` (|a| of the argmax), ``empty_argmax`` (%), and ``dead_G`` (closed-form
+    dead-group probability at group size ``G`` under Eq. 1 reward classes, %),
+    ``dead_wrong_share`` (% of that dead mass whose shared answer is wrong).
+    """
+    probs = np.asarray(probs, dtype=float)
+    r = table.rewards("eq1")
+    greedy = probs.argmax(1)
+    rows = np.arange(table.n_questions)
+    dead = dead_group_probability(probs, r, G)
+    dead_wrong = dead_group_probability(probs, r, G, where=~table.correct)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent = -np.where(probs > 0, probs * np.log(probs), 0.0).sum(1)
+    return {
+        "accuracy": 100.0 * table.correct[rows, greedy].mean(),
+        "expected_accuracy": 100.0 * (probs * table.correct).sum(1).mean(),
+        "J": float((probs * r).sum(1).mean()),
+        "entropy": float(ent.mean()),
+        "top_mass": float(probs.max(1).mean()),
+        "tools": float(table.space.sizes[greedy].mean()),
+        "empty_argmax": 100.0 * (greedy == 0).mean(),
+        f"dead_G{G}": 100.0 * float(dead.mean()),
+        "dead_wrong_share": 100.0 * float(dead_wrong.sum() / max(dead.sum(), 1e-300)),
+    }
+
+
+def temperature_policies(table: RewardTable, temperatures, kind: str = "eq1") -> dict[float, np.ndarray]:
+    """Policies ``softmax(r / T)`` that concentrate on the reward-optimal subsets as
+    the temperature ``T`` falls (``T = inf`` is uniform)."""
+    r = table.rewards(kind)
+    out = {}
+    for T in temperatures:
+        if T == np.inf:
+            out[T] = np.full_like(r, 1.0 / r.shape[1])
+        else:
+            z = r / T
+            z = z - z.max(1, keepdims=True)
+            e = np.exp(z)
+            out[T] = e / e.sum(1, keepdims=True)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------
+@dataclass
+class BanditConfig:
+    """One tabular training run (one arm of the teaching experiment)."""
+
+    method: Literal["fgpo", "k_subset", "grpo"] = "fgpo"
+    """Gradient estimator: exact (fgpo), k uniformly drawn subsets, or GRPO."""
+    reward: Literal["eq1", "binary", "differential"] = "eq1"
+    """Reward the arm optimises (Eq. 1, Eq. 1 with lambda=0, or GRPO's differential reward)."""
+    epochs: int = 20
+    """Passes over the questions; every arm visits each question once per epoch."""
+    batch_size: int = 16
+    """Questions per minibatch (the paper: 16 for FGPO)."""
+    lr: float = 2.0
+    """SGD step size per question visit (each question's logits move only when it is visited)."""
+    beta: float = BETA
+    """Entropy bonus of FGPO and k-subset (GRPO has none, as in the paper)."""
+    group_size: int = 6
+    """G, rollouts per question for GRPO."""
+    k: int = 16
+    """Subsets evaluated per visit for k_subset (k = 2**n is FGPO)."""
+    grpo_variant: Literal["paper", "trl"] = "paper"
+    """Standard deviation of Eq. 3: population ("paper") or Bessel with eps 1e-4 ("trl")."""
+    eval_every: int = 25
+    """Steps between full-table evaluations."""
+    seed: int = 0
+    """Seeds question order, sampling and nothing else: runs are deterministic."""
+
+    def validate(self, n_actions: int) -> None:
+        if self.method not in ("fgpo", "k_subset", "grpo"):
+            raise ValueError(f"unknown method {self.method!r}")
+        if self.reward not in ("eq1", "binary", "differential"):
+            raise ValueError(f"unknown reward {self.reward!r}")
+        if self.epochs < 1 or self.batch_size < 1 or self.eval_every < 1:
+            raise ValueError("epochs, batch_size and eval_every must be >= 1")
+        if self.method == "k_subset" and not 1 <= self.k <= n_actions:
+            raise ValueError(f"k must lie in 1..{n_actions}, got {self.k}")
+        if self.method == "grpo" and self.group_size < 2:
+            raise ValueError("GRPO needs group_size >= 2")
+        if self.lr <= 0:
+            raise ValueError("lr must be > 0")
+
+    @property
+    def name(self) -> str:
+        if self.method == "fgpo":
+            return "FGPO"
+        if self.method == "k_subset":
+            return f"k-subset (k={self.k})"
+        return f"GRPO ({'differential' if self.reward == 'differential' else 'Eq. 1'}, G={self.group_size})"
+
+
+@dataclass
+class BanditRun:
+    """What a run leaves: its config, the per-step and per-evaluation logs and the final policy."""
+
+    config: BanditConfig
+    steps: pd.DataFrame
+    evals: pd.DataFrame
+    probs: np.ndarray
+    reward_evaluations: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = False) -> BanditRun:
+    """Train one tabular policy on ``table`` with ``config``; deterministic under ``config.seed``.
+
+    The policy starts uniform. Per step it logs the batch's expected Eq. 1
+    reward, the entropy and, for GRPO, the observed fraction of dead groups
+    (all ``G`` rewards equal: TRL's ``frac_reward_zero_std``). Every
+    ``eval_every`` steps it logs :func:`policy_metrics` over the whole table.
+    """
+    N, A = table.n_questions, table.n_actions
+    config.validate(A)
+    gen = torch.Generator().manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    train_r = torch.as_tensor(table.rewards(config.reward), dtype=torch.float64)
+    eq1_r = torch.as_tensor(table.rewards("eq1"), dtype=torch.float64)
+    logits = torch.zeros(N, A, dtype=torch.float64, requires_grad=True)
+    # plain SGD: the loss is a batch mean, so scale the rate to one step per visited question
+    opt = torch.optim.SGD([logits], lr=config.lr * config.batch_size)
+
+    n_batches = -(-N // config.batch_size)
+    total = config.epochs * n_batches
+    steps, evals = [], []
+    n_reward = 0
+
+    def evaluate(step: int) -> None:
+        with torch.no_grad():
+            probs = torch.softmax(logits, 1).numpy()
+        evals.append({"step": step, "epoch": step / n_batches, "reward_evaluations": n_reward,
+                      **policy_metrics(probs, table, config.group_size)})
+
+    evaluate(0)
+    step = 0
+    bar = tqdm(total=total, desc=config.name, disable=not progress, leave=False)
+    for _epoch in range(config.epochs):
+        order = rng.permutation(N)
+        for b in range(n_batches):
+            idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
+            z = logits[idx]
+            r = train_r[idx]
+            row = {"step": step + 1}
+            if config.method == "grpo":
+                with torch.no_grad():
+                    q = torch.softmax(z, 1)
+                    draws = torch.multinomial(q, config.group_size, replacement=True, generator=gen)
+                group_r = r.gather(1, draws)
+                adv = grpo_advantages(group_r, config.grpo_variant)
+                loss = grpo_loss(torch.log_softmax(z, 1).gather(1, draws), adv)
+                row["dead_observed"] = float(dead_groups(group_r).double().mean())
+                n_reward += draws.numel()
+            else:
+                mask = None
+                if config.method == "k_subset" and config.k < A:
+                    keep = torch.rand(len(idx), A, generator=gen).argsort(1)[:, :config.k]
+                    mask = torch.zeros(len(idx), A, dtype=torch.bool).scatter_(1, keep, True)
+                loss = fgpo_loss(z, r, config.beta, mask)
+                n_reward += len(idx) * (A if mask is None else config.k)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            with torch.no_grad():
+                q = torch.softmax(logits[idx], 1)
+                row["J"] = float((q * eq1_r[idx]).sum(1).mean())
+                row["entropy"] = float(-(torch.special.xlogy(q, q)).sum(1).mean())
+            steps.append(row)
+            if step % config.eval_every == 0 or step == total:
+                evaluate(step)
+            bar.update()
+    bar.close()
+    with torch.no_grad():
+        probs = torch.softmax(logits, 1).numpy()
+    return BanditRun(config, pd.DataFrame(steps), pd.DataFrame(evals), probs, n_reward)
+
+
+# ---------------------------------------------------------------------------
+# Gradient estimators against the exact gradient
+# ---------------------------------------------------------------------------
+def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators: dict[str, tuple[str, int]],
+                             n_draws: int = 200, seed: int = 0) -> pd.DataFrame:
+    """Compare single-visit gradient estimates with the exact logit gradient (Eq. 8).
+
+    For every question (row of ``probs``, ``rewards``) and ``n_draws`` visits,
+    each estimator ``name -> ("grpo", G)`` or ``("k_subset", k)`` produces a
+    logit gradient; the exact one is ``q (r - J)`` (beta = 0). Returns one row
+    per (estimator, question, draw) with the cosine similarity to the exact
+    gradient (0 for a zero estimate), whether the estimate is zero, and the
+    relative squared error ``||g_hat - g||^2 / ||g||^2`` of the estimate
+    rescaled by the least-squares factor (so GRPO's normalisation does not count
+    against it). Questions whose exact gradient is zero are skipped.
+    """
+    rng = np.random.default_rng(seed)
+    p = np.asarray(probs, dtype=float)
+    r = np.asarray(rewards, dtype=float)
+    N, A = p.shape
+    logp = np.log(np.clip(p, 1e-300, None))
+    exact = fgpo_logit_gradient(torch.as_tensor(logp), torch.as_tensor(r)).numpy()
+    live = np.linalg.norm(exact, axis=1) > 1e-12
+    frames = []
+    for name, (kind, size) in estimators.items():
+        est = np.zeros((n_draws, N, A))
+        if kind == "grpo":
+            cdf = np.cumsum(p, 1)
+            cdf[:, -1] = 1.0
+            u = rng.random((n_draws, N, size))
+            draws = (u[..., None] > cdf[None, :, None, :]).sum(-1)  # [D, N, G]
+            gr = np.take_along_axis(np.broadcast_to(r, (n_draws, N, A)), draws, 2)
+            adv = grpo_advantages(torch.as_tensor(gr.reshape(-1, size))).numpy().reshape(gr.shape)
+            # d/dz of (1/G) sum_i A_i log q(a_i) = (1/G) sum_i A_i (e_{a_i} - q)
+            onehot = np.zeros((n_draws, N, size, A))
+            np.put_along_axis(onehot, draws[..., None], 1.0, 3)
+            est = (adv[..., None] * (onehot - p[None, :, None, :])).mean(2)
+        elif kind == "k_subset":
+            keys = rng.random((n_draws, N, A))
+            kth = np.sort(keys, 2)[..., size - 1:size]
+            mask = keys <= kth
+            zk = np.where(mask, logp[None], -np.inf)
+            zk = zk - zk.max(2, keepdims=True)
+            qk = np.where(mask, np.exp(zk), 0.0)
+            qk /= qk.sum(2, keepdims=True)
+            Jk = (qk * r[None]).sum(2, keepdims=True)
+            est = qk * (r[None] - Jk)
+        else:
+            raise ValueError(f"unknown estimator kind {kind!r}")
+        g = np.broadcast_to(exact, est.shape)
+        dot = (est * g).sum(2)
+        ne = np.linalg.norm(est, axis=2)
+        ng = np.linalg.norm(g, axis=2)
+        zero = ne <= 1e-12
+        cos = np.where(zero, 0.0, dot / np.maximum(ne * ng, 1e-300))
+        scale = np.where(zero, 0.0, dot / np.maximum(ne ** 2, 1e-300))
+        rel = (np.linalg.norm(scale[..., None] * est - g, axis=2) / np.maximum(ng, 1e-300)) ** 2
+        d, q_idx = np.meshgrid(np.arange(n_draws), np.arange(N), indexing="ij")
+        keep = np.broadcast_to(live[None, :], cos.shape)
+        frames.append(pd.DataFrame({"estimator": name, "question": q_idx[keep], "draw": d[keep],
+                                    "cosine": cos[keep], "zero": zero[keep], "rel_error": rel[keep]}))
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,327 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Dead groups in closed form
+#
+# GRPO learns from *differences* between rollouts of the same question. When all
+# of a question's rollouts earn the same reward there is no difference to learn
+# from: the group is **dead**. This chapter derives how often that happens, checks
+# the formula against simulation, and shows why it gets worse exactly when
+# training starts to work (paper, Sections 2.2 and 3.4, Appendix F.1-F.2).
+
+# %% tags=["parameters"]
+profile = "cpu"  # which profile these parameters came from
+seed = 0  # seeds the synthetic reward table and every simulation
+n_questions = 1000  # questions in the synthetic reward table
+mc_groups = 20000  # Monte Carlo groups per policy when checking Eq. 7
+
+# %%
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+import seaborn as sns
+from IPython.display import Markdown, display
+
+from fgpo_core import dead_groups as dg
+from fgpo_core import paper
+from fgpo_core.bandit import SyntheticTableConfig, make_synthetic_table, temperature_policies
+from fgpo_core.book import paper_vs_book, profile_note, show_source
+from fgpo_core.objectives import grpo_advantages
+from fgpo_core.plots import color, set_style
+
+set_style()
+profile_note(profile, n_questions=n_questions, mc_groups=mc_groups, seed=seed)
+
+# %% [markdown]
+# ## Background: GRPO's group and its advantages
+#
+# For a question $s$, GRPO draws $G$ subsets $a_1, \dots, a_G$ from the policy's
+# generation distribution $p$, looks up their rewards $r_1, \dots, r_G$ and scores
+# each against its own group (Eq. 3):
+#
+# $$
+# A_i = \frac{r_i - \mu}{\sigma + \varepsilon}, \qquad
+# \mu = \frac{1}{G}\sum_{j} r_j, \quad
+# \sigma = \sqrt{\frac{1}{G}\sum_{j} (r_j - \mu)^2 }.
+# $$
+#
+# If $r_1 = \dots = r_G$ then $r_i - \mu = 0$ for every $i$ and the whole group
+# contributes nothing to the update. TRL, the reference implementation, logs the
+# share of such groups as `frac_reward_zero_std`.
+
+# %%
+groups = np.array([[1.1, 0.9, -0.9, 1.1, -1.1, 0.9],    # a live group: rewards differ
+                   [0.9, 0.9, 0.9, 0.9, 0.9, 0.9]])     # a dead group: all equal
+import torch
+adv = grpo_advantages(torch.tensor(groups))
+pd.DataFrame(np.vstack([groups, adv.numpy()]).round(3),
+             index=["rewards (live)", "rewards (dead)", "advantages (live)", "advantages (dead)"],
+             columns=[f"a{i + 1}" for i in range(groups.shape[1])])
+
+# %% [markdown]
+# ## Key equation: the dead-group probability
+#
+# Group the actions of a question into **reward classes**, one per distinct reward
+# value, and let $w_v = \sum_{a:\, r(s,a) = v} p(a \mid s)$ be the mass the policy
+# puts on class $v$. The $G$ draws are independent, and the group is dead exactly
+# when all of them fall into one class, so (Eq. 7)
+#
+# $$
+# P_{\text{dead}}(p, G) = \sum_{v} w_v^{\,G}.
+# $$
+#
+# Two consequences are visible at once. With a uniform policy over 16 subsets and a
+# reward that takes several values, every $w_v$ is small and $w_v^G$ vanishes fast.
+# But as the policy concentrates, one $w_v$ approaches 1 and so does $P_{\text{dead}}$:
+# **the better GRPO's policy gets, the fewer of its groups carry a gradient.**
+#
+# The library computes Eq. 7 for arrays of any leading shape. Classes are found by
+# sorting each row and starting a new class wherever the gap between consecutive
+# rewards exceeds a small tolerance.
+
+# %%
+show_source(dg.reward_classes)
+
+# %%
+show_source(dg.dead_group_probability)
+
+# %% [markdown]
+# ## Checking Eq. 7 against simulation
+#
+# A formula is only as good as its check. For a few policies over 16 actions we
+# compare the closed form with the fraction of dead groups among `mc_groups`
+# simulated groups; the Monte Carlo standard error is
+# $\sqrt{P(1-P)/n}$.
+
+# %%
+rng = np.random.default_rng(seed)
+A = 16
+rewards_row = rng.choice([-1.1, -1.0, -0.9, 0.9, 1.0, 1.1], size=A)
+policies = {
+    "uniform": np.full(A, 1 / A),
+    "mild (Dirichlet 1)": rng.dirichlet(np.ones(A)),
+    "peaked (Dirichlet 0.1)": rng.dirichlet(np.full(A, 0.1)),
+    "98% on one subset": np.r_[0.98, np.full(A - 1, 0.02 / (A - 1))],
+}
+rows = []
+for name, p in policies.items():
+    for G in (2, 6, 16):
+        exact = float(dg.dead_group_probability(p, rewards_row, G))
+        mc = float(dg.dead_group_probability_mc(p, rewards_row, G, n_groups=mc_groups, seed=seed))
+        se = np.sqrt(max(exact * (1 - exact), 1e-12) / mc_groups)
+        rows.append({"policy": name, "G": G, "closed form": exact, "Monte Carlo": mc,
+                     "|difference| / s.e.": abs(exact - mc) / se})
+check = pd.DataFrame(rows)
+check.style.format({"closed form": "{:.4f}", "Monte Carlo": "{:.4f}", "|difference| / s.e.": "{:.2f}"}).hide(axis="index")
+
+# %%
+worst = check["|difference| / s.e."].max()
+display(Markdown(f"The largest disagreement is **{worst:.2f}** standard errors "
+                 f"over {len(check)} cases: the closed form and the simulation agree "
+                 f"{'as closely as sampling noise allows' if worst < 4 else 'less well than sampling noise predicts'}."))
+
+# %% [markdown]
+# ## A reward table to work on
+#
+# The chapters of this first part need no language model. They use a *synthetic*
+# reward table: for each question and each of the 16 subsets of a four-tool library,
+# whether a frozen reasoner would answer correctly. The table is drawn from a small
+# latent model (each question family has a decisive tool, extra evidence crowds the
+# prompt, answers are noisy) whose settings were chosen so that the table's
+# reference points resemble the paper's GenomeQA table. It is a stand-in for the
+# real tables built later in the book, not data.
+
+# %%
+show_source(SyntheticTableConfig)
+
+# %%
+table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
+ceil = table.ceilings()
+labels = {"no_tool": "No-Tool accuracy", "random": "Random subset", "all_tools": "All-Tools",
+          "best_fixed": "Best fixed subset", "oracle": "Oracle (some subset is right)",
+          "empty_optimal": "Questions whose best subset is empty",
+          "outcome_degenerate": "Outcome-degenerate questions"}
+paper_vs_book({labels[k]: (paper.GENOMEQA_CEILINGS[k], ceil[k]) for k in labels},
+              paper_label="paper (GenomeQA, %)", book_label="synthetic table (%)")
+
+# %% [markdown]
+# Two of these are tied together by Eq. 1. The empty subset is reward-optimal on a
+# question when it is already right (no tool can beat correct-with-zero-tools), or
+# when no subset is right (then only the parsimony bonus counts, and it is largest
+# for the empty subset). So the empty-optimal share is the No-Tool accuracy plus the
+# share of questions that no subset can rescue, $1 - \text{oracle}$.
+
+# %%
+def identity(c):
+    return c["no_tool"] + (100 - c["oracle"])
+
+display(Markdown(
+    f"Paper: No-Tool + (100 - oracle) = {identity(paper.GENOMEQA_CEILINGS):.2f}%, against "
+    f"{paper.GENOMEQA_CEILINGS['empty_optimal']}% empty-optimal questions. "
+    f"Synthetic table: **{identity(ceil):.1f}%** against **{ceil['empty_optimal']:.1f}%**."))
+
+# %% [markdown]
+# ## Concentration kills groups
+#
+# To see Eq. 7 at work on a whole table, we walk a family of policies from uniform
+# to concentrated: $p_T(a \mid s) \propto \exp(r(s,a)/T)$, which piles mass on each
+# question's reward-optimal subsets as the temperature $T$ falls. This is roughly
+# what successful training does to a policy.
+
+# %%
+temps = [np.inf, 2.0, 1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01]
+family = temperature_policies(table, temps)
+r_eq1 = table.rewards("eq1")
+curve = []
+for T, p in family.items():
+    ent = float(-(np.where(p > 0, p * np.log(p), 0)).sum(1).mean())
+    for G in (2, 4, 6, 8, 16):
+        curve.append({"T": T, "entropy (nats)": ent, "G": G,
+                      "dead-group probability (%)": 100 * dg.dead_group_probability(p, r_eq1, G).mean()})
+curve = pd.DataFrame(curve)
+fig, ax = plt.subplots()
+sns.lineplot(data=curve, x="entropy (nats)", y="dead-group probability (%)", hue="G", marker="o",
+             palette="viridis", ax=ax)
+ax.invert_xaxis()
+ax.set_title("As the policy concentrates, groups die (Eq. 1 reward classes)")
+ax.set_xlabel("mean policy entropy (nats)  ->  more concentrated")
+plt.show()
+
+# %% [markdown]
+# ## Coarser rewards, more dead groups
+#
+# The reward's *granularity* matters as much as the policy. Eq. 1 separates subsets
+# by correctness and by size, giving up to $2(n+1)$ classes. Dropping the parsimony
+# term ($\lambda = 0$) leaves two classes, right and wrong. The differential reward
+# of the paper's GRPO arm, $r_\text{diff} = 1[\text{correct with } a] -
+# 1[\text{correct with no tools}]$, also has at most two classes per question, and
+# on a question that no subset changes it has only one: every group is dead.
+
+# %%
+gran = []
+for kind, label in [("eq1", "Eq. 1 (lambda = 0.10)"), ("binary", "Eq. 1, lambda = 0"),
+                    ("differential", "differential (GRPO arm)")]:
+    r = table.rewards(kind)
+    n_classes = (np.diff(np.sort(r, 1), axis=1) > 1e-9).sum(1) + 1
+    for T in (np.inf, 0.3, 0.1):
+        p = family[T]
+        gran.append({"reward": label, "policy": "uniform" if T == np.inf else f"T = {T}",
+                     "mean classes": n_classes.mean(),
+                     "P_dead at G=6 (%)": 100 * dg.dead_group_probability(p, r, 6).mean()})
+gran = pd.DataFrame(gran)
+gran.pivot(index="reward", columns="policy", values="P_dead at G=6 (%)").round(1)
+
+# %% [markdown]
+# The policies $p_T$ above are defined from the Eq. 1 reward, so every row of the
+# table compares the *same* policies under three reward functions: the coarser the
+# reward, the deadlier the groups. The paper saw the same with trained policies:
+
+# %%
+paper_vs_book({
+    "converged GRPO, Eq. 1 classes": (paper.DEAD_GROUPS["grpo_converged_G6"], None),
+    "converged GRPO, differential reward": (paper.DEAD_GROUPS["grpo_differential_G6"], None),
+    "p_T (T = 0.1), Eq. 1 classes": (None, gran.query("reward.str.startswith('Eq. 1 (') and policy == 'T = 0.1'")["P_dead at G=6 (%)"].item()),
+    "p_T (T = 0.1), differential reward": (None, gran.query("reward.str.startswith('differential') and policy == 'T = 0.1'")["P_dead at G=6 (%)"].item()),
+}, paper_label="paper, P_dead at G=6 (%)", book_label="this book (%)")
+
+# %% [markdown]
+# ## Proposition 1, numerically
+#
+# The paper proves three properties of $P_\text{dead} = \sum_v w_v^G$ for $G \ge 2$:
+#
+# 1. **Merging** two classes (a coarser reward) never lowers it: $(w_i + w_j)^G \ge w_i^G + w_j^G$.
+# 2. **Moving mass toward a larger class** strictly raises it: if $w_i \ge w_j > 0$, shifting
+#    $\delta \in (0, w_j]$ from $j$ to $i$ increases $P_\text{dead}$.
+# 3. It is **Schur-convex** in the class masses: among $k$ classes it is smallest when all
+#    masses are equal ($k^{1-G}$) and equals 1 when one class holds everything.
+#
+# We draw random class masses and test each property; the count of violations
+# should be zero.
+
+# %%
+def proposition_checks(n_trials, rng):
+    out = {"merge": 0, "transfer": 0, "uniform minimum": 0}
+    for _ in range(n_trials):
+        k = rng.integers(2, 9)
+        G = int(rng.choice([2, 3, 4, 6, 8, 16]))
+        w = rng.dirichlet(np.full(k, rng.choice([0.2, 1.0, 5.0])))
+        P = dg.dead_group_probability_from_masses(w, G)
+        i, j = rng.choice(k, 2, replace=False)
+        merged = np.r_[np.delete(w, [i, j]), w[i] + w[j]]
+        out["merge"] += dg.dead_group_probability_from_masses(merged, G) < P - 1e-12
+        big, small = (i, j) if w[i] >= w[j] else (j, i)
+        delta = rng.uniform(0.05, 1) * w[small]
+        # only the two classes involved change; compare their terms (the rest cancels)
+        before = w[big] ** G + w[small] ** G
+        after = (w[big] + delta) ** G + (w[small] - delta) ** G
+        out["transfer"] += not after > before
+        out["uniform minimum"] += P < k ** (1.0 - G) - 1e-12
+    return out
+
+n_trials = 20000
+violations = proposition_checks(n_trials, np.random.default_rng(seed))
+pd.Series(violations, name=f"violations in {n_trials} random trials").to_frame()
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+w1 = np.linspace(0, 1, 201)
+for G in (2, 4, 6, 16):
+    axes[0].plot(w1, w1 ** G + (1 - w1) ** G, label=f"G = {G}")
+axes[0].set(xlabel="mass of class 1 (two classes)", ylabel="P_dead", title="Two classes: minimum at equal masses")
+axes[0].legend()
+ks = np.arange(1, 17)
+for G in (2, 4, 6):
+    axes[1].plot(ks, 100 * ks ** (1.0 - G), marker="o", label=f"G = {G}")
+axes[1].set(xlabel="number of equal-mass classes k", ylabel="P_dead (%)", yscale="log",
+            title="Uniform over k classes: k^(1-G)")
+axes[1].legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## The shape of Table 15
+#
+# The paper's Table 15 gives $P_\text{dead}$ for trained policies at
+# $G \in \{1, 2, 4, 6, 8, 16, 32\}$. We cannot train the paper's selectors in this
+# chapter, so we fill the same grid for the uniform policy (the same policy as the
+# paper's first row, on our table) and for the temperature family as a stand-in for
+# increasingly concentrated training. The next chapter fills it with policies that
+# were actually trained. $G = 1$ is always 100%: a group of one has nothing to
+# compare with.
+
+# %%
+ours = dg.dead_group_grid({("Uniform" if T == np.inf else f"p_T, T = {T}"): family[T]
+                           for T in (np.inf, 1.0, 0.3, 0.1, 0.03, 0.01)}, r_eq1)
+display(Markdown("**This book** (synthetic table, Eq. 1 classes, % dead):"))
+display(ours.round(1))
+display(Markdown("**Paper** (GenomeQA, Table 15, % dead):"))
+display(paper.TABLE15)
+
+# %%
+u6 = ours.loc["Uniform", "G=6"]
+display(Markdown(
+    f"The uniform policy leaves **{u6:.2f}%** of groups dead at $G = 6$ on our table "
+    f"(paper: {paper.DEAD_GROUPS['uniform_G6']}% on GenomeQA). The gap between the rows is the "
+    "point of the chapter: nothing about the questions changed between them, only how "
+    "concentrated the sampling distribution is."))
+
+# %% [markdown]
+# ## References
+#
+# - Paper, Section 2.2 (GRPO and dead groups), Section 3.4 (dead-group analysis),
+#   Appendix F.1-F.2 (Eq. 7, Proposition 1 and its proof), Table 15.
+# - Shao et al. (2024), DeepSeekMath (GRPO); TRL's `GRPOTrainer` (`frac_reward_zero_std`).
+# - Marshall, Olkin and Arnold, *Inequalities* (Schur-convexity).

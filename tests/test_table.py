@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from fgpo_core.bandit import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.table import RewardTable
+
+
+def tiny():
+    # 3 questions, 2 tools: subsets none, T1, T2, T1+T2
+    correct = np.array([[1, 0, 0, 1],
+                        [0, 0, 1, 1],
+                        [0, 0, 0, 0]], bool)
+    return RewardTable(correct, 2)
+
+
+def test_ceilings_by_hand():
+    c = tiny().ceilings()
+    assert c["no_tool"] == pytest.approx(100 / 3)
+    assert c["all_tools"] == pytest.approx(200 / 3)
+    assert c["oracle"] == pytest.approx(200 / 3)
+    assert c["best_fixed"] == pytest.approx(200 / 3) and c["best_fixed_subset"] == "T1+T2"
+    assert c["random"] == pytest.approx(100 * 4 / 12)
+    # optimum is empty for q0 (right with none) and q2 (nothing right), T2 for q1
+    assert c["empty_optimal"] == pytest.approx(200 / 3)
+    assert c["outcome_degenerate"] == pytest.approx(100 / 3)
+
+
+def test_ceiling_order_on_a_synthetic_table():
+    t = make_synthetic_table(SyntheticTableConfig(n_questions=300), seed=1)
+    c = t.ceilings()
+    fixed = t.fixed_subset_accuracy()
+    assert c["oracle"] >= c["best_fixed"] >= fixed.max() - 1e-12
+    assert (fixed <= c["best_fixed"] + 1e-12).all()
+    # the empty subset is optimal exactly when it is right or nothing is
+    assert c["empty_optimal"] == pytest.approx(c["no_tool"] + 100 - c["oracle"])
+
+
+def test_rewards_and_restriction():
+    t = tiny()
+    r = t.rewards("eq1")
+    assert r[0, 0] == pytest.approx(1.1) and r[2, 3] == pytest.approx(-1.1)
+    np.testing.assert_allclose(np.unique(t.rewards("differential")[0]), [-0.9, 0.05])
+    one = t.restrict_tools([1])
+    assert one.correct.tolist() == [[True, False], [False, True], [False, False]]
+    deg = t.outcome_degenerate_by_library_size()
+    # {T1}: q1 and q2 degenerate; {T2}: only q2
+    assert deg[1] == pytest.approx(100 * np.mean([2 / 3, 1 / 3]))
+    with pytest.raises(ValueError):
+        t.rewards("nope")
+
+
+def test_table_input_errors():
+    with pytest.raises(ValueError, match=r"\[N, 4\]"):
+        RewardTable(np.zeros((3, 5), bool), 2)
+    with pytest.raises(ValueError):
+        RewardTable(np.full((3, 4), 2), 2)
+    with pytest.raises(ValueError):
+        RewardTable(np.zeros((3, 4), bool), 2, family=np.zeros(2))
