@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test ci-book clean
+.PHONY: book test pair clean
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 $(STAMP): pyproject.toml
@@ -25,3 +25,7 @@ test: $(STAMP)
 
 clean:
 	rm -rf _build executed
+
+## make pair: regenerate notebooks/*.ipynb (without outputs) from the Jupytext sources
+pair: $(STAMP)
+	for f in notebooks/*.py; do $(VENV)/bin/jupytext --to ipynb --set-formats ipynb,py:percent "$$f"; done

@@ -18,7 +18,7 @@ share); it is a stand-in, not data.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -37,6 +37,8 @@ __all__ = [
     "BanditConfig",
     "BanditRun",
     "train_bandit",
+    "Race",
+    "run_race",
     "policy_metrics",
     "temperature_policies",
     "gradient_estimator_study",
@@ -283,6 +285,66 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
     with torch.no_grad():
         probs = torch.softmax(logits, 1).numpy()
     return BanditRun(config, pd.DataFrame(steps), pd.DataFrame(evals), probs, n_reward)
+
+
+@dataclass
+class Race:
+    """Several arms, each trained ``n_seeds`` times on one table."""
+
+    table: RewardTable
+    runs: dict
+    order: list[str]
+
+    @property
+    def evals(self) -> pd.DataFrame:
+        """Every evaluation of every run, with columns ``arm`` and ``run``."""
+        return pd.concat([r.evals.assign(arm=a, run=i) for (a, i), r in self.runs.items()], ignore_index=True)
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """Every step log of every run, with ``arm``, ``run`` and ``epoch``."""
+        out = []
+        for (a, i), r in self.runs.items():
+            n_batches = -(-self.table.n_questions // r.config.batch_size)
+            out.append(r.steps.assign(arm=a, run=i, epoch=r.steps["step"] / n_batches))
+        return pd.concat(out, ignore_index=True)
+
+    def summary(self) -> pd.DataFrame:
+        """Per arm (rows in race order), means over runs of: greedy accuracy after the
+        first epoch and at the end, final J, tools, entropy, top-action mass, closed-form
+        dead-group rate at G=6, dead mass on wrong answers, and reward look-ups."""
+        ev = self.evals
+        final = ev.sort_values("step").groupby(["arm", "run"]).tail(1).groupby("arm")
+        first_epoch = ev[ev.epoch >= 1].sort_values("step").groupby(["arm", "run"]).head(1).groupby("arm")
+        return pd.DataFrame({
+            "accuracy after 1 epoch (%)": first_epoch["accuracy"].mean(),
+            "final accuracy (%)": final["accuracy"].mean(),
+            "final J (Eq. 1)": final["J"].mean(),
+            "tools / question": final["tools"].mean(),
+            "entropy (nats)": final["entropy"].mean(),
+            "top-action mass": final["top_mass"].mean(),
+            "dead at G=6 (%)": final["dead_G6"].mean(),
+            "dead mass on wrong answers (%)": final["dead_wrong_share"].mean(),
+            "reward look-ups": final["reward_evaluations"].mean(),
+        }).loc[self.order]
+
+    def final_policy(self, arm: str, run: int = 0) -> np.ndarray:
+        return self.runs[(arm, run)].probs
+
+
+def run_race(table: RewardTable, arms: list[BanditConfig], n_seeds: int = 1, seed: int = 0,
+             progress: bool = False) -> Race:
+    """Train every arm ``n_seeds`` times (run ``i`` uses ``seed + i``) on the same table."""
+    if n_seeds < 1:
+        raise ValueError("n_seeds must be >= 1")
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"arms must have distinct names, got {names}")
+    runs = {}
+    for cfg in arms:
+        for i in range(n_seeds):
+            runs[(cfg.name, i)] = train_bandit(table, replace(cfg, seed=seed + i), progress=progress)
+    return Race(table, runs, names)
 
 
 # ---------------------------------------------------------------------------

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 import seaborn as sns
 
-__all__ = ["set_style", "METHOD_COLORS", "color"]
+__all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -37,3 +40,72 @@ def set_style() -> None:
         "axes.titleweight": "bold",
         "legend.frameon": False,
     })
+
+
+def race_palette(order: list[str]) -> dict[str, str]:
+    """Colours for the arms of a bandit race: FGPO teal, k-subset arms in blues
+    (darker for larger k), GRPO arms in reds and oranges."""
+    ks = [n for n in order if n.startswith("k-subset")]
+    blues = sns.color_palette("Blues", len(ks) + 2).as_hex()[2:] if ks else []
+    grpo = [n for n in order if n.startswith("GRPO")]
+    reds = ["#c8553d", "#e59a52", "#8c2d1c", "#f2c57c"][:len(grpo)]
+    out = {n: color(n) for n in order}
+    out.update(zip(ks, blues))
+    out.update(zip(grpo, reds))
+    return out
+
+
+def plot_race(race, smooth_epochs: float = 0.5):
+    """Four panels of a bandit race: greedy accuracy per epoch and per reward look-up,
+    the closed-form dead-group rate at G=6 (solid) with GRPO's observed dead
+    fraction (dotted, first run, smoothed), and the policy entropy. Bands span the runs."""
+    evals, steps, order = race.evals, race.steps, race.order
+    pal = race_palette(order)
+    ceil = race.table.ceilings()
+    band = ("pi", 100)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    ax = axes[0, 0]
+    sns.lineplot(data=evals, x="epoch", y="accuracy", hue="arm", hue_order=order, palette=pal, ax=ax, errorbar=band)
+    for key, ls in (("oracle", "--"), ("no_tool", ":")):
+        ax.axhline(ceil[key], ls=ls, c="k", lw=1)
+        ax.text(evals.epoch.max(), ceil[key], key.replace("_", " "), va="bottom", ha="right")
+    ax.set(title="Greedy accuracy per epoch (same question visits)", ylabel="accuracy (%)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax = axes[0, 1]
+    sns.lineplot(data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", hue="arm",
+                 hue_order=order, palette=pal, ax=ax, legend=False, errorbar=band)
+    ax.axhline(ceil["oracle"], ls="--", c="k", lw=1)
+    ax.set(xscale="log", title="... per reward look-up", xlabel="reward evaluations (log scale)",
+           ylabel="accuracy (%)")
+    ax = axes[1, 0]
+    sns.lineplot(data=evals, x="epoch", y="dead_G6", hue="arm", hue_order=order, palette=pal, ax=ax,
+                 legend=False, errorbar=band)
+    if "dead_observed" in steps:
+        obs = steps.dropna(subset=["dead_observed"])
+        for arm, d in obs[obs.run == 0].groupby("arm"):
+            per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
+            ax.plot(d.epoch, 100 * d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
+                    c=pal[arm], lw=1.5)
+    ax.set(title="Dead groups at G = 6: closed form (solid), observed by GRPO (dotted)",
+           ylabel="dead-group probability (%)")
+    ax = axes[1, 1]
+    sns.lineplot(data=evals, x="epoch", y="entropy", hue="arm", hue_order=order, palette=pal, ax=ax,
+                 legend=False, errorbar=band)
+    ax.set(title="Policy entropy", ylabel="mean entropy (nats)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_estimator_study(study: pd.DataFrame, order: list[str]):
+    """Box plots of single-visit cosine similarity with the exact gradient, one panel per policy."""
+    policies = list(dict.fromkeys(study["policy"]))
+    fig, axes = plt.subplots(1, len(policies), figsize=(6 * len(policies), 4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], policies):
+        d = study[study.policy == name]
+        sns.boxplot(data=d, y="estimator", x="cosine", order=order, ax=ax, fliersize=0, width=0.6,
+                    hue="estimator", hue_order=order, legend=False,
+                    palette=["#c8553d" if o.startswith("GRPO") else "#5b6c9a" for o in order])
+        ax.set(title=f"At the {name}", xlabel="cosine similarity with the exact gradient", ylabel="", xlim=(-1.02, 1.02))
+        ax.axvline(0, c="k", lw=0.8)
+    fig.tight_layout()
+    return fig

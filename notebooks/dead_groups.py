@@ -28,7 +28,7 @@ seed = 0  # seeds the synthetic reward table and every simulation
 n_questions = 1000  # questions in the synthetic reward table
 mc_groups = 20000  # Monte Carlo groups per policy when checking Eq. 7
 
-# %%
+# %% tags=["hide-input"]
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -92,10 +92,10 @@ pd.DataFrame(np.vstack([groups, adv.numpy()]).round(3),
 # sorting each row and starting a new class wherever the gap between consecutive
 # rewards exceeds a small tolerance.
 
-# %%
+# %% tags=["remove-input"]
 show_source(dg.reward_classes)
 
-# %%
+# %% tags=["remove-input"]
 show_source(dg.dead_group_probability)
 
 # %% [markdown]
@@ -144,7 +144,7 @@ display(Markdown(f"The largest disagreement is **{worst:.2f}** standard errors "
 # reference points resemble the paper's GenomeQA table. It is a stand-in for the
 # real tables built later in the book, not data.
 
-# %%
+# %% tags=["remove-input"]
 show_source(SyntheticTableConfig)
 
 # %%

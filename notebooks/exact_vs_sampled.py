@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -30,7 +31,7 @@ n_seeds = 3  # independent runs per arm (bands show their spread)
 study_questions = 200  # questions in the gradient-estimator study
 study_draws = 200  # visits simulated per question and estimator
 
-# %%
+# %% tags=["hide-input"]
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -41,10 +42,10 @@ from IPython.display import Markdown, display
 from fgpo_core import objectives as obj
 from fgpo_core import paper
 from fgpo_core.bandit import (BanditConfig, SyntheticTableConfig, gradient_estimator_study,
-                              make_synthetic_table, policy_metrics, train_bandit)
+                              make_synthetic_table, run_race)
 from fgpo_core.book import paper_vs_book, profile_note, show_source
 from fgpo_core.dead_groups import dead_group_grid
-from fgpo_core.plots import set_style
+from fgpo_core.plots import plot_estimator_study, plot_race, set_style
 
 set_style()
 torch.manual_seed(seed)
@@ -89,20 +90,20 @@ profile_note(profile, n_questions=n_questions, epochs=epochs, n_seeds=n_seeds, s
 # sum to the subsets actually evaluated, which gives the budgeted *k-subset*
 # variant used later in this chapter.
 
-# %%
+# %% tags=["remove-input"]
 show_source(obj.fgpo_objective)
 
-# %%
+# %% tags=["remove-input"]
 show_source(obj.fgpo_loss)
 
 # %% [markdown]
 # GRPO's advantages, with the paper's population standard deviation by default and
 # TRL's Bessel-corrected variant as an option, and its one-step surrogate loss:
 
-# %%
+# %% tags=["remove-input"]
 show_source(obj.grpo_advantages)
 
-# %%
+# %% tags=["remove-input"]
 show_source(obj.grpo_loss)
 
 # %% [markdown]
@@ -121,7 +122,8 @@ for beta in (0.0, 0.03, 0.5):
     closed = obj.fgpo_logit_gradient(logits.detach(), rewards, beta)
     rows.append({"beta": beta, "max |autograd - Eq. 8|": float((auto - closed).abs().max()),
                  "max |gradient|": float(auto.abs().max())})
-pd.DataFrame(rows).style.format({"max |autograd - Eq. 8|": "{:.1e}", "max |gradient|": "{:.3f}"}).hide(axis="index")
+pd.DataFrame(rows).style.format({"beta": "{:.2f}", "max |autograd - Eq. 8|": "{:.1e}",
+                                 "max |gradient|": "{:.3f}"}).hide(axis="index")
 
 # %% [markdown]
 # ## The paper's and TRL's advantages
@@ -137,7 +139,7 @@ a_paper = obj.grpo_advantages(grp, "paper")
 a_trl = obj.grpo_advantages(grp, "trl")
 pd.DataFrame({"group": ["live", "dead", "one wrong"],
               "paper A_1": a_paper[:, 0].numpy(), "TRL A_1": a_trl[:, 0].numpy(),
-              "ratio": (a_paper[:, 0] / a_trl[:, 0]).numpy(),
+              "ratio": np.where(obj.dead_groups(grp).numpy(), np.nan, (a_paper[:, 0] / a_trl[:, 0]).numpy()),
               "sqrt(G/(G-1))": np.sqrt(6 / 5),
               "dead": obj.dead_groups(grp).numpy()}).round(4)
 
@@ -159,7 +161,7 @@ pd.DataFrame({"group": ["live", "dead", "one wrong"],
 #
 # A run's configuration is one dataclass:
 
-# %%
+# %% tags=["remove-input"]
 show_source(BanditConfig)
 
 # %%
@@ -167,53 +169,11 @@ table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed
 arms = [BanditConfig(method="fgpo", epochs=epochs)]
 arms += [BanditConfig(method="k_subset", k=k, epochs=epochs) for k in (2, 4, 8)]
 arms += [BanditConfig(method="grpo", reward=rw, epochs=epochs) for rw in ("eq1", "differential")]
-
-runs = {}
-for cfg in arms:
-    for r in range(n_seeds):
-        c = BanditConfig(**{**cfg.__dict__, "seed": seed + r})
-        runs[(cfg.name, r)] = train_bandit(table, c)
-
-evals = pd.concat([run.evals.assign(arm=name, run=r) for (name, r), run in runs.items()], ignore_index=True)
-steps = pd.concat([run.steps.assign(arm=name, run=r) for (name, r), run in runs.items()], ignore_index=True)
-order = [cfg.name for cfg in arms]
-palette = dict(zip(order, ["#1b7f79", "#9fb3d9", "#6f86c0", "#3f5a9e", "#c8553d", "#e59a52"]))
+race = run_race(table, arms, n_seeds=n_seeds, seed=seed)
 ceil = table.ceilings()
 
-# %%
-fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-ax = axes[0, 0]
-sns.lineplot(data=evals, x="epoch", y="accuracy", hue="arm", hue_order=order, palette=palette, ax=ax,
-             errorbar=("pi", 100))
-ax.axhline(ceil["oracle"], ls="--", c="k", lw=1)
-ax.axhline(ceil["no_tool"], ls=":", c="k", lw=1)
-ax.text(0, ceil["oracle"], " oracle", va="bottom")
-ax.text(0, ceil["no_tool"], " no tool", va="bottom")
-ax.set(title="Greedy accuracy per epoch (same question visits)", ylabel="accuracy (%)")
-ax = axes[0, 1]
-sns.lineplot(data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", hue="arm",
-             hue_order=order, palette=palette, ax=ax, legend=False, errorbar=("pi", 100))
-ax.axhline(ceil["oracle"], ls="--", c="k", lw=1)
-ax.set(xscale="log", title="... per reward look-up", xlabel="reward evaluations (log)", ylabel="accuracy (%)")
-ax = axes[1, 0]
-sns.lineplot(data=evals, x="epoch", y="dead_G6", hue="arm", hue_order=order, palette=palette, ax=ax,
-             legend=False, errorbar=("pi", 100))
-grpo_steps = steps.dropna(subset=["dead_observed"]).copy()
-n_batches = int(np.ceil(n_questions / 16))
-grpo_steps["epoch"] = grpo_steps["step"] / n_batches
-grpo_steps["observed"] = grpo_steps.groupby(["arm", "run"])["dead_observed"].transform(
-    lambda s: s.rolling(max(1, n_batches // 2), min_periods=1).mean()) * 100
-for arm, d in grpo_steps.groupby("arm"):
-    d0 = d[d.run == 0]
-    ax.plot(d0.epoch, d0.observed, ls=":", c=palette[arm], lw=1.5)
-ax.set(title="Dead groups at G = 6: closed form (solid), observed in GRPO (dotted)",
-       ylabel="dead-group probability (%)")
-ax = axes[1, 1]
-sns.lineplot(data=evals, x="epoch", y="entropy", hue="arm", hue_order=order, palette=palette, ax=ax,
-             legend=False, errorbar=("pi", 100))
-ax.set(title="Policy entropy", ylabel="mean entropy (nats)")
-axes[0, 0].legend(fontsize=8, loc="lower right")
-plt.tight_layout()
+# %% tags=["hide-input"]
+plot_race(race)
 plt.show()
 
 # %% [markdown]
@@ -223,20 +183,9 @@ plt.show()
 # `frac_reward_zero_std`), smoothed over half an epoch.
 
 # %%
-final = evals.sort_values("step").groupby(["arm", "run"]).tail(1)
-first_epoch = evals[np.isclose(evals.epoch, evals.epoch[evals.epoch >= 1].min())]
-summary = pd.DataFrame({
-    "accuracy after 1 epoch (%)": first_epoch.groupby("arm")["accuracy"].mean(),
-    "final accuracy (%)": final.groupby("arm")["accuracy"].mean(),
-    "final J (Eq. 1)": final.groupby("arm")["J"].mean(),
-    "tools / question": final.groupby("arm")["tools"].mean(),
-    "entropy (nats)": final.groupby("arm")["entropy"].mean(),
-    "top-action mass": final.groupby("arm")["top_mass"].mean(),
-    "dead at G=6 (%)": final.groupby("arm")["dead_G6"].mean(),
-    "reward look-ups": final.groupby("arm")["reward_evaluations"].mean(),
-}).loc[order]
-display(Markdown(f"Means over {n_seeds} run(s); the oracle is {ceil['oracle']:.1f}% and No-Tool "
-                 f"{ceil['no_tool']:.1f}%."))
+summary = race.summary()
+display(Markdown(f"Means over {n_seeds} run(s) per arm; the oracle is {ceil['oracle']:.1f}% and "
+                 f"No-Tool {ceil['no_tool']:.1f}%."))
 summary.round(3)
 
 # %% [markdown]
@@ -248,10 +197,10 @@ summary.round(3)
 # has had enough visits to find each question's best subset.
 
 # %%
-dial = summary.loc[[n for n in order if n.startswith(("k-subset", "FGPO"))],
-                   ["accuracy after 1 epoch (%)", "final accuracy (%)"]].copy()
-dial.index = [2, 4, 8, 16]
-dial.index.name = "k"
+k_of = {cfg.name: (cfg.k if cfg.method == "k_subset" else 16) for cfg in arms if cfg.method != "grpo"}
+dial = summary.loc[list(k_of), ["accuracy after 1 epoch (%)", "final accuracy (%)"]]
+dial.index = pd.Index([k_of[n] for n in dial.index], name="k")
+dial = dial.sort_index()
 dial["paper: peak GenomeQA accuracy (%)"] = pd.Series(paper.COVERAGE_DIAL)
 display(dial.round(2))
 monotone = bool(np.all(np.diff(dial["accuracy after 1 epoch (%)"].to_numpy()) >= 0))
@@ -279,17 +228,12 @@ estimators = {"GRPO G=2": ("grpo", 2), "GRPO G=6": ("grpo", 6), "GRPO G=16": ("g
 rng = np.random.default_rng(seed)
 qs = rng.choice(table.n_questions, size=min(study_questions, table.n_questions), replace=False)
 r_eq1 = table.rewards("eq1")[qs]
-grpo_name = [n for n in order if n.startswith("GRPO (Eq. 1")][0]
+grpo_name = next(n for n in race.order if n.startswith("GRPO (Eq. 1"))
 at = {"uniform policy": np.full((len(qs), 16), 1 / 16),
-      "trained GRPO policy": runs[(grpo_name, 0)].probs[qs]}
+      "trained GRPO policy": race.final_policy(grpo_name)[qs]}
 study = pd.concat([gradient_estimator_study(p, r_eq1, estimators, n_draws=study_draws, seed=seed).assign(policy=name)
                    for name, p in at.items()], ignore_index=True)
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
-for ax, (name, d) in zip(axes, study.groupby("policy", sort=False)):
-    sns.boxplot(data=d, y="estimator", x="cosine", order=list(estimators), ax=ax, fliersize=0,
-                color="#9fb3d9", width=0.6)
-    ax.set(title=f"At the {name}", xlabel="cosine similarity with the exact gradient", ylabel="")
-plt.tight_layout()
+plot_estimator_study(study, list(estimators))
 plt.show()
 study.groupby(["policy", "estimator"], sort=False).agg(
     mean_cosine=("cosine", "mean"), zero_estimates_pct=("zero", lambda z: 100 * z.mean()),
@@ -304,7 +248,7 @@ study.groupby(["policy", "estimator"], sort=False).agg(
 
 # %%
 trained = {"Uniform": np.full((table.n_questions, 16), 1 / 16)}
-trained.update({name: runs[(name, 0)].probs for name in order if not name.startswith("k-subset")})
+trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
 display(Markdown("**This book** (synthetic table, tabular policies, % dead):"))
 display(dead_group_grid(trained, table.rewards("eq1")).round(1))
 display(Markdown("**Paper** (GenomeQA, Table 15, % dead):"))
@@ -322,8 +266,9 @@ display(paper.TABLE15)
 
 # %%
 fg, gr = summary.loc["FGPO"], summary.loc[grpo_name]
-gr_diff = summary.loc[[n for n in order if "differential" in n][0]]
-final_pol = {name: policy_metrics(runs[(name, 0)].probs, table) for name in order}
+gr_diff = summary.loc[next(n for n in race.order if "differential" in n)]
+steps = race.steps
+last_epoch = steps[(steps.arm == gr_diff.name) & (steps.epoch > steps.epoch.max() - 1)]
 paper_vs_book({
     "FGPO accuracy (%)": (paper.MAIN_GENOMEQA["FGPO"], fg["final accuracy (%)"]),
     "GRPO accuracy (%)": (paper.MAIN_GENOMEQA["GRPO"], gr_diff["final accuracy (%)"]),
@@ -333,9 +278,9 @@ paper_vs_book({
     "GRPO, dead at G=6, Eq. 1 classes (%)": (paper.DEAD_GROUPS["grpo_converged_G6"], gr["dead at G=6 (%)"]),
     "GRPO (differential), observed dead groups, last epoch (%)": (
         paper.DEAD_GROUPS["live_dead_end"],
-        100 * grpo_steps[(grpo_steps.arm == gr_diff.name) & (grpo_steps.epoch > grpo_steps.epoch.max() - 1)]["dead_observed"].mean()),
+        100 * last_epoch["dead_observed"].mean()),
     "share of dead mass on wrong answers, GRPO (%)": (paper.DEAD_GROUPS["dead_mass_on_wrong_answers"],
-                                                       final_pol[grpo_name]["dead_wrong_share"]),
+                                                       gr["dead mass on wrong answers (%)"]),
     "FGPO top-action mass": (paper.DEAD_GROUPS["fgpo_top_action_mass"], fg["top-action mass"]),
 }, paper_label="paper (GenomeQA)", book_label="this book (tabular bandit)", digits=2)
 
@@ -361,7 +306,7 @@ lines = [
     "per look-up, compare the upper-right panel.",
     f"- GRPO's policy concentrated (entropy **{gr['entropy (nats)']:.2f}** nats against FGPO's "
     f"**{fg['entropy (nats)']:.2f}**), and its closed-form dead-group rate at $G = 6$ rose to "
-    f"**{gr['dead at G=6 (%)']:.1f}%**; of that dead mass, **{final_pol[grpo_name]['dead_wrong_share']:.1f}%** "
+    f"**{gr['dead at G=6 (%)']:.1f}%**; of that dead mass, **{gr['dead mass on wrong answers (%)']:.1f}%** "
     "sits on wrong answers, questions GRPO can no longer learn from.",
 ]
 display(Markdown("\n".join(lines)))
