@@ -12,7 +12,7 @@ from fgpo_core.tools import (Composition, GenomicExpert, HomologySearch, MotifSc
 from fgpo_core.tools.composition import composition_record
 from fgpo_core.tools.demo import genome_fragments, mutate, repeat_database, taxonomy_references
 from fgpo_core.tools.motifs import SCALE, load_motifs, motif_pvalue_distribution, scan
-from fgpo_core.tools.splice import load_maxent
+from fgpo_core.tools.splice import REFERENCE_SCORES, load_maxent
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +89,7 @@ def test_maxentscan_reference_scores():
     model = load_maxent()
     assert model.score("CAGGTAAGT") == pytest.approx(10.86, abs=0.01)
     assert model.score("ttccaaacgaacttttgtagGGA") == pytest.approx(2.89, abs=0.01)
+    assert REFERENCE_SCORES == {"CAGGTAAGT": 10.86, "ttccaaacgaacttttgtagGGA": 2.89}
     with pytest.raises(ValueError):
         model.score("CAGGTAAG")
 
@@ -231,3 +232,14 @@ def test_cli_tools(capsys):
     assert set(out[0]["records"]) == {"A", "B"}
     assert main(["tools", "--sequence", "ACGQ"]) == 2
     assert "position 4" in capsys.readouterr().err
+
+
+def test_site_pvalue_equals_enumeration_for_a_short_matrix():
+    db = load_motifs()
+    m = int(np.flatnonzero(db.widths == 5)[0])
+    words = ["".join(t) for t in itertools.product("ACGT", repeat=5)]
+    scores = np.array([db.site_score(m, w) for w in words])
+    for w in words[::97]:
+        assert db.site_pvalue(m, w) == pytest.approx(np.mean(scores >= db.site_score(m, w)))
+    with pytest.raises(ValueError, match="wide"):
+        db.site_score(m, "ACGT")

@@ -86,6 +86,21 @@ class MotifDatabase:
             return 1.0
         return float(seg[min(k, len(seg) - 1)])
 
+    def site_score(self, m: int, site: str) -> int:
+        """Integer score (0.01-bit units) of a site of the matrix's width."""
+        codes = encode(site.upper())
+        w = int(self.widths[m])
+        if len(codes) != w:
+            raise ValueError(f"matrix {self.ids[m]} is {w} bp wide, the site has {len(codes)} bases")
+        return int(self.pssm[m, np.arange(w), codes].sum())
+
+    def site_pvalue(self, m: int, site: str) -> float:
+        """Exact p-value of a site's score under matrix ``m`` (any score, not only hits)."""
+        w = int(self.widths[m])
+        lo, sf = motif_pvalue_distribution(self.pssm[m, :w, :4])
+        k = self.site_score(m, site) - lo
+        return float(sf[min(max(k, 0), len(sf) - 1)]) if k < len(sf) else 0.0
+
     def index_of(self, name_or_id: str) -> int:
         for arr in (self.ids, self.names):
             hit = np.flatnonzero(arr == name_or_id)

