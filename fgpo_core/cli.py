@@ -57,6 +57,28 @@ def _tools(args) -> int:
     return 0
 
 
+def _benchmark(args) -> int:
+    from .benchmarks import QuestionError, build_all, read_questions
+
+    if args.action == "build":
+        suites = None if args.suite == "all" else [args.suite]
+        manifest = build_all(args.out, args.profile, args.seed, suites, progress=True)
+        for name, info in manifest["suites"].items():
+            print(f"{name}: {info['n']} questions -> {args.out}/{info['file']}")
+        return 0
+    status = 0
+    for path in args.files:
+        try:
+            qs = read_questions(path)
+        except (QuestionError, OSError) as exc:
+            print(f"{path}: INVALID: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        fams = sorted({q.family for q in qs})
+        print(f"{path}: {len(qs)} valid questions (schema v1); families: {', '.join(fams)}")
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,6 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     tools.add_argument("--task", help="task name for the genomic expert's reference set")
     tools.add_argument("--json", action="store_true", help="print the structured records instead of the text blocks")
     tools.set_defaults(func=_tools)
+
+    bench = sub.add_parser("benchmark", help="build or validate benchmark suites (question schema v1)")
+    bsub = bench.add_subparsers(dest="action", required=True)
+    build = bsub.add_parser("build", help="build suites deterministically from a seed")
+    build.add_argument("--suite", default="all", help="train, dev, core, microbe, mosaic or all (default)")
+    build.add_argument("--profile", default="cpu", choices=["ci", "cpu", "gpu"], help="sizes (default cpu)")
+    build.add_argument("--out", required=True, help="output folder (JSONL files, references, manifest)")
+    build.add_argument("--seed", type=int, default=0)
+    val = bsub.add_parser("validate", help="check JSONL files against question schema v1")
+    val.add_argument("files", nargs="+")
+    bench.set_defaults(func=_benchmark)
 
     args = parser.parse_args(argv)
     return args.func(args)

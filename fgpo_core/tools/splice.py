@@ -20,7 +20,7 @@ import numpy as np
 from .base import Evidence, ToolInput
 from .validate import MAX_LENGTH, encode, validate_sequence
 
-__all__ = ["MaxEntScan", "SpliceAnalysis", "load_maxent", "sample_donors", "splice_sites", "SITE_THRESHOLD",
+__all__ = ["MaxEntScan", "SpliceAnalysis", "load_maxent", "sample_donors", "sample_acceptors", "splice_sites", "SITE_THRESHOLD",
            "REFERENCE_SCORES"]
 
 SITE_THRESHOLD = 6.0
@@ -117,6 +117,29 @@ def sample_donors(n: int, rng: np.random.Generator, model: MaxEntScan | None = N
     p = 2.0 ** (logp - logp.max())
     idx = rng.choice(len(kmers), size=n, p=p / p.sum())
     return ["".join("ACGT"[c] for c in kmers[i]) for i in idx]
+
+
+def sample_acceptors(n: int, rng: np.random.Generator, model: MaxEntScan | None = None, sweeps: int = 30) -> list[str]:
+    """Draw acceptor 23-mers from the MaxEntScan acceptor model, ``P_background(x) * 2**score(x)``.
+
+    The 21 free positions (4**21 contexts) are too many to enumerate, so this runs
+    ``n`` independent Gibbs samplers: each sweep redraws every position from its exact
+    conditional under the model, starting from background sequence.
+    """
+    model = model or load_maxent()
+    x = rng.choice(4, size=(n, 23), p=_BG)
+    x[:, 18], x[:, 19] = 0, 2
+    free = [i for i in range(23) if i not in (18, 19)]
+    for _ in range(sweeps):
+        for i in free:
+            cand = np.repeat(x[:, None, :], 4, axis=1)
+            cand[:, :, i] = np.arange(4)
+            logp = model.score_acceptors(cand.reshape(-1, 23)).reshape(n, 4) + np.log2(_BG)[None, :]
+            p = 2.0 ** (logp - logp.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            u = rng.random((n, 1))
+            x[:, i] = (u > np.cumsum(p, 1)).sum(1).clip(0, 3)
+    return ["".join("ACGT"[c] for c in row) for row in x]
 
 
 def splice_sites(model: MaxEntScan, seq: str) -> dict:

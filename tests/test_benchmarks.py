@@ -1,0 +1,159 @@
+"""Benchmarks: schema, validation errors, determinism, disjointness, verified labels, text-only baselines."""
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fgpo_core.benchmarks import (QuestionError, build_all, find_leaks, kmer_set, read_questions, validate_question,
+                                  write_questions)
+from fgpo_core.benchmarks.answerability import answerability, text_baselines
+from fgpo_core.benchmarks.families import CpG, family
+from fgpo_core.benchmarks.sources import SIGMA70_THRESHOLD, sigma70_score
+from fgpo_core.benchmarks.suites import load_references, tool_library_for
+from fgpo_core.cli import main
+from fgpo_core.tools.splice import classify, load_maxent, splice_sites
+
+REPO = Path(__file__).resolve().parent.parent
+CPU = REPO / "data" / "benchmarks" / "cpu"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    manifest = build_all(out, "ci", seed=0, progress=False)
+    return out, manifest
+
+
+def good():
+    seq = "ACGT" * 10
+    return {"id": "q1", "suite": "s", "split": "test", "family": "cpg", "shape": "describe",
+            "question": f"What is this?\nSequence: {seq}", "options": {"A": "one", "B": "two", "C": "three",
+                                                                        "D": "four"},
+            "answer": "C", "sequences": {"": seq}, "provenance": {"x": 1}}
+
+
+def test_schema_round_trip(tmp_path):
+    q = validate_question(good())
+    write_questions([q], tmp_path / "q.jsonl")
+    back = read_questions(tmp_path / "q.jsonl")
+    assert back == [q] and asdict(back[0])["schema"] == 1
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda o: o.pop("answer"), "field 'answer' is missing"),
+    (lambda o: o.update(answer="E"), "field 'answer' must be one of A-D"),
+    (lambda o: o.update(options={"A": "x", "B": "y", "C": "z"}), "field 'options' must map exactly"),
+    (lambda o: o.update(options={"A": "x", "B": "x", "C": "z", "D": "w"}), "must differ"),
+    (lambda o: o.update(split="validation"), "field 'split'"),
+    (lambda o: o.update(shape="pick"), "field 'shape'"),
+    (lambda o: o.update(sequences={"": "ACGTZ"}), "invalid character 'Z' at position 5"),
+    (lambda o: o.update(sequences={"A": "ACGT"}), "must have keys"),
+    (lambda o: o.update(question="What is this?"), "must contain its sequence"),
+    (lambda o: o.update(question=o["question"] + " Is it three?"), "the answer leaks"),
+    (lambda o: o.update(schema=2), "field 'schema'"),
+])
+def test_validation_errors_name_line_and_field(tmp_path, change, msg):
+    obj = good()
+    change(obj)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(good() | {"id": "ok"}) + "\n" + json.dumps(obj) + "\n")
+    with pytest.raises(QuestionError, match=msg) as info:
+        read_questions(path)
+    assert str(info.value).startswith("line 2:")
+
+
+def test_bad_json_and_duplicate_ids(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_text(json.dumps(good()) + "\n{not json\n")
+    with pytest.raises(QuestionError, match="line 2: not valid JSON"):
+        read_questions(p)
+    p.write_text(json.dumps(good()) + "\n" + json.dumps(good()) + "\n")
+    with pytest.raises(QuestionError, match="line 2: field 'id' 'q1' repeats line 1"):
+        read_questions(p)
+
+
+def test_builder_is_deterministic(built, tmp_path):
+    out, manifest = built
+    again = build_all(tmp_path, "ci", seed=0, suites=["microbe"], progress=False)
+    assert again["suites"]["microbe"]["sha256"] == manifest["suites"]["microbe"]["sha256"]
+    assert again["references"]["sha256"] == manifest["references"]["sha256"]
+    other = build_all(tmp_path / "other", "ci", seed=1, suites=["microbe"], progress=False)
+    assert other["suites"]["microbe"]["sha256"] != manifest["suites"]["microbe"]["sha256"]
+
+
+def test_suites_are_valid_balanced_and_shaped(built):
+    out, manifest = built
+    for name, info in manifest["suites"].items():
+        qs = read_questions(out / info["file"])
+        assert len(qs) == info["n"]
+        counts = np.array(list(info["answer_letters"].values()))
+        assert counts.max() - counts.min() <= 1
+        assert {q.shape for q in qs} == {"describe", "select"}
+    train_fams = {q.family for q in read_questions(out / "train.jsonl")}
+    core_fams = {q.family for q in read_questions(out / "core.jsonl")}
+    assert len(core_fams) == 5 and {"taxonomy", "tf_motif"} <= core_fams - train_fams
+
+
+def test_disjointness_holds_and_a_leak_is_caught(built):
+    out, _ = built
+    train = read_questions(out / "train.jsonl")
+    refs = load_references(out / "references.jsonl")
+    forbidden = kmer_set([r["seq"] for r in refs] + [s for q in train for s in q.sequences.values()])
+    for name in ("dev", "core", "microbe", "mosaic"):
+        assert find_leaks(forbidden, read_questions(out / f"{name}.jsonl")) == []
+    leaked = read_questions(out / "core.jsonl")[0]
+    stolen = next(iter(train[0].sequences.values()))
+    key = next(iter(leaked.sequences))
+    leaked.sequences[key] = leaked.sequences[key][:20] + stolen[:40] + leaked.sequences[key][60:]
+    assert find_leaks(forbidden, [leaked]) == [leaked.id]
+
+
+def test_planted_features_are_found_by_measurement(built):
+    out, _ = built
+    qs = [q for n in ("core", "mosaic", "train", "microbe") for q in read_questions(out / f"{n}.jsonl")]
+    tf = family("tf_motif")
+    model = load_maxent()
+    checked = 0
+    for q in qs:
+        lab = q.provenance["answer_label"]
+        seq = q.sequences[""] if q.shape == "describe" else q.sequences[q.answer]
+        if q.family == "tf_motif":
+            assert tf.hits_by_factor(seq).get(lab, 1.0) < 1e-5
+        elif q.family == "splice":
+            s = splice_sites(model, seq)
+            assert classify(s["donors"], s["acceptors"]) == lab
+        elif q.family == "cpg":
+            assert CpG.measure(seq) == lab
+        elif q.family == "promoter":
+            assert (sigma70_score(seq)[0] >= SIGMA70_THRESHOLD) == (lab == "promoter")
+        else:
+            continue
+        checked += 1
+    assert checked > 20
+
+
+def test_answerability_finds_each_decisive_tool(built):
+    out, _ = built
+    lib = tool_library_for(out, five=True)
+    qs = [q for n in ("core", "mosaic") for q in read_questions(out / f"{n}.jsonl")]
+    table = answerability(qs, lib)
+    assert table.loc["splice", "splice"] > 80 and table.loc["cpg", "composition"] > 80
+    assert table.loc["tf_motif", "motif_scan"] > 60
+
+
+@pytest.mark.skipif(not (CPU / "core.jsonl").exists(), reason="the committed cpu-profile benchmarks are not present")
+def test_text_only_baselines_sit_near_chance_on_the_cpu_suites():
+    qs = [q for n in ("core", "microbe", "mosaic") for q in read_questions(CPU / f"{n}.jsonl")]
+    base = text_baselines(qs).loc["all"]
+    for rule, pct in base.items():
+        assert abs(pct - 25.0) < 6.0, (rule, pct)
+
+
+def test_cli_benchmark(tmp_path, capsys):
+    assert main(["benchmark", "build", "--suite", "microbe", "--profile", "ci", "--out", str(tmp_path)]) == 0
+    assert main(["benchmark", "validate", str(tmp_path / "microbe.jsonl")]) == 0
+    assert "valid questions" in capsys.readouterr().out
+    (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
+    assert main(["benchmark", "validate", str(tmp_path / "bad.jsonl")]) == 1
