@@ -215,6 +215,7 @@ table = answerability(eval_qs, library)
 fig, ax = plt.subplots(figsize=(7.5, 3.8))
 sns.heatmap(table, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
 ax.set(title="Questions a tool's rule answers (evaluation suites, %; blank: no rule)", xlabel="", ylabel="")
+ax.grid(False)
 plt.tight_layout()
 plt.show()
 
