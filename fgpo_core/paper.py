@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["CITATION", "GENOMEQA_CEILINGS", "TABLE15", "DEAD_GROUPS", "COVERAGE_DIAL", "MAIN_GENOMEQA"]
+__all__ = ["CITATION", "GENOMEQA_CEILINGS", "TABLE15", "DEAD_GROUPS", "COVERAGE_DIAL", "MAIN_GENOMEQA",
+           "TABLE12_GENOMEQA", "OUTCOME_DEGENERATE_BY_LIBRARY_SIZE", "TABLE_COST"]
 
 CITATION = ("Liu, Ma, Chen, Wang, Tang (2026). Why Sample What You Can Enumerate? Exact Policy "
             "Optimization for Genomic Tool Selection. arXiv:2609.10221.")
@@ -59,3 +60,15 @@ MAIN_GENOMEQA = {
     "DPO": 39.33, "GRPO": 45.46, "FGPO": 52.62, "BestFixed*": 50.00, "Oracle": 77.41,
 }
 """Table 2, GenomeQA column (training reasoner Qwen3-8B)."""
+
+TABLE12_GENOMEQA = pd.DataFrame(
+    {"delta_oracle": [-3.29, -6.21, -3.26, -10.84], "delta_best_fixed": [0.00, -2.20, 0.00, -4.76]},
+    index=["-T1", "-T2", "-T3", "-T4"])
+"""Table 12: points lost by the oracle and the best fixed subset when one tool is removed (GenomeQA)."""
+
+OUTCOME_DEGENERATE_BY_LIBRARY_SIZE = {1: 73.5, 4: 37.7}
+"""Figure 5d: % of questions on which every subset agrees on correctness, by library size
+(averaged over sub-libraries); the paper reports the two ends."""
+
+TABLE_COST = {"table_calls": 32_032, "grpo_calls": 76_800}
+"""Reasoner calls: the exhaustive table (16 x 2,002) against GRPO's 200 steps x 64 prompts x 6 rollouts."""

@@ -136,3 +136,15 @@ class RewardTable:
                     for tools in combinations(range(self.n_tools), size)]
             out[size] = 100.0 * float(np.mean(vals))
         return pd.Series(out, name="outcome_degenerate")
+
+    def single_tool_removal(self) -> pd.DataFrame:
+        """The cost (points) to the oracle and to the best fixed subset of removing each tool
+        from the library, computed from the table alone (the paper's Table 12)."""
+        full = self.ceilings()
+        rows = {}
+        for t, name in enumerate(self.names()):
+            rest = self.restrict_tools([u for u in range(self.n_tools) if u != t])
+            c = rest.ceilings()
+            rows[f"-{name}"] = {"delta_oracle": c["oracle"] - full["oracle"],
+                                "delta_best_fixed": c["best_fixed"] - full["best_fixed"]}
+        return pd.DataFrame.from_dict(rows, orient="index")

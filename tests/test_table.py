@@ -56,3 +56,13 @@ def test_table_input_errors():
         RewardTable(np.full((3, 4), 2), 2)
     with pytest.raises(ValueError):
         RewardTable(np.zeros((3, 4), bool), 2, family=np.zeros(2))
+
+
+def test_single_tool_removal_by_hand():
+    rem = tiny().single_tool_removal()
+    # without T1: subsets none, T2 -> oracle keeps q0 (none) and q1 (T2): no loss; best fixed T2 = 1/3
+    assert rem.loc["-T1", "delta_oracle"] == pytest.approx(0.0)
+    assert rem.loc["-T1", "delta_best_fixed"] == pytest.approx(100 / 3 - 200 / 3)
+    # without T2: subsets none, T1 -> q1 has no right subset any more
+    assert rem.loc["-T2", "delta_oracle"] == pytest.approx(-100 / 3)
+    assert (rem <= 1e-9).all().all()

@@ -9,9 +9,11 @@ its key-value cache is computed once and reused for every subset's suffix.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import inspect
+import io
 import importlib.util
 import os
 from pathlib import Path
@@ -48,15 +50,17 @@ class CausalLMReasoner:
                  reuse_prefix: bool = True, name: str | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
+        from . import quiet_transformers
+
+        quiet_transformers()
         if path is None:
             path, gguf_file = smollm2_path()
             name = name or "smollm2-135m-instruct-q4_1"
         kw = {"gguf_file": gguf_file} if gguf_file else {"local_files_only": True}
-        self.tokenizer = AutoTokenizer.from_pretrained(path, **kw)
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device).eval()
+        with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation draws its own progress bar
+            self.tokenizer = AutoTokenizer.from_pretrained(path, **kw)
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device).eval()
         self.device = device
         self.reuse_prefix = reuse_prefix
         self.id = name or Path(path).name

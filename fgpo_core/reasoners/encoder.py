@@ -55,6 +55,9 @@ class MiniLMReader:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        from . import quiet_transformers
+
+        quiet_transformers()
         path = path or minilm_path()
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()

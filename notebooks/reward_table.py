@@ -1,0 +1,283 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Building the reward table
+#
+# FGPO's second idea is that the reward of every subset on every question can be
+# computed once, before any training (Algorithm 1, stage 1): run each tool once per
+# question, render the evidence of all $2^n$ subsets, ask the frozen reasoner
+# $2^n$ times, and store the answers. Training then never calls the reasoner again;
+# every reward is a look-up. This chapter builds such tables for the book's suites,
+# reads the reference points they imply, and checks that a look-up equals a live call.
+
+# %% tags=["parameters"]
+profile = "cpu"  # which profile these parameters came from
+seed = 0  # seeds the probes' question samples
+bench_dir = "../data/benchmarks/cpu"  # a built benchmark folder; empty: build a ci-sized one now
+table_dir = "../data/tables/cpu/minilm"  # folder of merged tables (one subfolder per suite); empty: build now
+n_probe = 16  # questions in the SmolLM2 evidence probe
+n_live = 64  # (question, subset) pairs re-run live against the table
+
+# %% tags=["hide-input"]
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+import seaborn as sns
+from IPython.display import Markdown, display
+
+from fgpo_core import paper
+from fgpo_core.benchmarks import build_all, load_benchmark, tool_library_for
+from fgpo_core.benchmarks.schema import LETTERS
+from fgpo_core.book import paper_vs_book, profile_note, show_source
+from fgpo_core.plots import set_style
+from fgpo_core.reasoners import get_reasoner
+from fgpo_core.reasoners.prompt import split_user_message
+from fgpo_core.tablebuild import build_table, cost_accounting, load_table, merge_table
+
+set_style()
+if not bench_dir:
+    bench_dir = tempfile.mkdtemp(prefix="fgpo-bench-")
+    build_all(bench_dir, "ci", seed, suites=["core"], progress=False)
+_, suites = load_benchmark(bench_dir)
+library = tool_library_for(bench_dir)
+reader = get_reasoner("minilm")
+if not table_dir:
+    table_dir = tempfile.mkdtemp(prefix="fgpo-tables-")
+    for name in ("core",):
+        build_table(suites[name], library, reader, Path(table_dir) / name, progress=False)
+        merge_table(Path(table_dir) / name)
+tables = {p.name: load_table(p) for p in sorted(Path(table_dir).iterdir()) if (p / "table.parquet").exists()}
+profile_note(profile, suites=", ".join(tables), reasoner=next(iter(tables.values()))[2]["reasoner"])
+
+# %% [markdown]
+# ## The reasoner's prompt
+#
+# Every call uses the paper's template: a system message (a genomics expert, told that
+# tool outputs may be incomplete or noisy and to use only relevant evidence), the
+# question, an `Options:` block, then, only when the subset is not empty,
+# `Analysis tool output for the sequence above:` and the evidence blocks, and finally
+# `Answer with a single letter.` The template is built in one place:
+
+# %% tags=["remove-input"]
+show_source(split_user_message)
+
+# %% [markdown]
+# Everything up to the evidence is the same for all $2^n$ prompts of a question, so a
+# causal-LM reasoner computes that prefix's key-value cache once and reuses it for each
+# subset's suffix (vLLM's prefix caching does the same on a GPU). Here is the user
+# message of one `core` question with the subset {T3} (sequences shortened):
+
+# %%
+q = next(q for q in suites["core"] if q.family == "splice" and q.shape == "describe")
+evs = library.run(q.tool_input(), key=q.id)
+pre, suf = split_user_message(q.question, q.options_block(), library.render(evs, 0b0100))
+seq = q.sequences[""]
+print((pre + suf).replace(seq, seq[:20] + "..." + seq[-20:]))
+
+# %% [markdown]
+# ## The reasoners
+#
+# The paper's reasoners are 1.5-8B instruction models. On this machine the book uses
+# two small frozen readers that ship inside Python packages:
+#
+# - **MiniLM reader** (`minilm`): a zero-shot reader over the all-MiniLM-L6-v2 sentence
+#   encoder. For a describe question it scores each option by its best cosine
+#   similarity with any evidence line; for a select question it scores each sequence by
+#   the best similarity between the question and a line of that sequence's evidence.
+#   About 35 calls per second on two cores.
+# - **SmolLM2-135M-Instruct** (`smollm2`): a causal LM answering with the highest-probability
+#   letter at the assistant's first token, about one call per second.
+#
+# The tables of this chapter were built with the MiniLM reader. How much does each
+# reader use evidence? A small probe on `core` questions compares answers with no
+# evidence and with every tool's evidence, and the letters each reader picks:
+
+# %%
+rng = np.random.default_rng(seed)
+probe_qs = [suites["core"][i] for i in rng.choice(len(suites["core"]), size=min(n_probe, len(suites["core"])),
+                                                  replace=False)]
+smol = get_reasoner("smollm2")
+rows = []
+for name, r in (("MiniLM reader", reader), ("SmolLM2-135M", smol)):
+    for cond, mask in (("no evidence", 0), ("all tools", 15)):
+        outs = r.answer([(q, library.render(library.run(q.tool_input(), key=q.id), mask)) for q in probe_qs])
+        rows += [{"reasoner": name, "condition": cond, "correct": o.letter == q.answer, "letter": o.letter}
+                 for o, q in zip(outs, probe_qs)]
+probe = pd.DataFrame(rows)
+acc = probe.pivot_table(index="reasoner", columns="condition", values="correct", aggfunc="mean") * 100
+letters = probe.groupby("reasoner")["letter"].value_counts(normalize=True).unstack(fill_value=0).reindex(
+    columns=list(LETTERS), fill_value=0) * 100
+display(Markdown(f"Accuracy (%) on {len(probe_qs)} `core` questions:"))
+display(acc.round(1))
+display(Markdown("Letters chosen (%, both conditions):"))
+display(letters.round(1))
+
+# %% [markdown]
+# A reader that answers the same letter whatever it reads yields a flat table, in which
+# no subset is better than another and a selector has nothing to learn. This is why the
+# book's tables come from the reader that at least moves with the evidence.
+
+# %% [markdown]
+# ## What a table row holds
+#
+# One row per (question, subset): the reasoner's letter, its correctness, the four
+# letter log-probabilities, the prompt's length in tokens, the Eq. 1 reward and the
+# differential reward of the paper's GRPO arm. A manifest records what the table was
+# built from, and a consumer whose inputs differ is refused.
+
+# %%
+name0 = "core" if "core" in tables else next(iter(tables))
+table0, df0, manifest0 = tables[name0]
+display(df0.head(4).T)
+print(json.dumps({k: v for k, v in manifest0.items() if k != "questions_sha256"}, indent=1))
+
+# %% [markdown]
+# ## Reference points (the paper's Figure 1a)
+#
+# From a table alone we can read what any fixed policy would score: always no tool,
+# a uniformly random subset, all tools, the best single fixed subset, and the
+# per-question oracle that knows which subset works.
+
+# %%
+ceil = pd.DataFrame({name: t.ceilings() for name, (t, _, _) in tables.items()}).T
+display(ceil)
+keys = ["no_tool", "random", "all_tools", "best_fixed", "oracle"]
+plot = ceil[keys].astype(float).reset_index(names="suite").melt(id_vars="suite", var_name="policy",
+                                                                value_name="accuracy (%)")
+paper_rows = pd.DataFrame({"suite": "paper: GenomeQA", "policy": keys,
+                           "accuracy (%)": [paper.GENOMEQA_CEILINGS[k] for k in keys]})
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(10, 4))
+sns.barplot(data=pd.concat([plot, paper_rows]), x="policy", y="accuracy (%)", hue="suite", ax=ax,
+            palette=sns.color_palette("Blues", len(tables) + 1)[1:] + ["#444444"])
+ax.axhline(25, c="k", ls=":", lw=1)
+ax.set(title="What fixed policies and the oracle score, by suite", xlabel="")
+ax.legend(fontsize=8, ncol=2)
+plt.show()
+
+# %% [markdown]
+# The gap between the best fixed subset and the oracle is what a per-question selector
+# can win. The paper's GenomeQA table had 38 points of headroom over No-Tool; ours:
+
+# %%
+t_core = tables[name0][0]
+c_core = t_core.ceilings()
+paper_vs_book({
+    "No-Tool (%)": (paper.GENOMEQA_CEILINGS["no_tool"], c_core["no_tool"]),
+    "Best fixed (%)": (paper.GENOMEQA_CEILINGS["best_fixed"], c_core["best_fixed"]),
+    "Oracle (%)": (paper.GENOMEQA_CEILINGS["oracle"], c_core["oracle"]),
+    "Oracle headroom over No-Tool (points)": (paper.GENOMEQA_CEILINGS["oracle"] - paper.GENOMEQA_CEILINGS["no_tool"],
+                                              c_core["oracle"] - c_core["no_tool"]),
+    "Questions whose best subset is empty (%)": (paper.GENOMEQA_CEILINGS["empty_optimal"], c_core["empty_optimal"]),
+}, paper_label="paper (GenomeQA, Qwen3-8B)", book_label=f"this book ({name0}, MiniLM reader)")
+
+# %% [markdown]
+# ## Every fixed subset, and each tool's worth
+#
+# Accuracy of always choosing each of the 16 subsets, per family, and the points the
+# oracle and the best fixed subset lose when one tool is removed from the library
+# (computed from the table alone, as in the paper's Table 12):
+
+# %%
+fam = pd.DataFrame({f: t_core.subset(t_core.family == f).fixed_subset_accuracy() for f in np.unique(t_core.family)})
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(9, 5.5))
+sns.heatmap(fam, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, ax=ax, cbar_kws={"label": "accuracy (%)"})
+ax.set(title=f"Accuracy of each fixed subset by family ({name0})", xlabel="", ylabel="")
+ax.grid(False)
+plt.tight_layout()
+plt.show()
+
+# %%
+removal = t_core.single_tool_removal()
+removal.index = [f"-T{i + 1} ({n})" for i, n in enumerate(t_core.names())]
+both = pd.concat({"this book": removal.round(2),
+                  "paper (GenomeQA)": paper.TABLE12_GENOMEQA.set_axis(removal.index)}, axis=1)
+both
+
+# %% [markdown]
+# ## Outcome-degenerate questions
+#
+# A question is *outcome-degenerate* when every subset gets the same correctness: no
+# choice of tools changes the answer, and under the binary reward every GRPO group on
+# it is dead. The larger the library, the fewer such questions (the paper's Figure 5d,
+# averaged over all sub-libraries of each size):
+
+# %%
+deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, (t, _, _) in tables.items()})
+deg["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
+deg.index.name = "tools in the library"
+deg.round(1)
+
+# %% [markdown]
+# ## What the table costs
+#
+# The table needs $2^n \times |D|$ reasoner calls, once. The paper's on-demand GRPO
+# schedule (200 steps of 64 prompts with 6 rollouts) needs 76,800.
+
+# %%
+rows = {"paper: GenomeQA training pool": (paper.TABLE_COST["table_calls"], paper.TABLE_COST["grpo_calls"])}
+for name, (t, _, _) in tables.items():
+    c = cost_accounting(t.n_tools, t.n_questions)
+    rows[f"this book: {name}"] = (c["table_calls"], c["grpo_calls"])
+cost = pd.DataFrame.from_dict(rows, orient="index", columns=["table calls", "GRPO schedule calls"])
+cost["GRPO / table"] = (cost["GRPO schedule calls"] / cost["table calls"]).round(2)
+cost
+
+# %% [markdown]
+# ## A look-up equals a live call
+#
+# Training reads the table instead of calling the reasoner, so the two must agree.
+# We draw (question, subset) pairs at random, run the tools and the reasoner live, and
+# compare with the stored rows. (The paper found its live pipeline, cached table and
+# per-epoch harness within 0.05 points of each other.)
+
+# %%
+qs_by_id = {q.id: q for q in suites[name0]}
+pick = df0.sample(n=min(n_live, len(df0)), random_state=seed)
+live_lib = tool_library_for(bench_dir)  # a fresh library: tools really run again
+agree, dlp = [], []
+for _, row in pick.iterrows():
+    q = qs_by_id[row.question_id]
+    out = reader.answer([(q, live_lib.render(live_lib.run(q.tool_input()), int(row["mask"])))])[0]
+    agree.append(out.letter == row.prediction)
+    dlp.append(max(abs(out.logprobs[L] - row[f"logprob_{L}"]) for L in LETTERS))
+display(Markdown(f"{len(pick)} live calls: answers agree on **{100 * np.mean(agree):.1f}%**; largest letter "
+                 f"log-probability difference **{max(dlp):.2e}**."))
+
+# %% [markdown]
+# ## Building a table yourself
+#
+# ```bash
+# .venv/bin/fgpo table build --bench data/benchmarks/cpu --suite core --reasoner minilm --out tables/core
+# .venv/bin/fgpo table build ... --shard 0/4     # four independent shards, then: fgpo table merge DIR
+# .venv/bin/fgpo table summary tables/core
+# ```
+#
+# A build writes its rows in chunks, each atomically, so a killed build resumes where
+# it stopped and ends identical to an uninterrupted one; shards are independent question
+# ranges, the natural unit for a batch of GPU jobs (vLLM with prefix caching).
+#
+# ## References
+#
+# - Paper, Section 3.2 and Algorithm 1 (the exhaustive table), Figure 1a, Figure 5d,
+#   Table 12, Appendix G.4 (the reasoner prompt).
+# - Wang et al. (2020), MiniLM; Allal et al. (2025), SmolLM2.
