@@ -12,7 +12,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from fgpo_core.benchmarks import load_benchmark, tool_library_for

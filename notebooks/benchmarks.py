@@ -34,13 +34,12 @@ import json
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from fgpo_core.benchmarks import SUITES, build_all, find_leaks, kmer_set, load_benchmark, tool_library_for
+from fgpo_core.benchmarks import build_all, find_leaks, kmer_set, load_benchmark, tool_library_for
 from fgpo_core.benchmarks.answerability import answerability, text_baselines
 from fgpo_core.benchmarks.families import FAMILIES, family
 from fgpo_core.benchmarks.suites import SIZES, load_references

@@ -40,7 +40,7 @@ from fgpo_core import paper
 from fgpo_core.bandit import SyntheticTableConfig, make_synthetic_table, temperature_policies
 from fgpo_core.book import paper_vs_book, profile_note, show_source
 from fgpo_core.objectives import grpo_advantages
-from fgpo_core.plots import color, set_style
+from fgpo_core.plots import set_style
 
 set_style()
 profile_note(profile, n_questions=n_questions, mc_groups=mc_groups, seed=seed)

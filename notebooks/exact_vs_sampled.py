@@ -35,7 +35,6 @@ study_draws = 200  # visits simulated per question and estimator
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
-import seaborn as sns
 import torch
 from IPython.display import Markdown, display
 

@@ -1,12 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from fgpo_core import paper
 from fgpo_core.bandit import (BanditConfig, SyntheticTableConfig, gradient_estimator_study, make_synthetic_table,
                               policy_metrics, train_bandit)
-from fgpo_core.objectives import dead_groups
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,4 @@
 """`fgpo book` reports a failing chapter by name and cell, and filters profile parameters."""
-import shutil
 import textwrap
 
 import pytest

@@ -1,5 +1,4 @@
 """Chapters: Jupytext pairs in sync, one parameters cell, profiles that fit, and headless execution."""
-from pathlib import Path
 
 import jupytext
 import nbformat

@@ -5,13 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from fgpo_core import data
 from fgpo_core.cli import main
 from fgpo_core.tools import (Composition, GenomicExpert, HomologySearch, MotifScan, SequenceError, SpliceAnalysis,
                              ToolInput, ToolLibrary, validate_sequence)
 from fgpo_core.tools.composition import composition_record
 from fgpo_core.tools.demo import genome_fragments, mutate, repeat_database, taxonomy_references
-from fgpo_core.tools.motifs import SCALE, load_motifs, motif_pvalue_distribution, scan
+from fgpo_core.tools.motifs import load_motifs, motif_pvalue_distribution, scan
 from fgpo_core.tools.splice import REFERENCE_SCORES, load_maxent
 
 
@@ -62,7 +61,6 @@ def test_short_matrices_get_exact_nonzero_pvalues():
 
 def test_planted_jaspar_instance_is_found(background):
     db = load_motifs()
-    rng = np.random.default_rng(3)
     for name in ("CTCF", "REST", "TP53", "HNF4A"):
         m = db.index_of(name)
         probs = db.probabilities(m)

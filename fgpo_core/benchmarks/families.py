@@ -14,7 +14,6 @@ from functools import lru_cache
 import numpy as np
 
 from .. import data
-from ..tools.composition import composition_record
 from ..tools.demo import mutate
 from ..tools.motifs import load_motifs, scan
 from ..tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites

@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..tools.validate import reverse_complement
-from .families import Family, Item, family
+from .families import Family, family
 from .schema import LETTERS, Question, read_questions, validate_question, write_questions
 
 __all__ = ["SUITES", "SIZES", "REFERENCES_PER_LABEL", "SuiteSpec", "build_suite", "build_all", "make_question",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from itertools import product
 
 import numpy as np
 
