@@ -90,3 +90,32 @@ def test_causal_lm_kv_reuse_equals_full_prompts(smollm):
         assert max(abs(x.logprobs[L] - y.logprobs[L]) for L in "ABCD") < 1e-3
         assert x.letter == letter_from_logprobs(x.logprobs)
     assert a[0].prompt_tokens < a[1].prompt_tokens
+
+
+def test_probe_masks_pick_the_decisive_and_an_irrelevant_tool():
+    from fgpo_core.reasoners.probe import probe_masks
+
+    names = ["composition", "motif_scan", "splice", "expert"]
+    m = probe_masks(q(), names)  # taxonomy: decided by the expert
+    assert m == {"no evidence": 0, "decisive tool only": 0b1000, "irrelevant tool only": 0b0100,
+                 "all tools": 0b1111}
+    sp = q()
+    sp.family = "splice"
+    assert probe_masks(sp, names)["irrelevant tool only"] == 0b0010
+    assert probe_masks(sp, names)["decisive tool only"] == 0b0100
+
+
+@needs_minilm
+def test_minilm_reader_guesses_evenly_without_evidence():
+    from fgpo_core.reasoners.encoder import MiniLMReader
+
+    r = MiniLMReader()
+    seqs = {L: "ACGT" * 10 + "ACGT"[i] * 3 for i, L in enumerate("ABCD")}
+    letters = []
+    for i in range(40):
+        sel = validate_question({"id": f"s{i}", "suite": "s", "split": "test", "family": "cpg", "shape": "select",
+                                 "question": "Which of these human sequences is GC-rich?", "options": seqs,
+                                 "answer": "A", "sequences": seqs})
+        letters.append(r.answer([(sel, "")])[0].letter)
+    counts = [letters.count(L) for L in "ABCD"]
+    assert min(counts) >= 4, counts

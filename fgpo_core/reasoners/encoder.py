@@ -6,7 +6,8 @@ the highest cosine similarity between the option's text and any evidence line
 (a sequence) scores the highest similarity between the question and a line of
 that sequence's own evidence section. With no evidence it falls back to the
 similarity of question and option. Scores become letter log-probabilities
-through a softmax at temperature ``tau``. No training, no rules about our
+through a softmax at temperature ``tau``; options the evidence cannot separate
+are guessed by a deterministic per-question tie-break, evenly over A-D. No training, no rules about our
 evidence format beyond splitting it into lines and per-sequence sections.
 """
 from __future__ import annotations
@@ -62,7 +63,7 @@ class MiniLMReader:
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
         self.tau, self.device, self.max_length = tau, device, max_length
-        self.id = f"minilm-zero-shot-v1(tau={tau:g})"
+        self.id = f"minilm-zero-shot-v2(tau={tau:g})"
         self.fingerprint = hashlib.sha256(open(os.path.join(path, "model.safetensors"), "rb").read(1 << 24)).hexdigest()[:16]
         self._torch = torch
         self._cache: dict = {}
@@ -100,10 +101,17 @@ class MiniLMReader:
             out[i] = (self.embed(lines) @ qv).max() if lines else 0.0
         return out
 
+    @staticmethod
+    def _tie_break(q: Question) -> np.ndarray:
+        """A deterministic, question-specific jitter far below any real score difference, so
+        that options the evidence cannot separate are guessed evenly rather than always 'A'."""
+        h = hashlib.sha256(q.id.encode()).digest()
+        return np.array([h[i] for i in range(4)], dtype=float) * 1e-9
+
     def answer(self, batch: Sequence[tuple[Question, str]]) -> list[ReasonerOutput]:
         outs = []
         for q, ev in batch:
-            s = self._scores(q, ev) / self.tau
+            s = (self._scores(q, ev) + self._tie_break(q)) / self.tau
             logp = s - np.logaddexp.reduce(s)
             lp = {L: float(v) for L, v in zip(LETTERS, logp)}
             n_tokens = len(self.tokenizer.encode(user_message(q.question, q.options_block(), ev), verbose=False))
