@@ -1,0 +1,126 @@
+"""The LM selector: a causal LM (with a LoRA adapter) scoring every subset's answer string.
+
+Candidate score (Eq. 4): the per-token mean log-probability of the candidate's
+tokens ``y_a`` (the policy string ``<answer>i,j</answer>`` followed by the
+end-of-turn token) given the prompt,
+``l(a|s) = (1/|y_a|) sum_t log pi(y_a,t | s, y_a,<t)``; ``q = softmax(l)`` is the
+distribution FGPO optimises. The raw sum (``reduce="sum"``) is the string's
+log-probability under free generation; it favours the shortest string, the
+empty subset. All ``2**n`` candidates of a question are scored in one batched
+pass that reuses the prompt's key-value cache, with gradients flowing through
+prompt and candidates alike.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from ..benchmarks.schema import Question
+from ..subsets import ActionSpace
+from .prompt import selector_messages
+
+__all__ = ["LMSelector"]
+
+
+def _cache_kw(model) -> str:
+    """transformers renamed ``past_key_values`` to ``cache``; find which the (possibly
+    peft-wrapped) model's forward takes."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+
+
+def _cache_of(out):
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+class LMSelector:
+    """Scores, samples and parses subset choices with a causal LM."""
+
+    def __init__(self, model, tokenizer, n_tools: int, keep: int | None = None):
+        self.model, self.tokenizer = model, tokenizer
+        self.space = ActionSpace(n_tools)
+        self.keep = keep
+        eos = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() \
+            else tokenizer.eos_token_id
+        self.end_id = eos
+        self.candidates = [tokenizer.encode(s, add_special_tokens=False) + [eos] for s in self.space.candidate_strings()]
+        C = max(map(len, self.candidates))
+        self.cand_ids = torch.full((len(self.candidates), C), eos, dtype=torch.long)
+        self.cand_mask = torch.zeros(len(self.candidates), C, dtype=torch.bool)
+        for i, c in enumerate(self.candidates):
+            self.cand_ids[i, :len(c)] = torch.tensor(c)
+            self.cand_mask[i, :len(c)] = True
+
+    def slots(self) -> list[str]:
+        return [f"{i}: type{i + 1} ({chr(65 + i)})" for i in range(self.space.n_tools)]
+
+    def prompt_ids(self, q: Question) -> list[int]:
+        text = self.tokenizer.apply_chat_template(selector_messages(q, self.slots(), self.keep), tokenize=False,
+                                                  add_generation_prompt=True)
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    # -- candidate scores ---------------------------------------------------------
+    def _token_logprobs(self, prompt: list[int], reuse_prefix: bool) -> torch.Tensor:
+        """Log-probabilities ``[A, C]`` of every candidate's tokens (padding positions included)."""
+        dev = next(self.model.parameters()).device
+        A, C = self.cand_ids.shape
+        cand = self.cand_ids.to(dev)
+        p = torch.tensor([prompt], device=dev)
+        if reuse_prefix:
+            out = self.model(input_ids=p, use_cache=True)
+            cache = _cache_of(out)
+            cache.batch_repeat_interleave(A)  # one copy of the prompt's keys and values per candidate
+            first = torch.log_softmax(out.logits[:, -1].float(), -1).expand(A, -1)  # predicts token 0
+            rest = self.model(input_ids=cand[:, :-1], use_cache=True, **{_cache_kw(self.model): cache}).logits.float()
+            logp = torch.cat([first[:, None, :], torch.log_softmax(rest, -1)], 1)  # [A, C, V]
+        else:
+            full = torch.cat([p.expand(A, -1), cand], 1)
+            logits = self.model(input_ids=full[:, :-1]).logits.float()
+            logp = torch.log_softmax(logits[:, len(prompt) - 1:], -1)
+        return logp.gather(-1, cand[..., None])[..., 0]
+
+    def candidate_scores(self, questions: Sequence[Question], reduce: str = "mean",
+                         reuse_prefix: bool = True) -> torch.Tensor:
+        """Scores ``[B, 2**n]`` of every subset for each question: per-token mean
+        log-probability (Eq. 4, ``reduce="mean"``) or the string's total log-probability (``"sum"``)."""
+        if reduce not in ("mean", "sum"):
+            raise ValueError("reduce must be 'mean' or 'sum'")
+        mask = self.cand_mask.to(next(self.model.parameters()).device).float()
+        rows = []
+        for q in questions:
+            lp = self._token_logprobs(self.prompt_ids(q), reuse_prefix) * mask
+            total = lp.sum(1)
+            rows.append(total / mask.sum(1) if reduce == "mean" else total)
+        return torch.stack(rows)
+
+    # -- generation ------------------------------------------------------------------
+    def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
+               generator: torch.Generator | None = None):
+        """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
+        completions and their parsed subsets (``None`` for a format failure)."""
+        dev = next(self.model.parameters()).device
+        p = torch.tensor([self.prompt_ids(q)], device=dev).expand(G, -1)
+        seqs = p
+        done = torch.zeros(G, dtype=torch.bool, device=dev)
+        with torch.no_grad():
+            out = self.model(input_ids=p, use_cache=True)
+            cache = _cache_of(out)
+            logits = out.logits[:, -1]
+            kwname = _cache_kw(self.model)
+            for _ in range(max_new_tokens):
+                probs = torch.softmax(logits.float() / temperature, -1)
+                nxt = torch.multinomial(probs, 1, generator=generator)[:, 0]
+                nxt = torch.where(done, torch.full_like(nxt, self.end_id), nxt)
+                seqs = torch.cat([seqs, nxt[:, None]], 1)
+                done |= nxt == self.end_id
+                if done.all():
+                    break
+                out = self.model(input_ids=nxt[:, None], use_cache=True, **{kwname: cache})
+                cache = _cache_of(out)
+                logits = out.logits[:, -1]
+        texts = self.tokenizer.batch_decode(seqs[:, p.shape[1]:], skip_special_tokens=True)
+        return texts, [self.space.parse(t).mask for t in texts]

