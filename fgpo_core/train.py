@@ -1,0 +1,183 @@
+"""Training the LM selector with the exact objective (FGPO), reading rewards from a table.
+
+One step: score every subset of each question in a minibatch (Eq. 4), take
+``q = softmax`` of the scores and minimise ``-(1/|B|) sum_s [sum_a q r + beta H(q)]``
+(Eq. 2, 5) with the rewards looked up in the reward table; no reasoner is called.
+The learning rate follows a cosine schedule; after every epoch the dev split is
+scored by controlled candidate scoring (Eq. 6: the argmax subset's correctness)
+and the best epoch's adapter is kept. Checkpoints are written atomically after
+every epoch, and a run restarted with the same configuration resumes from the
+last one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .benchmarks.schema import Question
+from .objectives import BETA, fgpo_loss
+from .table import RewardTable
+
+__all__ = ["FGPOConfig", "add_lora", "align_table", "evaluate_scoring", "train_fgpo", "TrainResult"]
+
+
+@dataclass
+class FGPOConfig:
+    """An FGPO run of the LM selector."""
+
+    lr: float = 1e-4
+    """Peak learning rate (cosine decay to zero); the paper used 1e-5 at 7B."""
+    epochs: int = 4
+    """Passes over the training questions (the paper: 4)."""
+    batch_size: int = 16
+    """Questions per minibatch; all 2**n subsets of each are scored."""
+    beta: float = BETA
+    """Entropy bonus of Eq. 5."""
+    reward: str = "eq1"
+    """Reward read from the table: 'eq1' or 'binary' (lambda = 0)."""
+    lora_r: int = 16
+    """LoRA rank (the paper: 16)."""
+    lora_alpha: int = 32
+    """LoRA alpha (the paper: 32)."""
+    lora_targets: tuple = ("q_proj", "k_proj", "v_proj", "o_proj")
+    """Modules that receive adapters."""
+    seed: int = 0
+    """Seeds the question order and the adapter's initialisation."""
+
+
+@dataclass
+class TrainResult:
+    config: FGPOConfig
+    steps: pd.DataFrame
+    dev: pd.DataFrame
+    best_epoch: int
+    extra: dict = field(default_factory=dict)
+
+
+def add_lora(model, r: int = 16, alpha: int = 32, targets: Sequence[str] = ("q_proj", "k_proj", "v_proj", "o_proj")):
+    """Wrap a causal LM with a fresh peft LoRA adapter (base weights frozen)."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(r=r, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0,
+                                            bias="none", task_type="CAUSAL_LM"))
+
+
+def align_table(table: RewardTable, df: pd.DataFrame, questions: Sequence[Question], kind: str = "eq1") -> np.ndarray:
+    """Reward rows ``[N, 2**n]`` in the order of ``questions``; refuses a table of other questions."""
+    ids = list(df["question_id"].to_numpy()[::table.n_actions])
+    want = [q.id for q in questions]
+    if ids != want:
+        pos = {qid: i for i, qid in enumerate(ids)}
+        missing = [qid for qid in want if qid not in pos]
+        if missing:
+            raise ValueError(f"the table lacks {len(missing)} of the questions (e.g. {missing[0]})")
+        return table.rewards(kind)[[pos[qid] for qid in want]]
+    return table.rewards(kind)
+
+
+def evaluate_scoring(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray,
+                     batch_size: int = 16) -> dict:
+    """Controlled candidate scoring (Eq. 6): accuracy of each question's argmax-score subset,
+    the expected Eq. 1 reward under q, tools per question and the entropy of q."""
+    sizes = selector.space.sizes
+    picks, J, H = [], [], []
+    with torch.no_grad():
+        for i in range(0, len(questions), batch_size):
+            scores = selector.candidate_scores(questions[i:i + batch_size]).double()
+            q = torch.softmax(scores, -1)
+            picks += scores.argmax(-1).tolist()
+            J += (q * torch.as_tensor(rewards[i:i + batch_size])).sum(-1).tolist()
+            H += (-(q * q.clamp_min(1e-300).log()).sum(-1)).tolist()
+    picks = np.array(picks)
+    return {"accuracy": 100.0 * correct[np.arange(len(picks)), picks].mean(), "J": float(np.mean(J)),
+            "tools": float(sizes[picks].mean()), "entropy": float(np.mean(H)),
+            "empty_argmax": 100.0 * float((picks == 0).mean())}
+
+
+def _save(path: Path, state: dict) -> None:
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray, dev_qs: Sequence[Question],
+               dev_rewards: np.ndarray, dev_correct: np.ndarray, config: FGPOConfig, out_dir=None,
+               progress: bool = True) -> TrainResult:
+    """Train ``selector.model`` (already LoRA-wrapped) with the exact objective; returns the logs.
+
+    With ``out_dir`` a checkpoint (trainable weights, optimiser, logs) is written after every
+    epoch and the best dev epoch's weights are saved as ``best.pt``; a restarted run resumes.
+    """
+    from tqdm import tqdm
+
+    if len(train_qs) != len(train_rewards) or len(dev_qs) != len(dev_rewards):
+        raise ValueError("questions and reward rows must align")
+    model = selector.model
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("the selector has no trainable parameters: wrap it with add_lora first")
+    opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
+    n_batches = math.ceil(len(train_qs) / config.batch_size)
+    total = n_batches * config.epochs
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+    rng = np.random.default_rng(config.seed)
+    orders = [rng.permutation(len(train_qs)) for _ in range(config.epochs)]
+    steps, dev_rows, start_epoch = [], [], 0
+    out = Path(out_dir) if out_dir else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        cfg_file = out / "config.json"
+        if cfg_file.exists() and json.loads(cfg_file.read_text()) != json.loads(json.dumps(asdict(config))):
+            raise ValueError(f"{out} holds a run with another configuration")
+        cfg_file.write_text(json.dumps(asdict(config), indent=2))
+        last = out / "last.pt"
+        if last.exists():
+            state = torch.load(last, weights_only=False)
+            for p, v in zip(params, state["params"]):
+                p.data.copy_(v)
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            steps, dev_rows, start_epoch = state["steps"], state["dev"], state["epoch"] + 1
+    if not dev_rows:
+        dev_rows.append({"epoch": 0, **evaluate_scoring(selector, dev_qs, dev_rewards, dev_correct)})
+    bar = tqdm(total=total, initial=start_epoch * n_batches, desc="FGPO", disable=not progress)
+    for epoch in range(start_epoch, config.epochs):
+        model.train()
+        for b in range(n_batches):
+            idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
+            scores = selector.candidate_scores([train_qs[i] for i in idx])
+            r = torch.as_tensor(train_rewards[idx], dtype=scores.dtype)
+            loss = fgpo_loss(scores, r, config.beta)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            with torch.no_grad():
+                q = torch.softmax(scores.detach(), -1)
+                steps.append({"epoch": epoch + 1, "step": epoch * n_batches + b + 1, "loss": float(loss),
+                              "J": float((q * r).sum(-1).mean()),
+                              "entropy": float(-(q * q.clamp_min(1e-300).log()).sum(-1).mean()),
+                              "top_mass": float(q.max(-1).values.mean()),
+                              "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
+                              "lr": sched.get_last_lr()[0]})
+            bar.update()
+        model.eval()
+        dev_rows.append({"epoch": epoch + 1, **evaluate_scoring(selector, dev_qs, dev_rewards, dev_correct)})
+        if out:
+            _save(out / "last.pt", {"params": [p.detach().clone() for p in params], "opt": opt.state_dict(),
+                                    "sched": sched.state_dict(), "steps": steps, "dev": dev_rows, "epoch": epoch})
+            best = max(dev_rows, key=lambda d: (d["accuracy"], -d["epoch"]))
+            if best["epoch"] == epoch + 1:
+                _save(out / "best.pt", {"params": [p.detach().clone() for p in params], "epoch": epoch + 1})
+    bar.close()
+    dev = pd.DataFrame(dev_rows)
+    best_epoch = int(dev.sort_values(["accuracy", "epoch"], ascending=[False, True]).iloc[0]["epoch"])
+    return TrainResult(config, pd.DataFrame(steps), dev, best_epoch)
