@@ -133,3 +133,16 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path):
     assert len(again.steps) == len(res.steps) and again.dev.equals(res.dev)
     with pytest.raises(ValueError, match="another configuration"):
         train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(lr=1e-3), out_dir=tmp_path, progress=False)
+
+
+def test_grpo_step_logs_dead_groups_and_format_failures(selector):
+    from fgpo_core.train import grpo_step
+
+    qs = [question(i) for i in range(3)]
+    correct = np.zeros((3, 16), bool)
+    selector.model.zero_grad()
+    out = grpo_step(selector, qs, correct, G=4, generator=torch.Generator().manual_seed(0))
+    # a random model's completions do not parse, every reward is 0: every group is dead
+    assert out["format_failures"] == 1.0 and out["dead_fraction"] == 1.0 and out["loss"] == 0.0
+    lp = selector.completion_logprobs(qs[0], [selector.candidates[5], selector.candidates[0]])
+    torch.testing.assert_close(lp, torch.stack([slow_scores(selector, qs[0], "sum")[i] for i in (5, 0)]))

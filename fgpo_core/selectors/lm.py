@@ -101,7 +101,8 @@ class LMSelector:
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
                generator: torch.Generator | None = None):
         """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
-        completions and their parsed subsets (``None`` for a format failure)."""
+        completions and their parsed subsets (``None`` for a format failure). The completions'
+        token ids are kept in ``last_sample_ids`` for :meth:`completion_logprobs`."""
         dev = next(self.model.parameters()).device
         p = torch.tensor([self.prompt_ids(q)], device=dev).expand(G, -1)
         seqs = p
@@ -122,5 +123,24 @@ class LMSelector:
                 out = self.model(input_ids=nxt[:, None], use_cache=True, **{kwname: cache})
                 cache = _cache_of(out)
                 logits = out.logits[:, -1]
-        texts = self.tokenizer.batch_decode(seqs[:, p.shape[1]:], skip_special_tokens=True)
+        gen = seqs[:, p.shape[1]:]
+        texts = self.tokenizer.batch_decode(gen, skip_special_tokens=True)
+        ids = []
+        for row in gen.tolist():  # each completion up to and including its end token
+            ids.append(row[:row.index(self.end_id) + 1] if self.end_id in row else row)
+        self.last_sample_ids = ids
         return texts, [self.space.parse(t).mask for t in texts]
+
+    def completion_logprobs(self, q: Question, completions: Sequence[Sequence[int]]) -> torch.Tensor:
+        """Sequence log-probabilities ``[G]`` (with gradients) of token completions of the prompt."""
+        dev = next(self.model.parameters()).device
+        prompt = self.prompt_ids(q)
+        G, C = len(completions), max(len(c) for c in completions)
+        ids = torch.full((G, C), self.end_id, dtype=torch.long, device=dev)
+        mask = torch.zeros(G, C, device=dev)
+        for i, c in enumerate(completions):
+            ids[i, :len(c)] = torch.tensor(c, device=dev)
+            mask[i, :len(c)] = 1.0
+        full = torch.cat([torch.tensor([prompt], device=dev).expand(G, -1), ids], 1)
+        logp = torch.log_softmax(self.model(input_ids=full[:, :-1]).logits[:, len(prompt) - 1:].float(), -1)
+        return (logp.gather(-1, ids[..., None])[..., 0] * mask).sum(1)
