@@ -4,7 +4,15 @@ import torch
 
 from fgpo_core import objectives as obj
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def float64_default():
+    """These tests compare gradients closely: float64, restored afterwards for other modules."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
 
 
 def rand(B=8, A=16, seed=0):
