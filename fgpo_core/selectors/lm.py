@@ -71,7 +71,7 @@ class LMSelector:
         cand = self.cand_ids.to(dev)
         p = torch.tensor([prompt], device=dev)
         if reuse_prefix:
-            out = self.model(input_ids=p, use_cache=True)
+            out = self.model(input_ids=p, use_cache=True, logits_to_keep=1)  # only the next-token logits
             cache = _cache_of(out)
             cache.batch_repeat_interleave(A)  # one copy of the prompt's keys and values per candidate
             first = torch.log_softmax(out.logits[:, -1].float(), -1).expand(A, -1)  # predicts token 0
@@ -79,8 +79,8 @@ class LMSelector:
             logp = torch.cat([first[:, None, :], torch.log_softmax(rest, -1)], 1)  # [A, C, V]
         else:
             full = torch.cat([p.expand(A, -1), cand], 1)
-            logits = self.model(input_ids=full[:, :-1]).logits.float()
-            logp = torch.log_softmax(logits[:, len(prompt) - 1:], -1)
+            logits = self.model(input_ids=full[:, :-1], logits_to_keep=C).logits.float()
+            logp = torch.log_softmax(logits, -1)
         return logp.gather(-1, cand[..., None])[..., 0]
 
     def candidate_scores(self, questions: Sequence[Question], reduce: str = "mean",
@@ -108,7 +108,7 @@ class LMSelector:
         seqs = p
         done = torch.zeros(G, dtype=torch.bool, device=dev)
         with torch.no_grad():
-            out = self.model(input_ids=p, use_cache=True)
+            out = self.model(input_ids=p, use_cache=True, logits_to_keep=1)
             cache = _cache_of(out)
             logits = out.logits[:, -1]
             kwname = _cache_kw(self.model)
@@ -142,5 +142,5 @@ class LMSelector:
             ids[i, :len(c)] = torch.tensor(c, device=dev)
             mask[i, :len(c)] = 1.0
         full = torch.cat([torch.tensor([prompt], device=dev).expand(G, -1), ids], 1)
-        logp = torch.log_softmax(self.model(input_ids=full[:, :-1]).logits[:, len(prompt) - 1:].float(), -1)
+        logp = torch.log_softmax(self.model(input_ids=full[:, :-1], logits_to_keep=C).logits.float(), -1)
         return (logp.gather(-1, ids[..., None])[..., 0] * mask).sum(1)
