@@ -142,27 +142,24 @@ def sample_acceptors(n: int, rng: np.random.Generator, model: MaxEntScan | None 
     return ["".join("ACGT"[c] for c in row) for row in x]
 
 
+def _candidates(codes: np.ndarray, width: int, at: int, dinucleotide: tuple, score, offset: int) -> list[dict]:
+    """Windows of ``width`` bases with ``dinucleotide`` at ``at`` (no N), scored; positions are
+    1-based, ``offset`` bases after the window start."""
+    if len(codes) < width:
+        return []
+    win = np.lib.stride_tricks.sliding_window_view(codes, width)
+    idx = np.flatnonzero((win[:, at] == dinucleotide[0]) & (win[:, at + 1] == dinucleotide[1]) & (win < 4).all(1))
+    if not len(idx):
+        return []
+    return [{"position": int(i) + offset, "score": round(float(v), 2)} for i, v in zip(idx, score(win[idx]))]
+
+
 def splice_sites(model: MaxEntScan, seq: str) -> dict:
     """Score every GT and AG candidate of a validated sequence (1-based positions of the G of GT
     and of the G of AG, the last intronic base)."""
     codes = encode(seq)
-    L = len(codes)
-    out = {"donors": [], "acceptors": []}
-    if L >= 9:
-        win = np.lib.stride_tricks.sliding_window_view(codes, 9)
-        ok = (win[:, 3] == 2) & (win[:, 4] == 3) & (win < 4).all(1)
-        idx = np.flatnonzero(ok)
-        if len(idx):
-            sc = model.score_donors(win[idx])
-            out["donors"] = [{"position": int(i) + 4, "score": round(float(s), 2)} for i, s in zip(idx, sc)]
-    if L >= 23:
-        win = np.lib.stride_tricks.sliding_window_view(codes, 23)
-        ok = (win[:, 18] == 0) & (win[:, 19] == 2) & (win < 4).all(1)
-        idx = np.flatnonzero(ok)
-        if len(idx):
-            sc = model.score_acceptors(win[idx])
-            out["acceptors"] = [{"position": int(i) + 20, "score": round(float(s), 2)} for i, s in zip(idx, sc)]
-    return out
+    return {"donors": _candidates(codes, 9, 3, (2, 3), model.score_donors, 4),
+            "acceptors": _candidates(codes, 23, 18, (0, 2), model.score_acceptors, 20)}
 
 
 def classify(donors: list, acceptors: list, threshold: float = SITE_THRESHOLD) -> str:
