@@ -42,8 +42,6 @@ class FGPOConfig:
     """Questions per minibatch; all 2**n subsets of each are scored."""
     beta: float = BETA
     """Entropy bonus of Eq. 5."""
-    reward: str = "eq1"
-    """Reward read from the table: 'eq1' or 'binary' (lambda = 0)."""
     lora_r: int = 16
     """LoRA rank (the paper: 16)."""
     lora_alpha: int = 32

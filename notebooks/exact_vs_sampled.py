@@ -256,7 +256,7 @@ display(paper.TABLE15)
 # %% [markdown]
 # One difference is structural. The paper's FGPO row is its *generation* distribution
 # $p_\text{gen}$ after training, which it never samples from, and which ended up almost
-# deterministic (94% dead at $G = 6$). In the tabular bandit there is only one
+# deterministic (its row in the paper's table above). In the tabular bandit there is only one
 # distribution, $q$, and FGPO's entropy bonus keeps it spread over the subsets that
 # tie on correctness. GRPO, whose samples are its only signal, concentrates.
 

@@ -183,7 +183,7 @@ plt.show()
 
 # %% [markdown]
 # The gap between the best fixed subset and the oracle is what a per-question selector
-# can win. The paper's GenomeQA table had 38 points of headroom over No-Tool; ours:
+# can win. The paper's GenomeQA table and ours, side by side:
 
 # %%
 t_core = tables[name0][0]
