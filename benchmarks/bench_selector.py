@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--keep", type=int, default=40, help="bases kept at each end of long sequences")
     args = ap.parse_args()
     _, suites = load_benchmark(ROOT / "data" / "benchmarks" / "cpu")
-    table, df, _ = load_table(ROOT / "data" / "tables" / "cpu" / "minilm" / "dev")
+    table, df, _ = load_table(ROOT / "data" / "tables" / "cpu" / "reader" / "dev")
     qs = suites["dev"][:args.questions]
     rewards = align_table(table, df, suites["dev"])[:args.questions]
     correct = table.correct[:args.questions]

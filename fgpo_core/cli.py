@@ -114,7 +114,58 @@ def _table(args) -> int:
     return 0
 
 
+def _reader(args) -> int:
+    import json
+
+    from .configs import dataclass_from_args
+    from .reasoners.train_reader import ReaderConfig, train_reader
+
+    manifest = train_reader(dataclass_from_args(ReaderConfig, args))
+    print(json.dumps({k: manifest[k] for k in ("history", "best_val_decisive", "adapter_hash", "train_seconds")},
+                     indent=1))
+    return 0
+
+
+_CONFIGS = {"fgpo": ("fgpo_core.train", "FGPOConfig"), "grpo": ("fgpo_core.grpo", "GRPOArmConfig"),
+            "sft": ("fgpo_core.imitation", "ImitationConfig"), "dpo": ("fgpo_core.imitation", "ImitationConfig")}
+
+
+def _train_main(argv: list[str]) -> int:
+    """``fgpo train --objective X [flags]``: the flags are the shared RunSetup's and X's config's."""
+    import importlib
+    import json
+
+    from .configs import add_dataclass_args, dataclass_from_args
+    from .runs import RunSetup, train_run
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--objective", choices=list(_CONFIGS), default="fgpo")
+    known, _ = pre.parse_known_args(argv)
+    mod, name = _CONFIGS[known.objective]
+    cfg_cls = getattr(importlib.import_module(mod), name)
+    ap = argparse.ArgumentParser(prog="fgpo train", description="train an LM selector against a reward table",
+                                 parents=[pre])
+    add_dataclass_args(ap.add_argument_group("run"), RunSetup)
+    add_dataclass_args(ap.add_argument_group(known.objective), cfg_cls)
+    args = ap.parse_args(argv)
+    manifest = train_run(known.objective, dataclass_from_args(RunSetup, args), dataclass_from_args(cfg_cls, args))
+    print(json.dumps({k: manifest[k] for k in ("objective", "n_train", "train_seconds", "adapter_hash")}, indent=1))
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .runs import evaluate_run
+
+    for suite, path in evaluate_run(args.run, args.bench, args.tables, args.suite, keep=args.keep,
+                                    limit=args.limit).items():
+        print(f"{suite}: {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:
+        return _train_main(argv[1:])
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -153,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     tb = tsub.add_parser("build", help="build (or resume) a reward table")
     tb.add_argument("--bench", required=True, help="a built benchmark folder")
     tb.add_argument("--suite", required=True, help="suite name inside it (train, dev, core, ...)")
-    tb.add_argument("--reasoner", default="minilm", help="minilm, smollm2, hf:<folder> or vllm:<folder>")
+    tb.add_argument("--reasoner", default="minilm", help="reader (trained), minilm (zero-shot), smollm2, reader:<folder>, hf:<folder> "
+                    "or vllm:<folder>")
     tb.add_argument("--out", required=True, help="table folder (chunks, manifest, table.parquet)")
     tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
     tb.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
@@ -165,7 +217,28 @@ def main(argv: list[str] | None = None) -> int:
     ts.add_argument("dir")
     table.set_defaults(func=_table)
 
+    reader = sub.add_parser("reader", help="train the evidence reader on the curriculum")
+    rsub = reader.add_subparsers(dest="action", required=True)
+    rt = rsub.add_parser("train", help="draw the curriculum, train, write the adapter and its manifest")
+    from .configs import add_dataclass_args
+    from .reasoners.train_reader import ReaderConfig
+
+    add_dataclass_args(rt, ReaderConfig)
+    reader.set_defaults(func=_reader)
+
+    sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo --help")
+    ev = sub.add_parser("evaluate", help="free generation, controlled scoring and p_gen of a trained selector")
+    ev.add_argument("--run", help="a run folder (omit for the unadapted selector)")
+    ev.add_argument("--bench", default="data/benchmarks/cpu")
+    ev.add_argument("--tables", default="data/tables/cpu/reader", help="folder of merged tables, one per suite")
+    ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
+    ev.add_argument("--keep", type=int, default=40)
+    ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")
+    ev.set_defaults(func=_evaluate)
+
     args = parser.parse_args(argv)
+    if args.command == "evaluate" and not args.suite:
+        args.suite = ["core", "microbe", "mosaic"]
     return args.func(args)
 
 

