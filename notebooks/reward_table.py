@@ -215,8 +215,9 @@ display(Markdown(
     f"all tools {a['all tools']:.1f}%)"
     + (f", against {z['decisive tool only']:.1f}% for the zero-shot MiniLM reader" if z is not None else "")
     + f". By family it ranges from {fam_dec.min():.0f}% ({fam_dec.idxmin()}) to {fam_dec.max():.0f}% "
-    f"({fam_dec.idxmax()}); families whose decisive tool is itself weak (see the benchmark chapter's "
-    f"answerability table) cap what any reader can reach. SmolLM2 answers **{s_['decisive tool only']:.1f}%** "
+    f"({fam_dec.idxmax()}). A reader is capped by its tools too: the benchmark chapter's answerability table "
+    "gives each family's best single-tool score, and the gap between that cap and the row above is the "
+    f"reader's own. SmolLM2 answers **{s_['decisive tool only']:.1f}%** "
     "with the decisive tool. The book's tables below come from the evidence reader; the zero-shot "
     "MiniLM reader's tables serve the transfer experiments (a SmolLM2 table costs about 3 s per call "
     "here, `make tables` builds a slice of it). All three readers are far from the paper's 1.5-8B "
