@@ -61,7 +61,6 @@ def main() -> None:
     for cached in (True, False):
         reader._cache.clear()
         t0 = time.perf_counter()
-        pair_tokens = 0
         for b in batches:
             if cached:
                 reader.answer(b)
