@@ -28,6 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .benchmarks.families import gc_and_cpg
 from .benchmarks.schema import LETTERS, Question
 from .tools import ReferenceSet, ToolLibrary
 from .tools.expert import KmerSpectrumEncoder
@@ -177,11 +178,6 @@ def _composition(label, rng, length):
     return None
 
 
-def _cpg_oe(seq: str) -> float:
-    c, g = seq.count("C"), seq.count("G")
-    return seq.count("CG") * len(seq) / (c * g) if c and g else 0.0
-
-
 def _dinucleotide(label, rng, length):
     rich, retained = DINUCLEOTIDE[label]
     gc = float(rng.uniform(0.57, 0.68) if rich else rng.uniform(0.30, 0.43))
@@ -194,7 +190,7 @@ def _dinucleotide(label, rng, length):
                 else:
                     s[i + 1] = "A"
     s = "".join(s)
-    g, oe = _gc(s), _cpg_oe(s)
+    g, oe = _gc(s), gc_and_cpg(s)[1]
     ok_gc = g > 0.55 if rich else g < 0.45
     ok_oe = oe > 0.8 if retained else oe < 0.4
     return (s, label) if ok_gc and ok_oe else None

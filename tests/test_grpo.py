@@ -3,7 +3,6 @@ import importlib.util
 
 import numpy as np
 import pytest
-import torch
 
 from fgpo_core.benchmarks.schema import validate_question
 
@@ -36,8 +35,8 @@ def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
     assert tr.dead_fraction(last=1) == 1.0
 
 
-def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path):
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_lm):
+    from transformers import AutoTokenizer
 
     from fgpo_core.grpo import GRPOArmConfig, TableReward, train_grpo
     from fgpo_core.reasoners.causal_lm import smollm2_path
@@ -46,11 +45,8 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path):
 
     d, f = smollm2_path()
     tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    torch.manual_seed(0)
-    cfg_m = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-                        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
-    sel = LMSelector(add_lora(LlamaForCausalLM(cfg_m)), tok, n_tools=4, keep=8)
+    model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
+    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
     qs = [question(i) for i in range(4)]
     correct = np.random.default_rng(0).random((4, 16)) < 0.5
 

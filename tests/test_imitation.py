@@ -29,20 +29,14 @@ needs_trl = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in 
 
 
 def tiny_selector_and_questions():
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from conftest import make_tiny_lm
 
     from fgpo_core.benchmarks.schema import validate_question
-    from fgpo_core.reasoners.causal_lm import smollm2_path
     from fgpo_core.selectors import LMSelector
     from fgpo_core.train import add_lora
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)
-    sel = LMSelector(add_lora(LlamaForCausalLM(cfg)), tok, n_tools=4, keep=8)
+    model, tok = make_tiny_lm()
+    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
     seq = "ACGT" * 10
     qs = [validate_question({"id": f"q{i}", "suite": "s", "split": "train", "family": "cpg", "shape": "describe",
                              "question": f"Question {i}?\nSequence: {seq}",

@@ -23,18 +23,11 @@ def question(i=0):
 
 
 @pytest.fixture(scope="module")
-def selector():
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from fgpo_core.reasoners.causal_lm import smollm2_path
+def selector(tiny_lm):
     from fgpo_core.selectors import LMSelector
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)
-    return LMSelector(LlamaForCausalLM(cfg).double(), tok, n_tools=4, keep=12)
+    model, tok = tiny_lm()
+    return LMSelector(model.double(), tok, n_tools=4, keep=12)
 
 
 def slow_scores(sel, q, reduce):
@@ -105,20 +98,13 @@ def _tiny_problem(n=8):
     return qs, t.rewards("eq1"), t.correct
 
 
-def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path):
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from fgpo_core.reasoners.causal_lm import smollm2_path
+def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
     from fgpo_core.selectors import LMSelector
     from fgpo_core.train import FGPOConfig, add_lora, train_fgpo
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-    sel = LMSelector(add_lora(LlamaForCausalLM(cfg), r=4, alpha=8, targets=targets), tok, n_tools=4, keep=12)
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8, targets=targets), tok, n_tools=4, keep=12)
     qs, rewards, correct = _tiny_problem()
     config = FGPOConfig(lr=0.1, epochs=6, batch_size=4, lora_r=4, lora_alpha=8, lora_targets=targets)
     res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False)

@@ -6,7 +6,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from ..benchmarks.schema import LETTERS, Question
 
-__all__ = ["ReasonerOutput", "Reasoner", "letter_from_logprobs"]
+__all__ = ["ReasonerOutput", "Reasoner", "letter_from_logprobs", "tie_break"]
 
 
 @dataclass
@@ -36,3 +36,15 @@ class Reasoner(Protocol):
     id: str
 
     def answer(self, batch: Sequence[tuple[Question, str]]) -> list[ReasonerOutput]: ...
+
+
+def tie_break(question_id: str, scale: float):
+    """A deterministic, question-specific jitter of size ``scale`` (far below any real score
+    difference): options a reader cannot separate are guessed evenly over A-D, not always 'A'.
+    Returns a float array of 4."""
+    import hashlib
+
+    import numpy as np
+
+    h = hashlib.sha256(question_id.encode()).digest()
+    return np.array([h[i] for i in range(4)], dtype=float) * scale

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..benchmarks.schema import LETTERS, Question
-from .base import ReasonerOutput, letter_from_logprobs
+from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .prompt import user_message
 
 __all__ = ["MiniLMReader", "minilm_path"]
@@ -101,17 +101,10 @@ class MiniLMReader:
             out[i] = (self.embed(lines) @ qv).max() if lines else 0.0
         return out
 
-    @staticmethod
-    def _tie_break(q: Question) -> np.ndarray:
-        """A deterministic, question-specific jitter far below any real score difference, so
-        that options the evidence cannot separate are guessed evenly rather than always 'A'."""
-        h = hashlib.sha256(q.id.encode()).digest()
-        return np.array([h[i] for i in range(4)], dtype=float) * 1e-9
-
     def answer(self, batch: Sequence[tuple[Question, str]]) -> list[ReasonerOutput]:
         outs = []
         for q, ev in batch:
-            s = (self._scores(q, ev) + self._tie_break(q)) / self.tau
+            s = (self._scores(q, ev) + tie_break(q.id, 1e-9)) / self.tau
             logp = s - np.logaddexp.reduce(s)
             lp = {L: float(v) for L, v in zip(LETTERS, logp)}
             n_tokens = len(self.tokenizer.encode(user_message(q.question, q.options_block(), ev), verbose=False))

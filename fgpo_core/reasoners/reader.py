@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from ..benchmarks.schema import LETTERS, Question
-from .base import ReasonerOutput, letter_from_logprobs
+from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .encoder import minilm_path
 from .prompt import user_message
 
@@ -215,19 +215,11 @@ class EvidenceReader:
         pairs = [p for q, ev in items for ps in pair_texts(q, ev) for p in ps]
         self._scores(pairs)
 
-    @staticmethod
-    def _tie_break(q: Question) -> np.ndarray:
-        """A deterministic, question-specific jitter far below any real score difference: options
-        the reader cannot separate (a select question without evidence) are guessed evenly over
-        A-D instead of always 'A'."""
-        h = hashlib.sha256(q.id.encode()).digest()
-        return np.array([h[i] for i in range(4)], dtype=float) * 1e-7
-
     def answer(self, batch: Sequence[tuple[Question, str]]) -> list[ReasonerOutput]:
         self.prefetch(batch)
         outs = []
         for q, ev in batch:
-            s = self.logits(q, ev) + self._tie_break(q)
+            s = self.logits(q, ev) + tie_break(q.id, 1e-7)  # a select question without evidence ties
             logp = s - np.logaddexp.reduce(s)
             lp = {L: float(v) for L, v in zip(LETTERS, logp)}
             n_tokens = len(self.model.tokenizer.encode(user_message(q.question, q.options_block(), ev),
