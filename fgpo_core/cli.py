@@ -126,6 +126,15 @@ def _reader(args) -> int:
     return 0
 
 
+def _runs(args) -> int:
+    from .configs import dataclass_from_args
+    from .runs import GridConfig, run_grid
+
+    for name, folder in run_grid(dataclass_from_args(GridConfig, args)).items():
+        print(f"{name}: {folder}")
+    return 0
+
+
 _CONFIGS = {"fgpo": ("fgpo_core.train", "FGPOConfig"), "grpo": ("fgpo_core.grpo", "GRPOArmConfig"),
             "sft": ("fgpo_core.imitation", "ImitationConfig"), "dpo": ("fgpo_core.imitation", "ImitationConfig")}
 
@@ -156,8 +165,8 @@ def _train_main(argv: list[str]) -> int:
 def _evaluate(args) -> int:
     from .runs import evaluate_run
 
-    for suite, path in evaluate_run(args.run, args.bench, args.tables, args.suite, keep=args.keep,
-                                    limit=args.limit).items():
+    for suite, path in evaluate_run(args.run, args.bench, args.suite, keep=args.keep, limit=args.limit,
+                                    out_dir=args.out).items():
         print(f"{suite}: {path}")
     return 0
 
@@ -227,10 +236,17 @@ def main(argv: list[str] | None = None) -> int:
     reader.set_defaults(func=_reader)
 
     sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo --help")
+    from .runs import GridConfig
+
+    rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
+    add_dataclass_args(rg, GridConfig)
+    rg.set_defaults(func=_runs)
     ev = sub.add_parser("evaluate", help="free generation, controlled scoring and p_gen of a trained selector")
-    ev.add_argument("--run", help="a run folder (omit for the unadapted selector)")
+    ev.add_argument("--run", required=True,
+                    help="a run folder, 'untrained' (the bare selector) or 'tools-with-descriptions' "
+                         "(the bare selector told the tools' names and descriptions)")
     ev.add_argument("--bench", default="data/benchmarks/cpu")
-    ev.add_argument("--tables", default="data/tables/cpu/reader", help="folder of merged tables, one per suite")
+    ev.add_argument("--out", help="output folder (default: <run>/eval; required for the bare selectors)")
     ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")

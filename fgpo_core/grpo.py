@@ -68,8 +68,10 @@ class TableReward:
     rewards per prompt) for an independent dead-group count.
     """
 
-    def __init__(self, correct: np.ndarray, n_tools: int, G: int, w_diff: float = 0.95, w_fmt: float = 0.05):
+    def __init__(self, correct: np.ndarray, n_tools: int, G: int, w_diff: float = 0.95, w_fmt: float = 0.05,
+                 prefill: str = ""):
         self.correct = np.asarray(correct, dtype=bool)
+        self.prefill = prefill
         self.space = ActionSpace(n_tools)
         self.G, self.w_diff, self.w_fmt = G, w_diff, w_fmt
         self.groups: list[np.ndarray] = []
@@ -84,7 +86,7 @@ class TableReward:
         return str(c)
 
     def __call__(self, prompts=None, completions=None, qi=None, **kwargs) -> list[float]:
-        masks = [self.space.parse(self._text(c)).mask for c in completions]
+        masks = [self.space.parse(self.prefill + self._text(c)).mask for c in completions]
         parsed = np.array([m is not None for m in masks])
         rows = self.correct[np.asarray(qi, dtype=int)]
         ok = np.array([bool(r[m]) if m is not None else False for r, m in zip(rows, masks)])
@@ -107,14 +109,11 @@ class TableReward:
         return float(np.mean([np.ptp(x) <= 1e-8 for x in g])) if g else float("nan")
 
 
-def grpo_dataset(questions: Sequence[Question], slots: Sequence[str], keep: int | None):
-    """The conversational prompts of the selector with each question's index ``qi``."""
+def grpo_dataset(selector, questions: Sequence[Question]):
+    """The selector's prompts (chat template applied, prefill included) with each question's index ``qi``."""
     from datasets import Dataset
 
-    from .selectors.prompt import selector_messages
-
-    return Dataset.from_list([{"prompt": selector_messages(q, list(slots), keep), "qi": i}
-                              for i, q in enumerate(questions)])
+    return Dataset.from_list([{"prompt": selector.prompt_text(q), "qi": i} for i, q in enumerate(questions)])
 
 
 def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOArmConfig, out_dir, max_steps: int,
@@ -123,7 +122,9 @@ def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOA
     from trl import GRPOConfig, GRPOTrainer
 
     args = GRPOConfig(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
-                      per_device_train_batch_size=cfg.G * cfg.prompts_per_step, gradient_accumulation_steps=1,
+                      # one group per forward/backward, accumulated over the step's prompts: the same update
+                      # as one batch of G x prompts_per_step, in a fraction of the memory
+                      per_device_train_batch_size=cfg.G, gradient_accumulation_steps=cfg.prompts_per_step,
                       num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
                       temperature=cfg.temperature, top_p=1.0, beta=0.0, loss_type=cfg.loss_type,
                       scale_rewards="group", max_steps=max_steps, logging_steps=1, save_strategy="steps",
@@ -157,7 +158,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     out.mkdir(parents=True, exist_ok=True)
     steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * len(train_qs) / cfg.prompts_per_step))
     every = cfg.eval_every or max(1, steps // 8)
-    reward = TableReward(train_correct, selector.space.n_tools, cfg.G)
+    reward = TableReward(train_correct, selector.space.n_tools, cfg.G, prefill=selector.prefill)
     dev_rows: list[dict] = []
     dev_file = out / "dev.json"
     if dev_file.exists():
@@ -174,7 +175,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
 
     if evaluate is not None and not dev_rows:
         dev_rows.append({"step": 0, **evaluate(selector, dev_qs, dev_correct)})
-    ds = grpo_dataset(train_qs, selector.slots(), selector.keep)
+    ds = grpo_dataset(selector, train_qs)
     trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, [DevEval()],
                                 progress)
     last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))

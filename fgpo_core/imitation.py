@@ -19,9 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from .benchmarks.schema import Question
-from .subsets import ActionSpace
 
-__all__ = ["ImitationConfig", "sft_targets", "dpo_pairs", "train_sft", "train_dpo"]
+__all__ = ["ImitationConfig", "sft_targets", "dpo_pairs", "dpo_dataset", "train_sft", "train_dpo"]
 
 
 @dataclass
@@ -56,10 +55,6 @@ def dpo_pairs(rewards: np.ndarray) -> list[tuple[int, int, int]]:
     return out
 
 
-def _messages(selector, q: Question) -> list[dict]:
-    from .selectors.prompt import selector_messages
-
-    return selector_messages(q, selector.slots(), selector.keep)
 
 
 def _args(cls, out_dir, cfg: ImitationConfig, **kw):
@@ -73,34 +68,50 @@ def _args(cls, out_dir, cfg: ImitationConfig, **kw):
 
 
 def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
-    """Supervised imitation of the table's best subset; returns the trainer's log history."""
+    """Supervised imitation of the table's best subset; returns the trainer's log history.
+
+    The examples are given to TRL already tokenized, as the selector tokenizes them when it
+    scores and generates (prompt tokens, then the policy string's own tokens): joined as
+    text, ``<answer>`` and ``</answer>`` would merge into one token for the empty subset and
+    the model would be trained on a context it never sees."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    space = ActionSpace(selector.space.n_tools)
     best = sft_targets(rewards)
-    ds = Dataset.from_list([{"prompt": _messages(selector, q),
-                             "completion": [{"role": "assistant", "content": space.to_string(int(m))}]}
-                            for q, m in zip(questions, best)])
+    rows = []
+    for q, m in zip(questions, best):
+        prompt, cand = selector.prompt_ids(q), selector.candidates[int(m)]
+        rows.append({"input_ids": prompt + cand, "completion_mask": [0] * len(prompt) + [1] * len(cand)})
     args = _args(SFTConfig, out_dir, cfg, completion_only_loss=True, max_length=None, packing=False)
-    tr = SFTTrainer(model=selector.model, args=args, train_dataset=ds, processing_class=selector.tokenizer)
+    tr = SFTTrainer(model=selector.model, args=args, train_dataset=Dataset.from_list(rows),
+                    processing_class=selector.tokenizer)
     tr.train()
     return tr.state.log_history
 
 
-def train_dpo(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
-    """DPO on (table argmax, table argmin) pairs; the reference is the adapter-free base model."""
+def dpo_dataset(selector, questions: Sequence[Question], rewards: np.ndarray):
+    """Tokenized preference pairs in TRL's layout (``prompt_ids``, ``chosen_ids``, ``rejected_ids``),
+    tokenized as the selector scores them."""
     from datasets import Dataset
-    from trl import DPOConfig, DPOTrainer
 
-    space = ActionSpace(selector.space.n_tools)
-    rows = [{"prompt": _messages(selector, questions[i]),
-             "chosen": [{"role": "assistant", "content": space.to_string(c)}],
-             "rejected": [{"role": "assistant", "content": space.to_string(r)}]} for i, c, r in dpo_pairs(rewards)]
+    rows = [{"prompt_ids": selector.prompt_ids(questions[i]), "chosen_ids": list(selector.candidates[c]),
+             "rejected_ids": list(selector.candidates[r])} for i, c, r in dpo_pairs(rewards)]
     if not rows:
         raise ValueError("every reward row is constant: DPO has no preference pair to learn from")
+    return Dataset.from_list(rows)
+
+
+def train_dpo(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
+    """DPO on (table argmax, table argmin) pairs; the reference is the adapter-free base model.
+    The pairs are given to TRL already tokenized (see :func:`train_sft`)."""
+    from trl import DPOConfig, DPOTrainer
+
+    class PreTokenizedDPO(DPOTrainer):
+        def _prepare_dataset(self, dataset, processing_class, args, dataset_name):
+            return dataset  # already tokenized by dpo_dataset
+
+    ds = dpo_dataset(selector, questions, rewards)
     args = _args(DPOConfig, out_dir, cfg, beta=cfg.dpo_beta, max_length=None)
-    tr = DPOTrainer(model=selector.model, args=args, train_dataset=Dataset.from_list(rows),
-                    processing_class=selector.tokenizer)
+    tr = PreTokenizedDPO(model=selector.model, args=args, train_dataset=ds, processing_class=selector.tokenizer)
     tr.train()
     return tr.state.log_history

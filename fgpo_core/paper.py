@@ -72,3 +72,34 @@ OUTCOME_DEGENERATE_BY_LIBRARY_SIZE = {1: 73.5, 4: 37.7}
 
 TABLE_COST = {"table_calls": 32_032, "grpo_calls": 76_800}
 """Reasoner calls: the exhaustive table (16 x 2,002) against GRPO's 200 steps x 64 prompts x 6 rollouts."""
+
+MAIN_CROSS = {
+    "GenBench-X": {"GRPO": 51.90, "FGPO": 65.20, "Oracle": 90.60},
+    "BM4": {"GRPO": 52.30, "FGPO": 54.80, "Oracle": 86.90},
+}
+"""Table 2, the cross-domain columns the paper reports in the text (training reasoner Qwen3-8B)."""
+
+TRANSFER = {"cells": 15, "fgpo_wins": 15, "margin_min": 0.92, "margin_median": 4.48, "margin_max": 14.20,
+            "margin_mean": 6.75, "fgpo_beats_best_fixed": 10}
+"""Table 2's transfer cells: the selectors moved without adaptation to four other reasoners."""
+
+TOOL_ECONOMY = {"FGPO": 1.40, "GRPO": 2.36, "All-Tools": 4.00, "Tools w/ Desc": 1.03}
+"""Tools per question on GenomeQA (Section 3.3)."""
+
+INPUT_TOKENS = {"FGPO": 1300, "All-Tools": 4486}
+"""Mean reasoner input tokens (question + evidence) on GenomeQA."""
+
+RESCUES = {"fgpo_only": 418, "grpo_only": 161}
+"""Questions FGPO gets right and GRPO wrong, and the reverse (GenomeQA)."""
+
+CONTROLLED_VS_FREE = {"GRPO": (45.46, 45.13), "SFT": (42.17, 39.30), "FGPO": (52.62, 51.84)}
+"""(free generation, controlled candidate scoring) accuracy on GenomeQA (Appendix)."""
+
+EMPTY_SUBSET = {"empty_optimal": 61.9, "sft_argmax_empty": 92.8, "dpo_chosen_empty": 58.1}
+"""Empty-subset facts (Table 16 and Section 3): the reward-optimal share of the empty subset,
+SFT's argmax on it, and the share of DPO's chosen responses that are empty."""
+
+GRPO_CHECKPOINTS = {"step": [25, 50, 75, 100, 125, 150, 175, 200],
+                    "accuracy": [42.31, 44.85, 45.46, 45.24, 44.90, 45.32, 45.29, 45.13],
+                    "tools": [1.33, 1.92, 2.36, 2.18, 2.17, 2.25, 2.15, 2.17]}
+"""GRPO's dev-evaluated checkpoints on GenomeQA (every 25 of 200 steps)."""

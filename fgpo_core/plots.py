@@ -6,7 +6,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-__all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study"]
+__all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
+           "plot_selector_training", "plot_tool_rates", "plot_main_grid"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -15,6 +16,8 @@ METHOD_COLORS = {
     "k-subset": "#5b6c9a",
     "Uniform": "#8a8a8a",
     "SFT": "#9c6fb6",
+    "DPO": "#b38f2e",
+    "Tools w/ Desc": "#6b8e23",
     "paper": "#444444",
 }
 
@@ -106,5 +109,83 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
                     palette=["#c8553d" if o.startswith("GRPO") else "#5b6c9a" for o in order])
         ax.set(title=f"At the {name}", xlabel="cosine similarity with the exact gradient", ylabel="", xlim=(-1.02, 1.02))
         ax.axvline(0, c="k", lw=0.8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_selector_training(fgpo: dict, grpo: dict, batch_size: int):
+    """Four panels from two run manifests, against question visits: dev accuracy (FGPO by
+    controlled scoring, GRPO by free generation), GRPO's observed dead-group fraction, the
+    policies' entropy (FGPO: of q over subsets; GRPO: per token of p_gen) and tools per question."""
+    fs, gs = pd.DataFrame(fgpo["steps"]), pd.DataFrame(grpo["steps"])
+    fd, gd = pd.DataFrame(fgpo["dev"]), pd.DataFrame(grpo["dev"])
+    per_epoch = fgpo["n_train"]
+    g_prompts = grpo["config"]["prompts_per_step"]
+    fs["visits"] = fs["step"] * batch_size
+    fd["visits"] = fd["epoch"] * per_epoch
+    gs["visits"] = gs["step"] * g_prompts
+    gd["visits"] = gd["step"] * g_prompts
+    cf, cg = color("FGPO"), color("GRPO")
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    ax = axes[0, 0]
+    ax.plot(fd.visits, fd.accuracy, "o-", c=cf, label="FGPO (controlled scoring)")
+    ax.plot(gd.visits, gd.accuracy, "s-", c=cg, label="GRPO (free generation)")
+    ax.set(title="Dev accuracy", xlabel="question visits", ylabel="accuracy (%)")
+    ax.legend(fontsize=8)
+    ax = axes[0, 1]
+    if "dead_fraction_recount" in grpo:
+        exact = grpo["dead_fraction_recount"]
+        ax.plot(gs.visits[:len(exact)], [100 * x for x in exact], "s-", c=cg, label="exact count (six equal rewards)")
+    ax.plot(gs.visits, 100 * gs.frac_reward_zero_std, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
+    ax.set(title="GRPO's dead groups (all G = 6 rewards equal)", xlabel="question visits",
+           ylabel="dead groups (%)", ylim=(-3, 103))
+    ax.legend(fontsize=8)
+    ax = axes[1, 0]
+    ax.plot(fs.visits, fs.entropy, "o-", c=cf, label="FGPO: H(q) over 16 subsets (nats)")
+    ax.plot(gs.visits, gs.entropy, "s-", c=cg, label="GRPO: per-token entropy of p_gen (nats)")
+    ax.set(title="Entropy", xlabel="question visits", ylabel="nats")
+    ax.legend(fontsize=8)
+    ax = axes[1, 1]
+    ax.plot(fs.visits, fs.tools, "o-", c=cf, label="FGPO: argmax subset (training batch)")
+    ax.plot(gd.visits, gd.tools, "s-", c=cg, label="GRPO: greedy generation (dev)")
+    ax.set(title="Tools per question", xlabel="question visits", ylabel="tools")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
+    """Heatmaps (one per selector) of the % of questions of each family on which each tool
+    is called, like the paper's Figure 4."""
+    names = list(rates)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        sns.heatmap(rates[name], vmin=0, vmax=100, cmap="mako_r", annot=True, fmt=".0f", cbar=False, ax=ax,
+                    annot_kws={"size": 8})
+        ax.set(title=name, xlabel="", ylabel="")
+    fig.suptitle(title, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
+    """Accuracy of every method (rows of ``acc``) on every suite (columns) as grouped bars,
+    with the paper's main-benchmark number of each method as a black tick on the first suite."""
+    import numpy as np
+
+    methods, suites = list(acc.index), list(acc.columns)
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    width = 0.8 / len(suites)
+    x = np.arange(len(methods))
+    shades = sns.color_palette("crest", len(suites))
+    for j, s in enumerate(suites):
+        ax.bar(x + (j - (len(suites) - 1) / 2) * width, acc[s].to_numpy(), width, label=s, color=shades[j])
+    if paper_main:
+        px = [i for i, m in enumerate(methods) if m in paper_main]
+        ax.scatter(x[px] - (len(suites) - 1) / 2 * width, [paper_main[methods[i]] for i in px], marker="_", s=300,
+                   c="k", zorder=3, label="paper (GenomeQA)")
+    ax.set_xticks(x, methods, rotation=20, ha="right")
+    ax.set(ylabel="accuracy (%)", title="Every method on every test suite (free generation)")
+    ax.legend(fontsize=8, ncols=len(suites) + 1, loc="upper left")
     fig.tight_layout()
     return fig

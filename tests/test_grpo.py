@@ -35,6 +35,16 @@ def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
     assert tr.dead_fraction(last=1) == 1.0
 
 
+def test_table_reward_reads_completions_of_a_prefilled_prompt():
+    from fgpo_core.grpo import TableReward
+
+    correct = np.zeros((1, 16), dtype=bool)
+    correct[0, 0b0101] = True
+    tr = TableReward(correct, 4, G=3, prefill="<answer>")
+    r = tr(completions=["0,2</answer><|im_end|>", "</answer>", "<answer>0,2</answer>"], qi=[0, 0, 0])
+    np.testing.assert_allclose(r, [1.0, 0.05, 0.0])  # the last repeats the tag: a format failure
+
+
 def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_lm):
     from transformers import AutoTokenizer
 

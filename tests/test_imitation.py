@@ -36,7 +36,7 @@ def tiny_selector_and_questions():
     from fgpo_core.train import add_lora
 
     model, tok = make_tiny_lm()
-    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
+    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8, prefill="<answer>")
     seq = "ACGT" * 10
     qs = [validate_question({"id": f"q{i}", "suite": "s", "split": "train", "family": "cpg", "shape": "describe",
                              "question": f"Question {i}?\nSequence: {seq}",
@@ -51,11 +51,26 @@ def test_tiny_sft_run_raises_the_target_strings_probability(tmp_path):
 
     sel, qs = tiny_selector_and_questions()
     rewards = np.full((4, 16), -1.0)
-    rewards[:, 0b0101] = 1.0
-    before = sel.candidate_scores(qs[:1], reduce="sum")[0, 0b0101].item()
+    rewards[:, 0] = 1.0  # the empty subset: as text, its string would merge with the prefilled tag
+    before = sel.candidate_scores(qs[:1], reduce="sum")[0, 0].item()
     log = train_sft(sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=3, batch_size=4), tmp_path)
-    after = sel.candidate_scores(qs[:1], reduce="sum")[0, 0b0101].item()
+    after = sel.candidate_scores(qs[:1], reduce="sum")[0, 0].item()
     assert len([h for h in log if "loss" in h]) == 3 and after > before
+
+
+def test_dpo_pairs_are_tokenized_as_the_selector_scores_them():
+    from fgpo_core.imitation import dpo_dataset
+
+    sel, qs = tiny_selector_and_questions()
+    rewards = np.zeros((4, 16))
+    rewards[:, 0] = 1.0
+    rewards[:, 0b1000] = -1.0
+    ds = dpo_dataset(sel, qs, rewards)
+    assert len(ds) == 4
+    assert ds[2]["prompt_ids"] == sel.prompt_ids(qs[2])
+    assert ds[2]["chosen_ids"] == list(sel.candidates[0]) and ds[2]["rejected_ids"] == list(sel.candidates[8])
+    with pytest.raises(ValueError, match="constant"):
+        dpo_dataset(sel, qs, np.zeros((4, 16)))
 
 
 @needs_trl
@@ -64,11 +79,12 @@ def test_tiny_dpo_run_widens_the_chosen_over_rejected_margin(tmp_path):
 
     sel, qs = tiny_selector_and_questions()
     rewards = np.zeros((4, 16))
-    rewards[:, 0b0011] = 1.0  # chosen
+    rewards[:, 0] = 1.0  # chosen: the empty subset
     rewards[:, 0b1000] = -1.0  # rejected
+
     def margin():
         s = sel.candidate_scores(qs, reduce="sum")
-        return (s[:, 0b0011] - s[:, 0b1000]).mean().item()
+        return (s[:, 0] - s[:, 0b1000]).mean().item()
     before = margin()
     train_dpo(sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=3, batch_size=4), tmp_path)
     assert margin() > before

@@ -8,11 +8,11 @@ from fgpo_core.configs import add_dataclass_args, dataclass_from_args, field_doc
 from fgpo_core.grpo import GRPOArmConfig
 from fgpo_core.imitation import ImitationConfig
 from fgpo_core.reasoners.train_reader import ReaderConfig
-from fgpo_core.runs import OBJECTIVES, RunSetup
+from fgpo_core.runs import OBJECTIVES, GridConfig, RunSetup
 from fgpo_core.train import FGPOConfig
 
 
-@pytest.mark.parametrize("cls", [FGPOConfig, GRPOArmConfig, ImitationConfig, ReaderConfig, RunSetup])
+@pytest.mark.parametrize("cls", [FGPOConfig, GRPOArmConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig])
 def test_every_config_field_carries_a_docstring(cls):
     docs = field_docs(cls)
     assert set(docs) == {f.name for f in dataclasses.fields(cls)}
@@ -40,3 +40,11 @@ def test_unknown_objective_is_refused():
     with pytest.raises(SystemExit) as e:
         main(["train", "--objective", "ppo"])
     assert e.value.code == 2
+
+
+def test_runs_help_lists_the_grid_flags(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["runs", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--lrs" in out and "--eval-core" in out

@@ -147,3 +147,62 @@ def test_greedy_generation_follows_the_argmax_token_and_mass_is_the_string_proba
     mass = selector.generation_mass([q])[0]
     torch.testing.assert_close(mass, slow_scores(selector, q, "sum").double().exp())
     assert float(mass.sum()) <= 1.0 + 1e-9
+
+
+@pytest.fixture(scope="module")
+def prefilled(tiny_lm):
+    from fgpo_core.selectors import LMSelector
+
+    model, tok = tiny_lm()
+    return LMSelector(model.double(), tok, n_tools=4, keep=12, prefill="<answer>")
+
+
+def test_prefilled_prompt_ends_with_the_tag_and_completions_round_trip(prefilled):
+    q = question()
+    assert prefilled.prompt_text(q).endswith("<|im_start|>assistant\n<answer>")
+    for m in range(16):
+        text = prefilled.completion_text(m)
+        assert not text.startswith("<answer>") and text.endswith("</answer><|im_end|>")
+        assert prefilled.parse(text) == m
+    assert prefilled.parse("0,0</answer>") is None and prefilled.parse("hello") is None
+
+
+def test_prefilled_candidate_scores_equal_the_slow_computation(prefilled):
+    q = question(3)
+    torch.testing.assert_close(prefilled.candidate_scores([q])[0], slow_scores(prefilled, q, "mean"),
+                               rtol=1e-5, atol=1e-5)  # log-softmax in float32 on both paths
+    scores, mass = prefilled.scores_and_mass(q)
+    torch.testing.assert_close(scores, prefilled.candidate_scores([q])[0].detach())
+    torch.testing.assert_close(mass, prefilled.generation_mass([q])[0])
+
+
+def test_a_prefill_that_is_not_a_prefix_of_every_policy_string_is_refused(tiny_lm):
+    from fgpo_core.selectors import LMSelector
+
+    model, tok = tiny_lm()
+    with pytest.raises(ValueError, match="prefix"):
+        LMSelector(model, tok, n_tools=4, prefill="<answer>0")
+
+
+def test_tools_with_descriptions_name_every_tool_and_refuse_unknown_ones(tiny_lm):
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.prompt import TOOL_DESCRIPTIONS, described_slots
+
+    model, tok = tiny_lm()
+    names = ["composition", "motif_scan", "splice", "expert"]
+    sel = LMSelector(model, tok, n_tools=4, tool_names=names)
+    body = sel.prompt_text(question())
+    assert all(f"{i}: {n} - {TOOL_DESCRIPTIONS[n]}" in body for i, n in enumerate(names))
+    assert "type1" not in body
+    with pytest.raises(ValueError, match="no description"):
+        described_slots(["composition", "blast"])
+    with pytest.raises(ValueError, match="tool names"):
+        LMSelector(model, tok, n_tools=4, tool_names=names[:3])
+
+
+def test_greedy_generation_stops_at_the_closing_tag(prefilled):
+    text, mask = prefilled.generate(question(5))
+    full, _ = prefilled.sample(question(5), 1, temperature=0.0)
+    assert full[0].startswith(text)  # the same greedy path, cut at the closing tag at the latest
+    assert text == full[0] or "</answer>" in text
+    assert mask == prefilled.parse(full[0])

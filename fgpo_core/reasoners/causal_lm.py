@@ -61,6 +61,12 @@ class CausalLMReasoner:
         with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation draws its own progress bar
             self.tokenizer = AutoTokenizer.from_pretrained(path, **kw)
             self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device).eval()
+        if gguf_file:  # GGUF weights are de-quantised to float32 on load: from here on a plain model, trainable
+            self.model.hf_quantizer = None
+            if getattr(self.model, "is_quantized", False):
+                self.model.is_quantized = False
+            if hasattr(self.model.config, "quantization_config"):
+                del self.model.config.quantization_config
         self.device = device
         self.reuse_prefix = reuse_prefix
         self.id = name or Path(path).name

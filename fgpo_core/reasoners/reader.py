@@ -157,13 +157,18 @@ class ReaderModel:
                                                         indent=1, sort_keys=True) + "\n")
 
 
-def _portable_adapter(out_dir: Path) -> None:
-    """Drop peft's generated model card and record the base model by name, not by this
-    machine's path (the adapter is committed and loaded onto the packaged encoder)."""
+def _portable_adapter(out_dir: Path, base: str = "sentence-transformers/all-MiniLM-L6-v2") -> None:
+    """Drop peft's generated model card (and a trainer's copy of the reference adapter) and
+    record the base model by name, not by this machine's path (the adapter is committed and
+    loaded onto the packaged model)."""
+    import shutil
+
+    out_dir = Path(out_dir)
     (out_dir / "README.md").unlink(missing_ok=True)
+    shutil.rmtree(out_dir / "ref", ignore_errors=True)
     cfg_file = out_dir / "adapter_config.json"
     cfg = json.loads(cfg_file.read_text())
-    cfg["base_model_name_or_path"] = "sentence-transformers/all-MiniLM-L6-v2"
+    cfg["base_model_name_or_path"] = base
     cfg_file.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 

@@ -18,7 +18,7 @@ import torch
 
 from ..benchmarks.schema import Question
 from ..subsets import ActionSpace
-from .prompt import selector_messages
+from .prompt import described_slots, selector_messages
 
 __all__ = ["LMSelector"]
 
@@ -40,14 +40,23 @@ def _cache_of(out):
 class LMSelector:
     """Scores, samples and parses subset choices with a causal LM."""
 
-    def __init__(self, model, tokenizer, n_tools: int, keep: int | None = None):
+    def __init__(self, model, tokenizer, n_tools: int, keep: int | None = None,
+                 tool_names: Sequence[str] | None = None, prefill: str = ""):
         self.model, self.tokenizer = model, tokenizer
         self.space = ActionSpace(n_tools)
+        self.prefill = prefill
         self.keep = keep
+        if tool_names is not None and len(tool_names) != n_tools:
+            raise ValueError(f"{len(tool_names)} tool names for {n_tools} tools")
+        self.tool_names = list(tool_names) if tool_names is not None else None
+        if prefill and not all(c.startswith(prefill) for c in self.space.candidate_strings()):
+            raise ValueError(f"prefill {prefill!r} is not a prefix of every policy string")
         eos = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() \
             else tokenizer.eos_token_id
         self.end_id = eos
-        self.candidates = [tokenizer.encode(s, add_special_tokens=False) + [eos] for s in self.space.candidate_strings()]
+        self.end_text = tokenizer.convert_ids_to_tokens(eos)
+        self.candidates = [tokenizer.encode(self.completion_text(m, end=False), add_special_tokens=False) + [eos]
+                           for m in range(self.space.n_actions)]
         C = max(map(len, self.candidates))
         self.cand_ids = torch.full((len(self.candidates), C), eos, dtype=torch.long)
         self.cand_mask = torch.zeros(len(self.candidates), C, dtype=torch.bool)
@@ -56,12 +65,27 @@ class LMSelector:
             self.cand_mask[i, :len(c)] = True
 
     def slots(self) -> list[str]:
+        """Anonymous slots (G.1), or with ``tool_names`` the real names and descriptions (G.2)."""
+        if self.tool_names is not None:
+            return described_slots(self.tool_names)
         return [f"{i}: type{i + 1} ({chr(65 + i)})" for i in range(self.space.n_tools)]
 
+    def prompt_text(self, q: Question) -> str:
+        """The policy prompt (G.1) in the model's chat template, ending with the prefill."""
+        return self.tokenizer.apply_chat_template(selector_messages(q, self.slots(), self.keep), tokenize=False,
+                                                  add_generation_prompt=True) + self.prefill
+
     def prompt_ids(self, q: Question) -> list[int]:
-        text = self.tokenizer.apply_chat_template(selector_messages(q, self.slots(), self.keep), tokenize=False,
-                                                  add_generation_prompt=True)
-        return self.tokenizer.encode(text, add_special_tokens=False)
+        return self.tokenizer.encode(self.prompt_text(q), add_special_tokens=False)
+
+    def completion_text(self, mask: int, end: bool = True) -> str:
+        """What follows the prompt for subset ``mask``: its policy string after the prefill
+        (and, with ``end``, the end-of-turn token)."""
+        return self.space.to_string(int(mask))[len(self.prefill):] + (self.end_text if end else "")
+
+    def parse(self, completion: str) -> int | None:
+        """The subset of a completion of the prompt (``None``: a format failure)."""
+        return self.space.parse(self.prefill + completion).mask
 
     # -- candidate scores ---------------------------------------------------------
     def _token_logprobs(self, prompt: list[int], reuse_prefix: bool) -> torch.Tensor:
@@ -101,21 +125,31 @@ class LMSelector:
     def generate(self, q: Question, max_new_tokens: int = 16) -> tuple[str, int | None]:
         """Greedy free generation (the paper's main evaluation): the completion and its parsed
         subset (``None`` for a format failure)."""
-        texts, masks = self.sample(q, 1, temperature=0.0, max_new_tokens=max_new_tokens)
+        texts, masks = self.sample(q, 1, temperature=0.0, max_new_tokens=max_new_tokens, stop_text="</answer>")
         return texts[0], masks[0]
+
+    def scores_and_mass(self, q: Question) -> tuple[torch.Tensor, torch.Tensor]:
+        """Without gradients, from one pass: the Eq. 4 scores ``[2**n]`` and p_gen ``[2**n]``."""
+        mask = self.cand_mask.to(next(self.model.parameters()).device).float()
+        with torch.no_grad():
+            total = (self._token_logprobs(self.prompt_ids(q), True) * mask).sum(1)
+        return total / mask.sum(1), total.double().exp()
 
     def generation_mass(self, questions: Sequence[Question]) -> torch.Tensor:
         """p_gen of every subset's canonical string ``[B, 2**n]``: the probability that free
-        generation at temperature 1 emits exactly that string (the exp of its raw-sum score).
+        generation at temperature 1 emits exactly that string, in its canonical tokenization (the
+        exp of its raw-sum score).
         What is left of the mass goes to other strings, mostly format failures."""
         with torch.no_grad():
             return self.candidate_scores(questions, reduce="sum").double().exp()
 
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
-               generator: torch.Generator | None = None):
+               generator: torch.Generator | None = None, stop_text: str | None = None):
         """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
         completions and their parsed subsets (``None`` for a format failure). The completions'
-        token ids are kept in ``last_sample_ids`` for :meth:`completion_logprobs`."""
+        token ids are kept in ``last_sample_ids`` for :meth:`completion_logprobs`. With
+        ``stop_text`` a completion also ends once its text contains it (the parser reads only
+        up to the first closing tag, so what follows cannot change the subset)."""
         dev = next(self.model.parameters()).device
         p = torch.tensor([self.prompt_ids(q)], device=dev).expand(G, -1)
         seqs = p
@@ -134,6 +168,9 @@ class LMSelector:
                 nxt = torch.where(done, torch.full_like(nxt, self.end_id), nxt)
                 seqs = torch.cat([seqs, nxt[:, None]], 1)
                 done |= nxt == self.end_id
+                if stop_text is not None:
+                    texts = self.tokenizer.batch_decode(seqs[:, p.shape[1]:], skip_special_tokens=True)
+                    done |= torch.tensor([stop_text in t for t in texts], device=dev)
                 if done.all():
                     break
                 out = self.model(input_ids=nxt[:, None], use_cache=True, **{kwname: cache})
@@ -145,7 +182,7 @@ class LMSelector:
         for row in gen.tolist():  # each completion up to and including its end token
             ids.append(row[:row.index(self.end_id) + 1] if self.end_id in row else row)
         self.last_sample_ids = ids
-        return texts, [self.space.parse(t).mask for t in texts]
+        return texts, [self.parse(t) for t in texts]
 
     def completion_logprobs(self, q: Question, completions: Sequence[Sequence[int]]) -> torch.Tensor:
         """Sequence log-probabilities ``[G]`` (with gradients) of token completions of the prompt."""

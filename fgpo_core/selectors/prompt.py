@@ -11,10 +11,30 @@ import re
 
 from ..benchmarks.schema import Question
 
-__all__ = ["SELECTOR_SYSTEM", "shorten_sequences", "selector_messages"]
+__all__ = ["SELECTOR_SYSTEM", "TOOL_DESCRIPTIONS", "described_slots", "shorten_sequences", "selector_messages"]
 
 SELECTOR_SYSTEM = ("You decide which analysis tools a genomics expert should run before answering a "
                    "multiple-choice question about DNA. Tools are identified only by their slot number.")
+
+TOOL_DESCRIPTIONS = {
+    "composition": "sequence composition: length, GC content, CpG observed/expected ratio, "
+                   "low-complexity and repeat fraction",
+    "motif_scan": "transcription-factor motif scan: best JASPAR position-weight-matrix hits "
+                  "and their scores",
+    "splice": "splice-site scorer: MaxEntScan scores of candidate donor and acceptor sites",
+    "expert": "genomic expert: nearest labelled reference sequences and their label vote",
+    "homology": "homology search: best local alignments against a labelled sequence database",
+}
+"""What the prompted baseline "Tools w/ Desc" (Appendix G.2) is told about each tool."""
+
+
+def described_slots(names: list[str]) -> list[str]:
+    """Slots with real tool names and descriptions, ``0: composition - sequence composition: ...``."""
+    unknown = [n for n in names if n not in TOOL_DESCRIPTIONS]
+    if unknown:
+        raise ValueError(f"no description for tool(s) {unknown}; known: {sorted(TOOL_DESCRIPTIONS)}")
+    return [f"{i}: {n} - {TOOL_DESCRIPTIONS[n]}" for i, n in enumerate(names)]
+
 
 _DNA = re.compile(r"[ACGTN]{40,}")
 
