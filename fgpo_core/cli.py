@@ -130,7 +130,7 @@ def _runs(args) -> int:
     from .configs import dataclass_from_args
     from .runs import GridConfig, run_grid
 
-    for name, folder in run_grid(dataclass_from_args(GridConfig, args)).items():
+    for name, folder in run_grid(dataclass_from_args(GridConfig, args), isolate=True).items():
         print(f"{name}: {folder}")
     return 0
 

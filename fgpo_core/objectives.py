@@ -23,6 +23,7 @@ import torch
 
 __all__ = [
     "BETA",
+    "shared_token_weight",
     "candidate_distribution",
     "entropy",
     "fgpo_objective",
@@ -111,6 +112,22 @@ def fgpo_logit_gradient(logits: torch.Tensor, rewards: torch.Tensor, beta: float
         H = -(q * logq).sum(-1, keepdim=True)
         grad = grad - beta * q * (logq + H)
     return grad
+
+
+def shared_token_weight(logits: torch.Tensor, rewards: torch.Tensor, lengths, beta: float = 0.0) -> torch.Tensor:
+    """How hard the exact objective pushes on a token that every candidate string contains.
+
+    With per-token mean scores (Eq. 4), ``l_a = (1/|y_a|) sum_t log pi(y_a,t)``, a log-probability
+    shared by every candidate (the closing ``</answer>`` and the end-of-turn token) enters each
+    ``l_a`` with weight ``1/|y_a|``, so by Eq. 8 ``dJ_beta/d log pi_shared = sum_a g_a / |y_a|``
+    with ``g_a = dJ_beta/dl_a``. The ``g_a`` sum to zero; when the strings that gain (``g_a > 0``)
+    are longer than those that lose, the sum is negative and FGPO lowers the probability of
+    closing the answer. Returns one weight per question (``[...]`` of ``logits[..., 0]``).
+    """
+    lengths = torch.as_tensor(lengths, dtype=logits.dtype)
+    if lengths.shape[-1] != logits.shape[-1] or bool((lengths <= 0).any()):
+        raise ValueError("give one positive length per candidate")
+    return (fgpo_logit_gradient(logits, rewards, beta) / lengths).sum(-1)
 
 
 def dead_groups(rewards: torch.Tensor, atol: float = 1e-8) -> torch.Tensor:

@@ -113,22 +113,20 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
     return fig
 
 
-def plot_selector_training(fgpo: dict, grpo: dict, batch_size: int):
-    """Four panels from two run manifests, against question visits: dev accuracy (FGPO by
-    controlled scoring, GRPO by free generation), GRPO's observed dead-group fraction, the
+def plot_selector_training(fgpo: dict, grpo: dict):
+    """Four panels from two run manifests, against question visits: dev accuracy (both by free
+    generation; FGPO also by controlled scoring), GRPO's observed dead-group fraction, the
     policies' entropy (FGPO: of q over subsets; GRPO: per token of p_gen) and tools per question."""
     fs, gs = pd.DataFrame(fgpo["steps"]), pd.DataFrame(grpo["steps"])
     fd, gd = pd.DataFrame(fgpo["dev"]), pd.DataFrame(grpo["dev"])
-    per_epoch = fgpo["n_train"]
     g_prompts = grpo["config"]["prompts_per_step"]
-    fs["visits"] = fs["step"] * batch_size
-    fd["visits"] = fd["epoch"] * per_epoch
     gs["visits"] = gs["step"] * g_prompts
     gd["visits"] = gd["step"] * g_prompts
     cf, cg = color("FGPO"), color("GRPO")
     fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
     ax = axes[0, 0]
-    ax.plot(fd.visits, fd.accuracy, "o-", c=cf, label="FGPO (controlled scoring)")
+    ax.plot(fd.visits, fd.gen_accuracy, "o-", c=cf, label="FGPO (free generation)")
+    ax.plot(fd.visits, fd.accuracy, "o:", c=cf, alpha=0.6, label="FGPO (controlled scoring)")
     ax.plot(gd.visits, gd.accuracy, "s-", c=cg, label="GRPO (free generation)")
     ax.set(title="Dev accuracy", xlabel="question visits", ylabel="accuracy (%)")
     ax.legend(fontsize=8)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RunSetup", "load_selector", "train_run", "evaluate_run", "OBJECTIVES", "PROMPTED", "PREFILL",
-           "adapter_digest", "best_dev", "GridConfig", "run_grid", "small_grid"]
+           "adapter_digest", "best_dev", "GridConfig", "run_grid", "small_grid", "in_child"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo")
 
@@ -136,7 +136,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
         for p, v in zip([p for p in sel.model.parameters() if p.requires_grad], best["params"]):
             p.data.copy_(v)
         extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
-                 "best_epoch": res.best_epoch, "reward_evaluations": 0}
+                 "best_step": res.best_step, "reward_evaluations": 0}
     elif objective == "grpo":
         from .grpo import train_grpo
 
@@ -169,13 +169,17 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
 
 
 def best_dev(run_dirs) -> tuple[str, dict]:
-    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose best dev
-    accuracy (controlled scoring) is highest, ties to the higher dev J; returns its folder and manifest."""
+    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose kept adapter
+    ranks highest on dev by the runs' own ``select_by`` metric (:func:`fgpo_core.train.dev_key`:
+    the accuracy, then J); returns its folder and manifest."""
+    from .train import dev_key
+
     scored = []
     for d in run_dirs:
         m = json.loads((Path(d) / "manifest.json").read_text())
-        best = max(m["dev"], key=lambda r: (r["accuracy"], r["J"]))
-        scored.append(((best["accuracy"], best["J"]), str(d), m))
+        by = m["config"]["select_by"]
+        best = max(m["dev"], key=lambda r: dev_key(r, by))
+        scored.append((dev_key(best, by)[:2], str(d), m))
     if not scored:
         raise ValueError("no runs given")
     _, d, m = max(scored, key=lambda t: t[0])
@@ -273,8 +277,8 @@ class GridConfig:
     """Questions evaluated on each cross-domain suite."""
     dpo_betas: str = ""
     """DPO betas tried besides the paper's 0.3, comma-separated ("": none; the paper also tried 0.1,0.5)."""
-    grpo_eval_every: int = 2
-    """GRPO steps between dev evaluations."""
+    eval_every: int = 2
+    """Optimiser steps between dev evaluations, for FGPO and GRPO alike."""
     keep: int = 40
     """Bases kept at each end of a long sequence in the selector's prompt."""
     threads: int = 2
@@ -283,8 +287,23 @@ class GridConfig:
     """Seeds every run."""
 
 
-def run_grid(cfg: GridConfig, progress: bool = True) -> dict[str, Path]:
-    """Train and evaluate every selector of the chapter; returns the run folders by method."""
+def in_child(fn, *args) -> None:
+    """Run ``fn(*args)`` in a fresh (spawned) Python process and wait for it. Each training
+    run of the grid gets one, so the memory a trainer holds on to is returned when it ends
+    (in one process, GRPO's and then DPO's exceeded 24 GB). Raises if the child fails."""
+    import multiprocessing as mp
+
+    proc = mp.get_context("spawn").Process(target=fn, args=args)
+    proc.start()
+    proc.join()
+    if proc.exitcode != 0:
+        raise RuntimeError(f"{getattr(fn, '__name__', fn)}{args[:1]} failed in its own process "
+                           f"(exit code {proc.exitcode}); its error is printed above")
+
+
+def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> dict[str, Path]:
+    """Train and evaluate every selector of the chapter; returns the run folders by method.
+    With ``isolate`` (``fgpo runs`` sets it) each training run has its own process."""
     from .grpo import GRPOArmConfig
     from .imitation import ImitationConfig
     from .train import FGPOConfig
@@ -297,7 +316,17 @@ def run_grid(cfg: GridConfig, progress: bool = True) -> dict[str, Path]:
                         cfg.threads)
 
     def train(objective: str, name: str, config) -> Path:
-        if not (root / name / "manifest.json").exists():
+        done = root / name / "manifest.json"
+        if done.exists():
+            want = json.loads(json.dumps(asdict(config), default=str))
+            have = json.loads(done.read_text())["config"]
+            if have != want:
+                diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+                raise ValueError(f"{root / name} holds a finished run with another configuration "
+                                 f"({', '.join(diff)}); delete the folder to train it again")
+        elif isolate:
+            in_child(train_run, objective, setup(name), config, progress)
+        else:
             train_run(objective, setup(name), config, progress=progress)
         return root / name
 
@@ -309,13 +338,14 @@ def run_grid(cfg: GridConfig, progress: bool = True) -> dict[str, Path]:
     lrs = [s.strip() for s in cfg.lrs.split(",") if s.strip()]
     if not lrs:
         raise ValueError("give at least one learning rate")
-    sweep = [train("fgpo", f"fgpo-lr{s}", FGPOConfig(lr=float(s), epochs=cfg.epochs, seed=cfg.seed)) for s in lrs]
+    sweep = [train("fgpo", f"fgpo-lr{s}", FGPOConfig(lr=float(s), epochs=cfg.epochs, seed=cfg.seed,
+                                                     eval_every=cfg.eval_every)) for s in lrs]
     best, manifest = best_dev(sweep)
     lr = manifest["config"]["lr"]
     runs = {"FGPO": Path(best)}
     runs["GRPO"] = train("grpo", "grpo", GRPOArmConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed,
                                                       prompts_per_step=min(16, cfg.n_train),
-                                                      eval_every=cfg.grpo_eval_every))
+                                                      eval_every=cfg.eval_every))
     runs["SFT"] = train("sft", "sft", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed))
     runs["DPO"] = train("dpo", "dpo", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed, dpo_beta=0.3))
     for folder in runs.values():
@@ -352,6 +382,6 @@ def small_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int 
     build_table(suites["core"][:n_eval], library, get_reasoner("minilm"), other / "core", seed=seed, progress=False)
     merge_table(other / "core")
     run_grid(GridConfig(out_dir=str(runs), bench_dir=str(bench), table_dir=str(tables), n_train=n_train, n_dev=n_dev,
-                        epochs=1, lrs="1e-3", eval_core=n_eval, eval_cross=n_eval, dpo_betas="", grpo_eval_every=1,
+                        epochs=1, lrs="1e-3", eval_core=n_eval, eval_cross=n_eval, dpo_betas="", eval_every=1,
                         seed=seed), progress=False)
     return {"bench_dir": str(bench), "table_dir": str(tables), "other_table_dirs": str(other), "runs_dir": str(runs)}

@@ -3,11 +3,12 @@
 One step: score every subset of each question in a minibatch (Eq. 4), take
 ``q = softmax`` of the scores and minimise ``-(1/|B|) sum_s [sum_a q r + beta H(q)]``
 (Eq. 2, 5) with the rewards looked up in the reward table; no reasoner is called.
-The learning rate follows a cosine schedule; after every epoch the dev split is
-scored by controlled candidate scoring (Eq. 6: the argmax subset's correctness)
-and the best epoch's adapter is kept. Checkpoints are written atomically after
-every epoch, and a run restarted with the same configuration resumes from the
-last one.
+The learning rate follows a cosine schedule. Every ``eval_every`` steps (default:
+every epoch) the dev split is evaluated two ways, by greedy free generation (the
+paper's main evaluation) and by controlled candidate scoring (Eq. 6: the argmax
+subset's correctness), and the adapter that is best on the chosen one is kept.
+Checkpoints are written atomically after every epoch, and a run restarted with the
+same configuration resumes from the last one.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from .benchmarks.schema import Question
 from .objectives import BETA, fgpo_loss
 from .table import RewardTable
 
-__all__ = ["FGPOConfig", "add_lora", "align_table", "evaluate_scoring", "train_fgpo", "TrainResult", "fgpo_step",
-           "grpo_step"]
+__all__ = ["FGPOConfig", "add_lora", "align_table", "evaluate_scoring", "evaluate_dev", "dev_key", "train_fgpo",
+           "TrainResult", "fgpo_step", "grpo_step"]
 
 
 @dataclass
@@ -50,6 +51,22 @@ class FGPOConfig:
     """Modules that receive adapters."""
     seed: int = 0
     """Seeds the question order and the adapter's initialisation."""
+    eval_every: int = 0
+    """Optimiser steps between dev evaluations (0: once per epoch)."""
+    select_by: str = "generation"
+    """Dev metric that picks the kept adapter: "generation" (greedy free generation, how the
+    selector is used) or "scoring" (controlled candidate scoring, Eq. 6); ties go to the higher J."""
+
+
+SELECT_KEYS = {"generation": "gen_accuracy", "scoring": "accuracy"}
+"""The dev-row field each ``select_by`` ranks by."""
+
+
+def dev_key(row: dict, select_by: str = "generation") -> tuple:
+    """How dev evaluations are ranked: the chosen accuracy, then the expected reward J, then the earlier step."""
+    if select_by not in SELECT_KEYS:
+        raise ValueError(f"select_by must be one of {', '.join(SELECT_KEYS)}, got {select_by!r}")
+    return (row[SELECT_KEYS[select_by]], row["J"], -row["step"])
 
 
 @dataclass
@@ -57,7 +74,7 @@ class TrainResult:
     config: FGPOConfig
     steps: pd.DataFrame
     dev: pd.DataFrame
-    best_epoch: int
+    best_step: int
     extra: dict = field(default_factory=dict)
 
 
@@ -101,6 +118,18 @@ def evaluate_scoring(selector, questions: Sequence[Question], rewards: np.ndarra
             "empty_argmax": 100.0 * float((picks == 0).mean())}
 
 
+def evaluate_dev(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray) -> dict:
+    """Both dev evaluations of the selector: controlled scoring (:func:`evaluate_scoring`'s
+    fields) and greedy free generation (``gen_accuracy``, ``gen_format_failures``, ``gen_tools``)."""
+    from .evaluate import picks_from_generation, summarise_picks
+
+    row = evaluate_scoring(selector, questions, rewards, correct)
+    picks, _ = picks_from_generation(selector, questions)
+    gen = summarise_picks(picks, correct, selector.space.n_tools)
+    return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
+            "gen_tools": gen["tools"]}
+
+
 def _save(path: Path, state: dict) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     torch.save(state, tmp)
@@ -113,12 +142,14 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
     """Train ``selector.model`` (already LoRA-wrapped) with the exact objective; returns the logs.
 
     With ``out_dir`` a checkpoint (trainable weights, optimiser, logs) is written after every
-    epoch and the best dev epoch's weights are saved as ``best.pt``; a restarted run resumes.
+    epoch and the weights of the best dev evaluation (``config.select_by``) are saved as
+    ``best.pt``; a restarted run resumes.
     """
     from tqdm import tqdm
 
     if len(train_qs) != len(train_rewards) or len(dev_qs) != len(dev_rewards):
         raise ValueError("questions and reward rows must align")
+    dev_key({"gen_accuracy": 0, "accuracy": 0, "J": 0, "step": 0}, config.select_by)  # refuse a bad select_by early
     model = selector.model
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
@@ -126,6 +157,7 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
     n_batches = math.ceil(len(train_qs) / config.batch_size)
     total = n_batches * config.epochs
+    every = config.eval_every or n_batches
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
     rng = np.random.default_rng(config.seed)
     orders = [rng.permutation(len(train_qs)) for _ in range(config.epochs)]
@@ -145,14 +177,23 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             opt.load_state_dict(state["opt"])
             sched.load_state_dict(state["sched"])
             steps, dev_rows, start_epoch = state["steps"], state["dev"], state["epoch"] + 1
+
+    def evaluate(step: int, visits: int) -> None:
+        model.eval()
+        dev_rows.append({"step": step, "epoch": step / n_batches, "visits": visits,
+                         **evaluate_dev(selector, dev_qs, dev_rewards, dev_correct)})
+        best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
+        if out and best["step"] == step:
+            _save(out / "best.pt", {"params": [p.detach().clone() for p in params], "step": step})
+        model.train()
+
     if not dev_rows:
-        dev_rows.append({"epoch": 0, **evaluate_scoring(selector, dev_qs, dev_rewards, dev_correct)})
-        if out:  # the untrained adapter is the best so far
-            _save(out / "best.pt", {"params": [p.detach().clone() for p in params], "epoch": 0})
+        evaluate(0, 0)  # the untrained adapter
     bar = tqdm(total=total, initial=start_epoch * n_batches, desc="FGPO", disable=not progress)
     for epoch in range(start_epoch, config.epochs):
         model.train()
         for b in range(n_batches):
+            step = epoch * n_batches + b + 1
             idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
             opt.zero_grad()
             scores = fgpo_step(selector, [train_qs[i] for i in idx], train_rewards[idx], config.beta)
@@ -162,25 +203,22 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             with torch.no_grad():
                 q = torch.softmax(scores, -1)
                 loss = fgpo_loss(scores, r, config.beta)
-                steps.append({"epoch": epoch + 1, "step": epoch * n_batches + b + 1, "loss": float(loss),
-                              "J": float((q * r).sum(-1).mean()),
+                steps.append({"epoch": epoch + 1, "step": step,
+                              "visits": epoch * len(train_qs) + min((b + 1) * config.batch_size, len(train_qs)),
+                              "loss": float(loss), "J": float((q * r).sum(-1).mean()),
                               "entropy": float(-(q * q.clamp_min(1e-300).log()).sum(-1).mean()),
                               "top_mass": float(q.max(-1).values.mean()),
                               "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
                               "lr": sched.get_last_lr()[0]})
             bar.update()
-        model.eval()
-        dev_rows.append({"epoch": epoch + 1, **evaluate_scoring(selector, dev_qs, dev_rewards, dev_correct)})
+            if step % every == 0 or step == total:
+                evaluate(step, steps[-1]["visits"])
         if out:
             _save(out / "last.pt", {"params": [p.detach().clone() for p in params], "opt": opt.state_dict(),
                                     "sched": sched.state_dict(), "steps": steps, "dev": dev_rows, "epoch": epoch})
-            best = max(dev_rows, key=lambda d: (d["accuracy"], -d["epoch"]))
-            if best["epoch"] == epoch + 1:
-                _save(out / "best.pt", {"params": [p.detach().clone() for p in params], "epoch": epoch + 1})
     bar.close()
-    dev = pd.DataFrame(dev_rows)
-    best_epoch = int(dev.sort_values(["accuracy", "epoch"], ascending=[False, True]).iloc[0]["epoch"])
-    return TrainResult(config, pd.DataFrame(steps), dev, best_epoch)
+    best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
+    return TrainResult(config, pd.DataFrame(steps), pd.DataFrame(dev_rows), int(best["step"]))
 
 
 def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA) -> torch.Tensor:

@@ -27,7 +27,7 @@ profile = "cpu"  # which profile these parameters came from
 seed = 0  # seeds the probes' question samples
 bench_dir = "../data/benchmarks/cpu"  # a built benchmark folder; empty: build a ci-sized one now
 table_dir = "../data/tables/cpu/reader"  # merged tables of the training reader (one subfolder per suite); empty: build now
-other_table_dirs = "../data/tables/cpu/minilm"  # comma-separated table folders of the other readers ("": none)
+other_table_dirs = "../data/tables/cpu/minilm,../data/tables/cpu/smollm2"  # comma-separated table folders of the other readers ("": none)
 reader_dir = "../data/readers/minilm-evidence"  # the trained evidence reader
 n_probe = 16  # questions in the SmolLM2 evidence probe
 n_live = 64  # (question, subset) pairs re-run live against the table
@@ -35,6 +35,7 @@ n_live = 64  # (question, subset) pairs re-run live against the table
 # %% tags=["hide-input"]
 import json
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -194,7 +195,10 @@ for label, tabs in readers.items():
 rng = np.random.default_rng(seed)
 probe_qs = [suites["core"][i] for i in rng.choice(len(suites["core"]), size=min(n_probe, len(suites["core"])),
                                                   replace=False)]
-probes["SmolLM2-135M (live sample)"] = probe_live(get_reasoner("smollm2"), probe_qs, library)
+smollm2 = get_reasoner("smollm2")
+t0 = time.perf_counter()
+probes["SmolLM2-135M (live sample)"] = probe_live(smollm2, probe_qs, library)
+smollm2_s_per_call = (time.perf_counter() - t0) / (4 * len(probe_qs))  # four conditions per question
 acc_all = pd.DataFrame({k: v[0].loc["all"] for k, v in probes.items()}).T
 display(Markdown(f"Accuracy (%) under each condition, all families ({len(eval_qs):,} evaluation questions; "
                  f"SmolLM2 on {len(probe_qs)}):"))
@@ -219,8 +223,9 @@ display(Markdown(
     "gives each family's best single-tool score, and the gap between that cap and the row above is the "
     f"reader's own. SmolLM2 answers **{s_['decisive tool only']:.1f}%** "
     "with the decisive tool. The book's tables below come from the evidence reader; the zero-shot "
-    "MiniLM reader's tables serve the transfer experiments (a SmolLM2 table costs about 3 s per call "
-    "here, `make tables` builds a slice of it). All three readers are far from the paper's 1.5-8B "
+    "MiniLM reader's tables serve the transfer experiments, and so does a slice of a SmolLM2 table "
+    f"(`make tables`; the probe above took {smollm2_s_per_call:.1f} s per SmolLM2 call here, tools included, "
+    "which is why only a slice is built). All three readers are far from the paper's 1.5-8B "
     "models, which is the main reason our levels differ from the paper's."))
 
 # %% [markdown]

@@ -1,5 +1,8 @@
 """Chapters: Jupytext pairs in sync, one parameters cell, profiles that fit, and headless execution."""
 
+import os
+from pathlib import Path
+
 import jupytext
 import nbformat
 import pytest
@@ -56,9 +59,11 @@ def test_every_profile_key_is_declared_somewhere(profile):
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", chapters())
 def test_chapter_executes_under_ci(name, tmp_path):
-    res = execute_chapter(name, load_profile("ci"), tmp_path)
+    # with FGPO_EXECUTED_DIR set (CI does), the executed chapters are kept there for rendering
+    out = Path(os.environ.get("FGPO_EXECUTED_DIR") or tmp_path)
+    res = execute_chapter(name, load_profile("ci"), out)
     assert res.ok, res.message
-    nb = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(out / f"{name}.ipynb", as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     hidden = [c for c in nb.cells if "remove-cell" in c.metadata.get("tags", [])]

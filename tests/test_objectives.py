@@ -36,6 +36,26 @@ def test_eq8_equals_autograd(beta):
     torch.testing.assert_close(auto, obj.fgpo_logit_gradient(logits.detach(), rewards, beta))
 
 
+@pytest.mark.parametrize("beta", [0.0, 0.03])
+def test_shared_token_weight_equals_autograd_through_mean_scores(beta):
+    """Adding c to a log-probability every candidate shares moves score a by c/|y_a|."""
+    base, rewards = rand(B=3, A=16, seed=4)
+    lengths = torch.tensor([4.0 + bin(a).count("1") * 2 for a in range(16)])
+    c = torch.zeros(3, 1, requires_grad=True)
+    (auto,) = torch.autograd.grad(obj.fgpo_objective(base + c / lengths, rewards, beta).sum(), c)
+    torch.testing.assert_close(auto[:, 0], obj.shared_token_weight(base, rewards, lengths, beta))
+
+
+def test_shared_token_weight_is_negative_when_the_longer_strings_win():
+    lengths = torch.tensor([3.0, 5.0, 7.0])
+    logits = torch.zeros(1, 3)
+    assert obj.shared_token_weight(logits, torch.tensor([[0.0, 0.0, 1.0]]), lengths) < 0
+    assert obj.shared_token_weight(logits, torch.tensor([[1.0, 0.0, 0.0]]), lengths) > 0
+    assert obj.shared_token_weight(logits, torch.ones(1, 3), lengths) == 0  # nothing to learn
+    with pytest.raises(ValueError, match="length"):
+        obj.shared_token_weight(logits, torch.ones(1, 3), torch.tensor([1.0, 0.0, 2.0]))
+
+
 def test_eq8_equals_finite_differences():
     logits, rewards = rand(B=1, A=6, seed=2)
     grad = obj.fgpo_logit_gradient(logits, rewards, 0.03)[0]

@@ -18,10 +18,11 @@ def table_of(ids, correct, tokens=None):
     return RewardTable(correct, 4), df, {"reasoner": "r"}
 
 
-def write_run(folder, name, picks, ids, dev_acc=(10.0, 20.0), lr=1e-3, J=0.1):
+def write_run(folder, name, picks, ids, dev_acc=(10.0, 20.0), lr=1e-3, J=0.1, scoring_acc=(50.0, 50.0)):
     folder.mkdir(parents=True)
-    manifest = {"objective": name, "config": {"lr": lr, "dpo_beta": 0.3},
-                "dev": [{"epoch": i, "accuracy": a, "J": J} for i, a in enumerate(dev_acc)]}
+    manifest = {"objective": name, "config": {"lr": lr, "dpo_beta": 0.3, "select_by": "generation"},
+                "dev": [{"step": 2 * i, "gen_accuracy": a, "accuracy": c, "J": J}
+                        for i, (a, c) in enumerate(zip(dev_acc, scoring_acc))]}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     (folder / "eval").mkdir()
     frame = pd.DataFrame({"question_id": ids, "family": ["f"] * len(ids), "generation_pick": picks,
@@ -73,7 +74,9 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
 
 
 def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
-    write_run(tmp_path / "a", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=3e-4, J=0.1)
+    """Ranked by free-generation dev accuracy (the runs' select_by), not by controlled scoring."""
+    write_run(tmp_path / "a", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=3e-4, J=0.1,
+              scoring_acc=(50.0, 90.0))
     write_run(tmp_path / "b", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=1e-3, J=0.2)
     write_run(tmp_path / "c", "fgpo", np.zeros(1, int), ["q"], dev_acc=(25.0, 20.0), lr=1e-2, J=0.9)
     folder, manifest = best_dev([tmp_path / "a", tmp_path / "b", tmp_path / "c"])

@@ -48,3 +48,23 @@ def test_runs_help_lists_the_grid_flags(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "--lrs" in out and "--eval-core" in out
+
+
+def test_grid_refuses_a_finished_run_trained_with_another_configuration(tmp_path):
+    import json
+
+    from fgpo_core.runs import run_grid
+
+    old = dataclasses.asdict(FGPOConfig(lr=1e-3, epochs=2, eval_every=2))
+    (tmp_path / "fgpo-lr1e-3").mkdir()
+    (tmp_path / "fgpo-lr1e-3" / "manifest.json").write_text(json.dumps({"config": old}))
+    with pytest.raises(ValueError, match="another configuration.*epochs"):
+        run_grid(GridConfig(out_dir=str(tmp_path), lrs="1e-3", epochs=3), progress=False)
+
+
+
+def test_in_child_reports_a_failing_child():
+    from fgpo_core.runs import in_child, train_run
+
+    with pytest.raises(RuntimeError, match="train_run.*exit code 1"):
+        in_child(train_run, "ppo", RunSetup(), FGPOConfig(), False)

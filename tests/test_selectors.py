@@ -100,7 +100,7 @@ def _tiny_problem(n=8):
 
 def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
     from fgpo_core.selectors import LMSelector
-    from fgpo_core.train import FGPOConfig, add_lora, train_fgpo
+    from fgpo_core.train import FGPOConfig, add_lora, dev_key, train_fgpo
 
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
     model, tok = tiny_lm()
@@ -114,11 +114,28 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
     assert res.dev["accuracy"].iloc[0] == 0.0 and res.dev["accuracy"].iloc[-1] == 100.0
     assert (tmp_path / "last.pt").exists() and (tmp_path / "best.pt").exists()
     assert len(res.steps) == 6 * 2 and res.steps["lr"].iloc[-1] < res.steps["lr"].iloc[0]
+    # one dev evaluation per epoch (and the untrained one), each by free generation and by scoring
+    assert list(res.dev["step"]) == [0, 2, 4, 6, 8, 10, 12] and list(res.steps["visits"])[:3] == [4, 8, 12]
+    assert {"gen_accuracy", "gen_format_failures", "accuracy", "J"} <= set(res.dev.columns)
+    best = max(res.dev.to_dict("records"), key=lambda d: dev_key(d, "generation"))
+    assert res.best_step == best["step"] == torch.load(tmp_path / "best.pt", weights_only=False)["step"]
     # a finished run resumes to the same logs without training again
     again = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False)
     assert len(again.steps) == len(res.steps) and again.dev.equals(res.dev)
     with pytest.raises(ValueError, match="another configuration"):
         train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(lr=1e-3), out_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="select_by"):
+        train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(select_by="loss"), progress=False)
+
+
+def test_dev_key_ranks_by_the_chosen_accuracy_then_j_then_earlier_step():
+    from fgpo_core.train import dev_key
+
+    rows = [{"step": 0, "accuracy": 50.0, "gen_accuracy": 10.0, "J": 0.1},
+            {"step": 2, "accuracy": 40.0, "gen_accuracy": 30.0, "J": 0.2},
+            {"step": 4, "accuracy": 60.0, "gen_accuracy": 30.0, "J": 0.2}]
+    assert max(rows, key=lambda d: dev_key(d, "generation"))["step"] == 2
+    assert max(rows, key=lambda d: dev_key(d, "scoring"))["step"] == 4
 
 
 def test_grpo_step_logs_dead_groups_and_format_failures(selector):
