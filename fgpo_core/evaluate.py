@@ -18,7 +18,7 @@ from .dead_groups import TABLE15_GROUP_SIZES, dead_group_grid
 from .rewards import differential_reward
 from .subsets import ActionSpace
 
-__all__ = ["Picks", "picks_from_generation", "picks_from_scores", "picks_fixed", "summarise_picks",
+__all__ = ["Picks", "picks_from_generation", "picks_from_scores", "summarise_picks",
            "tool_rates_by_family", "pgen_with_failures", "dead_group_table", "empty_subset_table", "mcnemar",
            "rescues", "live_agreement"]
 
@@ -41,10 +41,6 @@ def picks_from_generation(selector, questions: Sequence[Question], progress: boo
 def picks_from_scores(scores) -> Picks:
     """Controlled candidate scoring (Eq. 6): the argmax subset of each row of scores."""
     return np.asarray(scores).argmax(-1)
-
-
-def picks_fixed(n_questions: int, mask: int) -> Picks:
-    return np.full(n_questions, int(mask))
 
 
 def _correct_of(picks: Picks, correct: np.ndarray) -> np.ndarray:

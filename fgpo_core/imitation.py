@@ -35,6 +35,10 @@ class ImitationConfig:
     """Questions per optimiser step (the paper: 16)."""
     dpo_beta: float = 0.3
     """DPO's beta (the paper: 0.3; 0.1 and 0.5 also tried)."""
+    micro_batch: int = 0
+    """Questions per forward pass; gradients accumulate over ``batch_size / micro_batch`` passes
+    so an optimiser step still sees ``batch_size`` questions (0: the whole batch in one pass).
+    DPO at CPU scale needs it: chosen, rejected and the reference pass over 16 prompts exceeded 24 GB."""
     seed: int = 0
     """Seeds the order."""
 
@@ -55,13 +59,22 @@ def dpo_pairs(rewards: np.ndarray) -> list[tuple[int, int, int]]:
     return out
 
 
+def micro_batching(cfg: ImitationConfig) -> tuple[int, int]:
+    """``(examples per pass, passes per optimiser step)`` for ``cfg``; their product is ``batch_size``."""
+    if cfg.batch_size < 1 or cfg.micro_batch < 0:
+        raise ValueError(f"batch_size must be >= 1 and micro_batch >= 0, got {cfg.batch_size} and {cfg.micro_batch}")
+    mb = cfg.micro_batch or cfg.batch_size
+    if cfg.batch_size % mb:
+        raise ValueError(f"micro_batch {mb} must divide batch_size {cfg.batch_size}")
+    return mb, cfg.batch_size // mb
 
 
 def _args(cls, out_dir, cfg: ImitationConfig, **kw):
     # gradient checkpointing (the paper's memory saver at 7B) stays off: a 135M selector fits
     # easily, and checkpointing disables the key-value cache the candidate scores reuse
+    mb, accum = micro_batching(cfg)
     return cls(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
-               num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size, gradient_accumulation_steps=1,
+               num_train_epochs=cfg.epochs, per_device_train_batch_size=mb, gradient_accumulation_steps=accum,
                logging_steps=1, save_strategy="epoch", save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
                seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True, dataloader_num_workers=0,
                gradient_checkpointing=False, **kw)

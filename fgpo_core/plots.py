@@ -152,6 +152,28 @@ def plot_selector_training(fgpo: dict, grpo: dict):
     return fig
 
 
+def plot_generation_drift(drifts: dict):
+    """Three panels from :func:`fgpo_core.train.generation_drift` runs (``{label: frame}``, one line
+    each): what Eq. 2 raises (J under q), p_gen's mass on the policy strings (log scale) and
+    greedy format failures, step by step."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    panels = [("J", "Expected reward under q (Eq. 2)", "J"),
+              ("valid_mass", "p_gen mass on the 16 policy strings", "mass (log scale)"),
+              ("format_failures", "Greedy format failures", "%")]
+    shades = sns.color_palette("crest", max(len(drifts), 2))
+    for i, (label, drift) in enumerate(drifts.items()):
+        for ax, (col, title, unit) in zip(axes, panels):
+            y = drift[col].clip(lower=1e-30) if col == "valid_mass" else drift[col]
+            ax.plot(drift.step, y, "o-", c=shades[i], label=label)
+            ax.set(title=title, xlabel="FGPO step", ylabel=unit)
+            ax.set_xticks(drift.step)
+    axes[1].set_yscale("log")
+    axes[2].set_ylim(-3, 103)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
     """Heatmaps (one per selector) of the % of questions of each family on which each tool
     is called, like the paper's Figure 4."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -275,10 +275,12 @@ class GridConfig:
     """Main test suite questions evaluated (the first N)."""
     eval_cross: int = 16
     """Questions evaluated on each cross-domain suite."""
-    dpo_betas: str = ""
-    """DPO betas tried besides the paper's 0.3, comma-separated ("": none; the paper also tried 0.1,0.5)."""
+    dpo_betas: str = "0.1,0.5"
+    """DPO betas tried besides the paper's 0.3, comma-separated, as the paper did ("": none)."""
     eval_every: int = 2
     """Optimiser steps between dev evaluations, for FGPO and GRPO alike."""
+    dpo_micro_batch: int = 4
+    """Questions per DPO forward pass (gradients accumulate to 16 per step; 0: all 16 at once)."""
     keep: int = 40
     """Bases kept at each end of a long sequence in the selector's prompt."""
     threads: int = 2
@@ -301,6 +303,16 @@ def in_child(fn, *args) -> None:
                            f"(exit code {proc.exitcode}); its error is printed above")
 
 
+def config_differences(config, recorded: dict) -> list[str]:
+    """The fields in which the dataclass ``config`` differs from a manifest's ``recorded`` one.
+    A field the manifest lacks (added to the dataclass after that run was trained) counts at
+    its default, since every added field's default keeps the earlier behaviour."""
+    want = json.loads(json.dumps(asdict(config), default=str))
+    defaults = {f.name: f.default for f in fields(config) if f.default is not MISSING}
+    have = {**json.loads(json.dumps(defaults, default=str)), **recorded}
+    return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+
+
 def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> dict[str, Path]:
     """Train and evaluate every selector of the chapter; returns the run folders by method.
     With ``isolate`` (``fgpo runs`` sets it) each training run has its own process."""
@@ -318,10 +330,8 @@ def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> d
     def train(objective: str, name: str, config) -> Path:
         done = root / name / "manifest.json"
         if done.exists():
-            want = json.loads(json.dumps(asdict(config), default=str))
-            have = json.loads(done.read_text())["config"]
-            if have != want:
-                diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+            diff = config_differences(config, json.loads(done.read_text())["config"])
+            if diff:
                 raise ValueError(f"{root / name} holds a finished run with another configuration "
                                  f"({', '.join(diff)}); delete the folder to train it again")
         elif isolate:
@@ -347,14 +357,15 @@ def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> d
                                                       prompts_per_step=min(16, cfg.n_train),
                                                       eval_every=cfg.eval_every))
     runs["SFT"] = train("sft", "sft", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed))
-    runs["DPO"] = train("dpo", "dpo", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed, dpo_beta=0.3))
+    runs["DPO"] = train("dpo", "dpo", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed, dpo_beta=0.3,
+                                                      micro_batch=cfg.dpo_micro_batch))
     for folder in runs.values():
         evaluate(str(folder), folder)
     runs["Tools w/ Desc"] = root / PROMPTED
     evaluate(PROMPTED, root / PROMPTED)
     for b in [s.strip() for s in cfg.dpo_betas.split(",") if s.strip()]:
         folder = train("dpo", f"dpo-beta{b}", ImitationConfig(lr=lr, epochs=cfg.epochs, seed=cfg.seed,
-                                                             dpo_beta=float(b)))
+                                                             dpo_beta=float(b), micro_batch=cfg.dpo_micro_batch))
         evaluate(str(folder), folder, cross=False)
         runs[f"DPO (beta={b})"] = folder
     return runs

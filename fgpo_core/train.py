@@ -28,7 +28,7 @@ from .objectives import BETA, fgpo_loss
 from .table import RewardTable
 
 __all__ = ["FGPOConfig", "add_lora", "align_table", "evaluate_scoring", "evaluate_dev", "dev_key", "train_fgpo",
-           "TrainResult", "fgpo_step", "grpo_step"]
+           "TrainResult", "fgpo_step", "grpo_step", "generation_drift"]
 
 
 @dataclass
@@ -235,6 +235,66 @@ def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta
         (fgpo_loss(scores, torch.as_tensor(r[None], dtype=scores.dtype), beta) / B).backward()
         rows.append(scores.detach()[0])
     return torch.stack(rows)
+
+
+def generation_drift(selector, questions: Sequence[Question], rewards: np.ndarray, lr: float, steps: int = 4,
+                     beta: float = BETA, progress: bool = False) -> pd.DataFrame:
+    """What plain FGPO updates do to free generation, measured step by step and then undone.
+
+    Takes ``steps`` full-batch FGPO updates (AdamW at a constant ``lr``) on ``questions`` and,
+    before the first and after each, records on those questions: the expected reward ``J``
+    under q (what Eq. 2 raises), the **valid mass** (p_gen summed over the ``2**n`` policy
+    strings: the chance that sampling at temperature 1 emits exactly one of them, end of turn
+    included; the parser also accepts a completion that runs on after its closing tag, so
+    this bounds the parseable mass from below), the
+    greedy format-failure rate, and the mean :func:`~fgpo_core.objectives.shared_token_weight`
+    (negative: the gradient lowers the closing tokens). The selector's trainable weights are
+    restored afterwards. Returns one row per step (step 0 = before training)."""
+    from tqdm.auto import tqdm
+
+    from .evaluate import picks_from_generation
+    from .objectives import shared_token_weight
+
+    if steps < 1 or lr <= 0:
+        raise ValueError("steps must be >= 1 and lr > 0")
+    if len(questions) != len(rewards):
+        raise ValueError("questions and reward rows must align")
+    model = selector.model
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("the selector has no trainable parameters: wrap it with add_lora first")
+    saved, was_training = [p.detach().clone() for p in params], model.training
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    r = torch.as_tensor(np.asarray(rewards), dtype=torch.float64)
+    lengths = selector.cand_mask.sum(1)
+    rows = []
+
+    def measure(step: int) -> None:
+        model.eval()
+        pairs = [selector.scores_and_mass(q) for q in questions]
+        scores = torch.stack([a for a, _ in pairs]).double()
+        picks, _ = picks_from_generation(selector, questions)
+        qd = torch.softmax(scores, -1)
+        rows.append({"step": step, "J": float((qd * r).sum(-1).mean()),
+                     "valid_mass": float(torch.stack([m for _, m in pairs]).sum(-1).mean()),
+                     "format_failures": 100.0 * float((picks < 0).mean()),
+                     "closing_weight": float(shared_token_weight(scores, r, lengths, beta).mean())})
+
+    try:
+        measure(0)
+        for step in tqdm(range(1, steps + 1), desc="FGPO steps", disable=not progress):
+            model.train()
+            opt.zero_grad()
+            fgpo_step(selector, questions, rewards, beta)
+            opt.step()
+            measure(step)
+    finally:
+        with torch.no_grad():
+            for p, v in zip(params, saved):
+                p.copy_(v)
+        opt.zero_grad(set_to_none=True)
+        model.train(was_training)
+    return pd.DataFrame(rows)
 
 
 def grpo_step(selector, questions: Sequence[Question], correct: np.ndarray, G: int = 6,

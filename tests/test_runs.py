@@ -62,6 +62,16 @@ def test_grid_refuses_a_finished_run_trained_with_another_configuration(tmp_path
         run_grid(GridConfig(out_dir=str(tmp_path), lrs="1e-3", epochs=3), progress=False)
 
 
+def test_a_field_added_later_is_read_at_its_default():
+    from fgpo_core.imitation import ImitationConfig
+    from fgpo_core.runs import config_differences
+
+    recorded = dataclasses.asdict(ImitationConfig(lr=3e-4, epochs=2))
+    del recorded["micro_batch"]  # a manifest written before the field existed
+    assert config_differences(ImitationConfig(lr=3e-4, epochs=2), recorded) == []
+    assert config_differences(ImitationConfig(lr=3e-4, epochs=2, micro_batch=4), recorded) == ["micro_batch"]
+    assert config_differences(ImitationConfig(lr=1e-3, epochs=2), recorded) == ["lr"]
+
 
 def test_in_child_reports_a_failing_child():
     from fgpo_core.runs import in_child, train_run

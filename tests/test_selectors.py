@@ -128,6 +128,32 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
         train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(select_by="loss"), progress=False)
 
 
+def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
+    from fgpo_core.objectives import shared_token_weight
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.train import add_lora, generation_drift
+
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+    qs, rewards, _ = _tiny_problem(4)
+    before = [p.detach().clone() for p in sel.model.parameters() if p.requires_grad]
+    drift = generation_drift(sel, qs, rewards, lr=0.05, steps=3)
+    assert list(drift.step) == [0, 1, 2, 3]
+    assert drift.J.iloc[-1] > drift.J.iloc[0]  # the updates are FGPO's: J rises
+    # step 0 is the untouched selector, measured directly
+    pairs = [sel.scores_and_mass(q) for q in qs]
+    scores = torch.stack([a for a, _ in pairs]).double()
+    assert drift.valid_mass.iloc[0] == pytest.approx(float(torch.stack([m for _, m in pairs]).sum(-1).mean()))
+    w = shared_token_weight(scores, torch.as_tensor(rewards), sel.cand_mask.sum(1), 0.03)
+    assert drift.closing_weight.iloc[0] == pytest.approx(float(w.mean()))
+    assert ((drift.valid_mass > 0) & (drift.valid_mass <= 1 + 1e-9)).all()
+    assert drift.format_failures.between(0, 100).all()
+    for a, b in zip(before, [p for p in sel.model.parameters() if p.requires_grad]):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="steps"):
+        generation_drift(sel, qs, rewards, lr=0.05, steps=0)
+
+
 def test_dev_key_ranks_by_the_chosen_accuracy_then_j_then_earlier_step():
     from fgpo_core.train import dev_key
 
@@ -161,7 +187,7 @@ def test_greedy_generation_follows_the_argmax_token_and_mass_is_the_string_proba
         logits = selector.model(input_ids=torch.tensor([prompt + ids])).logits[0]
     for t, tok in enumerate(ids):
         assert int(logits[len(prompt) - 1 + t].argmax()) == tok
-    mass = selector.generation_mass([q])[0]
+    mass = selector.scores_and_mass(q)[1]
     torch.testing.assert_close(mass, slow_scores(selector, q, "sum").double().exp())
     assert float(mass.sum()) <= 1.0 + 1e-9
 
@@ -190,7 +216,7 @@ def test_prefilled_candidate_scores_equal_the_slow_computation(prefilled):
                                rtol=1e-5, atol=1e-5)  # log-softmax in float32 on both paths
     scores, mass = prefilled.scores_and_mass(q)
     torch.testing.assert_close(scores, prefilled.candidate_scores([q])[0].detach())
-    torch.testing.assert_close(mass, prefilled.generation_mass([q])[0])
+    torch.testing.assert_close(mass, prefilled.candidate_scores([q], reduce="sum")[0].detach().double().exp())
 
 
 def test_a_prefill_that_is_not_a_prefix_of_every_policy_string_is_refused(tiny_lm):

@@ -129,19 +129,14 @@ class LMSelector:
         return texts[0], masks[0]
 
     def scores_and_mass(self, q: Question) -> tuple[torch.Tensor, torch.Tensor]:
-        """Without gradients, from one pass: the Eq. 4 scores ``[2**n]`` and p_gen ``[2**n]``."""
+        """Without gradients, from one pass: the Eq. 4 scores ``[2**n]`` and p_gen ``[2**n]``, the
+        probability that free generation at temperature 1 emits exactly each subset's canonical
+        string (the exp of its raw-sum score). What is left of the mass goes to other strings,
+        mostly format failures."""
         mask = self.cand_mask.to(next(self.model.parameters()).device).float()
         with torch.no_grad():
             total = (self._token_logprobs(self.prompt_ids(q), True) * mask).sum(1)
         return total / mask.sum(1), total.double().exp()
-
-    def generation_mass(self, questions: Sequence[Question]) -> torch.Tensor:
-        """p_gen of every subset's canonical string ``[B, 2**n]``: the probability that free
-        generation at temperature 1 emits exactly that string, in its canonical tokenization (the
-        exp of its raw-sum score).
-        What is left of the mass goes to other strings, mostly format failures."""
-        with torch.no_grad():
-            return self.candidate_scores(questions, reduce="sum").double().exp()
 
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
                generator: torch.Generator | None = None, stop_text: str | None = None):
