@@ -245,11 +245,11 @@ def generation_drift(selector, questions: Sequence[Question], rewards: np.ndarra
     before the first and after each, records on those questions: the expected reward ``J``
     under q (what Eq. 2 raises), the **valid mass** (p_gen summed over the ``2**n`` policy
     strings: the chance that sampling at temperature 1 emits exactly one of them, end of turn
-    included; the parser also accepts a completion that runs on after its closing tag, so
-    this bounds the parseable mass from below), the
-    greedy format-failure rate, and the mean :func:`~fgpo_core.objectives.shared_token_weight`
-    (negative: the gradient lowers the closing tokens). The selector's trainable weights are
-    restored afterwards. Returns one row per step (step 0 = before training)."""
+    included; the parser also accepts a completion that runs on after its closing tag, so this
+    bounds the parseable mass from below), the greedy format-failure rate, and the mean
+    :func:`~fgpo_core.objectives.shared_token_weight` (negative: the gradient lowers the closing
+    tokens). The selector's trainable weights are restored afterwards. Returns one row per
+    step (step 0 = before training)."""
     from tqdm.auto import tqdm
 
     from .evaluate import picks_from_generation
