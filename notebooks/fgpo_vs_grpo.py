@@ -58,22 +58,27 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import Markdown, display
 
-from fgpo_core import paper
-from fgpo_core.benchmarks import load_benchmark, tool_library_for
-from fgpo_core.book import paper_vs_book, profile_note, show_source
-from fgpo_core.evaluate import (dead_group_table, empty_subset_table, live_agreement, mcnemar,
-                                pgen_with_failures, summarise_picks, tool_rates_by_family)
-from fgpo_core.grpo import TableReward, make_grpo_trainer
-from fgpo_core.imitation import dpo_pairs, sft_targets
-from fgpo_core.objectives import fgpo_logit_gradient, fgpo_loss, shared_token_weight
-from fgpo_core.plots import (plot_generation_drift, plot_main_grid, plot_selector_training, plot_tool_rates,
-                             set_style)
+from fgpo_core.algorithms.fgpo import fgpo_step
+from fgpo_core.algorithms.grpo import TableReward, make_grpo_trainer
+from fgpo_core.algorithms.imitation import dpo_pairs, sft_targets
+from fgpo_core.book import paper
+from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.book.findings import drift_sentence, lm_selector_findings, mass_left_candidates
+from fgpo_core.book.plots import (plot_generation_drift, plot_main_grid, plot_selector_training, plot_tool_rates,
+                                  set_style)
+from fgpo_core.core.estimators import fgpo_logit_gradient, fgpo_loss, shared_token_weight
+from fgpo_core.core.rewards import LAMBDA
+from fgpo_core.evaluation.analyses import generation_drift
+from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, live_agreement, mcnemar
+from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
+from fgpo_core.experiments.grid import small_grid
+from fgpo_core.experiments.report import TRAINED, load_runs, method_grid, p_gen_matrix, pooled_correct
+from fgpo_core.experiments.run import EVAL_SUITES
+from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
-from fgpo_core.report import TRAINED, load_runs, method_grid, pgen_matrix, rows_for
-from fgpo_core.runs import PREFILL, load_selector, small_grid
 from fgpo_core.selectors import LMSelector
-from fgpo_core.tablebuild import load_table
-from fgpo_core.train import align_table, fgpo_step, generation_drift
+from fgpo_core.selectors.lm import PREFILL, load_selector
+from fgpo_core.table import has_table, load_table, load_tables
 
 set_style()
 warnings.filterwarnings("ignore", category=FutureWarning)
@@ -87,13 +92,12 @@ _, suites = load_benchmark(bench_dir)
 library = tool_library_for(bench_dir)
 runs = load_runs(runs_dir)
 reader_id = runs["FGPO"].manifest["table"]["reasoner"]
-TEST = [s for s in ("core", "microbe", "mosaic") if (Path(table_dir) / s / "table.parquet").exists()]
+TEST = [s for s in EVAL_SUITES if has_table(Path(table_dir) / s)]
 # the tables the selectors were trained on, and the other readers' tables for the transfer cells
-tables = {"evidence reader": {s: load_table(Path(table_dir) / s, expect={"reasoner": reader_id}) for s in TEST}}
-for d in filter(None, other_table_dirs.split(",")):
-    tabs = {s: load_table(Path(d) / s) for s in TEST if (Path(d) / s / "table.parquet").exists()}
-    if tabs:
-        tables[{"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}.get(Path(d).name, Path(d).name)] = tabs
+labels = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
+tables = load_tables({"evidence reader": table_dir, **{labels.get(Path(d).name, Path(d).name): d
+                                                      for d in filter(None, other_table_dirs.split(","))}},
+                     TEST, expect={"evidence reader": {"reasoner": reader_id}})
 fg = runs["FGPO"].manifest
 profile_note(profile, training_questions=fg["n_train"], dev_questions=fg["n_dev"],
              evaluated={s: len(runs["FGPO"].evals[s]) for s in TEST}, reasoner=reader_id)
@@ -110,8 +114,8 @@ profile_note(profile, training_questions=fg["n_train"], dev_questions=fg["n_dev"
 # - long sequences are shortened to their first and last bases, with their length;
 # - the assistant's turn is pre-filled with `<answer>`. Without it, the 135M model
 #   answers the multiple-choice question itself instead of choosing tools; how much of
-#   its generation mass lands on the 16 policy strings, untrained, with and without
-#   the pre-fill, is measured below on a few dev questions.
+#   its generation mass lands on the policy strings (one per subset), untrained, with
+#   and without the pre-fill, is measured below on a few dev questions.
 
 # %%
 torch.manual_seed(seed)  # the fresh adapter's initialisation (its B is zero, so it changes no score until trained)
@@ -119,9 +123,9 @@ sel = load_selector(None, runs["FGPO"].manifest["setup"]["keep"], trainable=Fals
 dev_qs = suites["dev"][:8]
 print(sel.prompt_text(dev_qs[0]))
 bare = LMSelector(sel.model, sel.tokenizer, n_tools=4, keep=sel.keep, prefill="")
-mass = pd.DataFrame({"no pre-fill": [float(bare.scores_and_mass(q)[1].sum()) for q in dev_qs],
-                     f"pre-fill {PREFILL!r}": [float(sel.scores_and_mass(q)[1].sum()) for q in dev_qs]})
-display(Markdown("Generation mass on the 16 policy strings, untrained selector "
+mass = pd.DataFrame({"no pre-fill": [float(bare.scores_and_p_gen(q)[1].sum()) for q in dev_qs],
+                     f"pre-fill {PREFILL!r}": [float(sel.scores_and_p_gen(q)[1].sum()) for q in dev_qs]})
+display(Markdown(f"Generation mass on the {sel.space.n_actions} policy strings, untrained selector "
                  f"({len(dev_qs)} dev questions):"))
 display(mass.describe().loc[["mean", "min", "max"]].style.format("{:.2e}"))
 
@@ -158,7 +162,7 @@ display(show_source(fgpo_loss))
 display(show_source(fgpo_step))
 
 # %% [markdown]
-# **GRPO.** TRL's `GRPOTrainer` (version pinned in `fgpo_core.grpo`) samples the six
+# **GRPO.** TRL's `GRPOTrainer` (version pinned in `fgpo_core.algorithms.grpo`) samples the six
 # completions at temperature 1.0, normalises rewards within each group and logs the
 # dead-group fraction as `frac_reward_zero_std`. The only thing the book adds is the
 # reward function, which parses each completion and reads the table; no reasoner runs:
@@ -170,8 +174,9 @@ display(show_source(make_grpo_trainer, drop_docstring=True))
 # %% [markdown]
 # ## Training
 #
-# The paper's learning rate (1e-5) was set for a 7B selector and 500 steps; a CPU
-# affords a handful of steps on a 135M model, so the rate was chosen on dev: FGPO ran
+# The paper's learning rate (printed below) was set for a 7B selector over four epochs of
+# its full training set; a CPU affords a handful of steps on a 135M model, so the rate
+# was chosen on dev: FGPO ran
 # at each rate of a small sweep, its dev split evaluated every few steps two ways, by
 # greedy free generation (how a selector is used, and how GRPO's checkpoints are
 # judged) and by controlled scoring (Eq. 6). Each run keeps its adapter with the best
@@ -180,6 +185,8 @@ display(show_source(make_grpo_trainer, drop_docstring=True))
 # (step 0: the untrained adapter; ★ the kept adapter):
 
 # %%
+print(f"The paper: lr {paper.HYPERPARAMETERS['lr']:g} ({paper.HYPERPARAMETERS['schedule']}), "
+      f"{paper.HYPERPARAMETERS['epochs']} epochs of {paper.HYPERPARAMETERS['train_questions']:,} questions.")
 rows = []
 for name, r in runs.items():
     if name.startswith("FGPO"):
@@ -198,7 +205,7 @@ visits_fgpo = fg["n_train"] * fg["config"]["epochs"]
 visits_grpo = len(gr["steps"]) * gr["config"]["prompts_per_step"]
 display(pd.DataFrame({
     "question visits": [visits_fgpo, visits_grpo],
-    "reward evaluations (table look-ups)": [visits_fgpo * 16, gr["reward_evaluations"]],
+    "reward evaluations (table look-ups)": [visits_fgpo * sel.space.n_actions, gr["reward_evaluations"]],
     "optimiser steps": [len(fg["steps"]), len(gr["steps"])],
     "training time (min, 2 CPU cores, dev evaluations included)": [fg["train_seconds"] / 60,
                                                                     gr["train_seconds"] / 60],
@@ -338,14 +345,14 @@ display(cvf.round(1))
 display(show_source(shared_token_weight))
 
 # %%
-train_table, train_df, _ = load_table(Path(table_dir) / "train")
 train_qs = suites["train"][:fg["n_train"]]
-train_rewards = align_table(train_table, train_df, train_qs)
+train_rewards = load_table(Path(table_dir) / "train").select([q.id for q in train_qs]).rewards("eq1")
 with torch.no_grad():
-    untrained_scores = sel.candidate_scores(train_qs[:16]).double()
+    batch = fg["config"]["batch_size"]  # one minibatch of training questions
+    untrained_scores = sel.candidate_scores(train_qs[:batch]).double()
 lengths = sel.cand_mask.sum(1)
-w = shared_token_weight(untrained_scores, torch.as_tensor(train_rewards[:16]), lengths, fg["config"]["beta"])
-g = fgpo_logit_gradient(untrained_scores, torch.as_tensor(train_rewards[:16]), fg["config"]["beta"])
+w = shared_token_weight(untrained_scores, torch.as_tensor(train_rewards[:batch]), lengths, fg["config"]["beta"])
+g = fgpo_logit_gradient(untrained_scores, torch.as_tensor(train_rewards[:batch]), fg["config"]["beta"])
 gain = (g > 0).double()
 sweep = pd.DataFrame([{"lr": r.manifest["config"]["lr"], "step": d["step"], "ff": d["gen_format_failures"],
                        "scoring": d["accuracy"], "moved": d["accuracy"] != r.manifest["dev"][0]["accuracy"]}
@@ -359,7 +366,8 @@ display(Markdown(
     f"At the untrained selector, on the first {len(w)} training questions, the weight on the shared closing "
     f"tokens is negative on **{100 * (w < 0).double().mean():.0f}%** of them (mean {w.mean():.4f}). The strings "
     f"Eq. 8 would raise are {len_up:.1f} tokens long on average, those it would lower {len_down:.1f}"
-    + (" (Eq. 1 charges only 0.1 per tool, so the rewarded subsets tend to be the larger ones): the exact "
+    + (f" (Eq. 1 charges only {2 * LAMBDA / sel.space.n_tools:g} per tool, so the rewarded subsets tend to be "
+       "the larger ones): the exact "
        "gradient leans against closing the answer from the start. " if len_up > len_down and w.mean() < 0 else
        ": at the start this effect is small and of mixed sign, so it does not by itself explain what follows. ")
     + (f"Along the learning-rate sweep, every dev evaluation whose controlled-scoring accuracy had moved from the "
@@ -387,19 +395,9 @@ drifts = {f"lr={lr:g}": generation_drift(sel, train_qs[:n_drift], train_rewards[
 fig = plot_generation_drift(drifts)
 plt.show()
 display(pd.concat(drifts, names=["rate"]).set_index("step", append=True).droplevel(1)
-        .style.format({"J": "{:.3f}", "valid_mass": "{:.2e}", "format_failures": "{:.0f}",
+        .style.format({"J": "{:.3f}", "p_gen_valid": "{:.2e}", "format_failures": "{:.0f}",
                        "closing_weight": "{:+.4f}"}))
-
-
-def drift_sentence(label: str, d: pd.DataFrame) -> str:
-    d0, d1 = d.iloc[0], d.iloc[-1]
-    return (f"at {label}, $J$ went from {d0.J:.3f} to {d1.J:.3f}, the generation mass on the policy strings from "
-            f"{d0.valid_mass:.2g} to {d1.valid_mass:.2g} and greedy format failures from {d0.format_failures:.0f}% "
-            f"to {d1.format_failures:.0f}%")
-
-
-leaked = {k: d.J.iloc[-1] > d.J.iloc[0] and d.valid_mass.iloc[-1] < d.valid_mass.iloc[0] / 10
-          for k, d in drifts.items()}
+leaked = {k: mass_left_candidates(d) for k, d in drifts.items()}
 display(Markdown(
     f"Over {drift_steps} steps on {n_drift} questions, " + "; ".join(drift_sentence(k, d) for k, d in drifts.items())
     + ". " + (f"At {' and '.join(k for k, v in leaked.items() if v)} the objective was served partly by moving mass off "
@@ -419,7 +417,7 @@ display(Markdown(
 # %%
 core_ids = runs["FGPO"].evals["core"]["question_id"].to_numpy()
 families = runs["FGPO"].evals["core"]["family"].to_numpy()
-rates = {m: tool_rates_by_family(runs[m].picks("core"), families, [f"T{i + 1}" for i in range(4)])
+rates = {m: tool_rates_by_family(runs[m].picks("core"), families, [f"T{i + 1}" for i in range(sel.space.n_tools)])
          for m in ["Tools w/ Desc", "SFT", "GRPO", "FGPO"] if m in runs}
 fig = plot_tool_rates(rates, "Tool calls per family on core (% of questions)")
 plt.show()
@@ -437,17 +435,23 @@ display(paper_vs_book({"input tokens, FGPO": (paper.INPUT_TOKENS["FGPO"], tok.lo
 #
 # If GRPO were run from each final policy, how often would a group of $G$ completions
 # be dead? With $p_{\text{gen}}$ known for every policy string (and the rest of the
-# mass counted as format failures, which earn their own reward), the probability has a
-# closed form (chapter "Dead groups"). Uniform is the uniform policy over subsets.
+# mass counted as format failures: wrong, with no tools), the probability has a closed
+# form (chapter "Dead groups"). Uniform is the uniform policy over subsets. The paper's
+# Table 15 takes the reward classes of Eq. 1 (correctness and the number of tools);
+# beside it, the same grid under GRPO's differential reward, whose three classes die
+# far more often (the paper's converged 79.6% is under that reward).
 
 # %%
-_, correct_core, _ = rows_for(tables["evidence reader"]["core"], core_ids)
+correct_core = tables["evidence reader"]["core"].select(core_ids).correct
 policies = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
-policies.update({m: pgen_with_failures(pgen_matrix(runs[m], "core")) for m in ("SFT", "GRPO", "FGPO") if m in runs})
-t15 = dead_group_table(policies, correct_core)
-display(t15.round(1))
+policies.update({m: p_gen_with_failures(p_gen_matrix(runs[m], "core")) for m in ("SFT", "GRPO", "FGPO") if m in runs})
+t15 = {reward: dead_group_table(policies, correct_core, reward) for reward in ("eq1", "differential")}
+display(Markdown("Reward classes of Eq. 1 (the paper's Table 15):"))
+display(t15["eq1"].round(1))
 display(Markdown("The paper's Table 15 (GenomeQA):"))
 display(paper.TABLE15.T)
+display(Markdown("Reward classes of the differential reward:"))
+display(t15["differential"].round(1))
 
 # %% [markdown]
 # ## The empty subset (Table 16)
@@ -457,13 +461,13 @@ display(paper.TABLE15.T)
 # often the empty answer is the most probable policy string:
 
 # %%
-display(empty_subset_table({m: pgen_matrix(runs[m], "core") for m in ("SFT", "DPO", "GRPO", "FGPO") if m in runs})
+display(empty_subset_table({m: p_gen_matrix(runs[m], "core") for m in ("SFT", "DPO", "GRPO", "FGPO") if m in runs})
         .round(1))
 pairs = dpo_pairs(train_rewards)
 chosen_empty = 100 * np.mean([c == 0 for _, c, _ in pairs]) if pairs else np.nan
 display(paper_vs_book({
     "empty subset reward-optimal (% of core)": (paper.EMPTY_SUBSET["empty_optimal"],
-                                                100 * (tables["evidence reader"]["core"][0].oracle_actions() == 0).mean()),
+                                                100 * (tables["evidence reader"]["core"].oracle_actions() == 0).mean()),
     "SFT targets that are empty (% of training questions)": (None, 100 * (sft_targets(train_rewards) == 0).mean()),
     "DPO chosen responses that are empty (%)": (paper.EMPTY_SUBSET["dpo_chosen_empty"], chosen_empty),
 }))
@@ -475,12 +479,8 @@ display(paper_vs_book({
 # method wrong, the reverse, and the exact McNemar test on those discordant pairs.
 
 # %%
-def pooled(method):
-    d = main[main.method == method].set_index("suite").loc[TEST]
-    return np.concatenate(list(d.correct_vector))
-
-
-tests = {m: mcnemar(pooled("FGPO"), pooled(m)) for m in ORDER if m in runs and m != "FGPO"}
+tests = {m: mcnemar(pooled_correct(main, "FGPO", TEST), pooled_correct(main, m, TEST))
+         for m in ORDER if m in runs and m != "FGPO"}
 tests = pd.DataFrame({m: {"FGPO right, other wrong": t["a_only"], "other right, FGPO wrong": t["b_only"],
                           "p (exact McNemar)": t["p_value"]} for m, t in tests.items()}).T
 display(tests.style.format({"p (exact McNemar)": "{:.3g}"}))
@@ -500,7 +500,7 @@ pick_idx = rng.choice(len(core_ids), size=min(n_live, len(core_ids)), replace=Fa
 by_id = {q.id: q for q in suites["core"]}
 live_reader = get_reasoner(f"reader:{reader_dir}")
 live = {m: live_agreement(runs[m].picks("core")[pick_idx], [by_id[core_ids[i]] for i in pick_idx],
-                          tables["evidence reader"]["core"][1], library, live_reader)
+                          tables["evidence reader"]["core"], library, live_reader)
         for m in TRAINED if m in runs}
 display(pd.DataFrame(live).T.rename(columns={"n": "choices re-run live", "agreement": "answer equals the table's (%)"})
         .round(1))
@@ -516,7 +516,9 @@ display(pd.DataFrame(live).T.rename(columns={"n": "choices re-run live", "agreem
 betas = {n: r for n, r in runs.items() if n.startswith("DPO")}
 beta_rows = {}
 for n, r in betas.items():
-    have, correct, _ = rows_for(tables["evidence reader"]["core"], r.evals["core"]["question_id"].to_numpy())
+    ids = r.evals["core"]["question_id"].to_numpy()
+    have = tables["evidence reader"]["core"].contains(ids)
+    correct = tables["evidence reader"]["core"].select(ids[have]).correct
     p = r.picks("core")[have]
     summary = summarise_picks(p, correct, sel.space.n_tools)
     beta_rows[f"beta={r.manifest['config']['dpo_beta']:g}"] = {
@@ -542,70 +544,24 @@ else:
 
 # %%
 a = acc.drop(columns="paper (GenomeQA)")
-kept_dev = next(d for d in fg["dev"] if d["step"] == fg["best_step"])
-lead = a.loc["FGPO"] - a.loc["GRPO"]
-dead_mean = 100 * recount.mean()
-txt = [
-    f"- **FGPO against GRPO.** On the main suite FGPO scores {a.loc['FGPO', 'core']:.1f}% and GRPO "
-    f"{a.loc['GRPO', 'core']:.1f}% ({lead['core']:+.1f} points; the paper: "
-    f"{paper.MAIN_GENOMEQA['FGPO'] - paper.MAIN_GENOMEQA['GRPO']:+.2f}). Across the {len(TEST)} test suites FGPO "
-    f"is ahead on {int((lead > 0).sum())}, tied on {int((lead == 0).sum())} and behind on {int((lead < 0).sum())}. "
-    f"The exact McNemar p-value of the pooled comparison is {tests.loc['GRPO', 'p (exact McNemar)']:.3g}: "
-    + ("at this sample size the difference is not significant." if tests.loc["GRPO", "p (exact McNemar)"] >= 0.05
-       else "the difference is significant at 5%."),
-    "- **Free generation against controlled scoring.** Format failures under free generation on core: "
-    + ", ".join(f"{m} {main[(main.method == m) & (main.suite == 'core')].format_failures.iloc[0]:.0f}%"
-                for m in ("Tools w/ Desc",) + TRAINED if m in runs)
-    + f". By controlled scoring (Eq. 6), which cannot fail to parse, FGPO scores {cvf.loc['FGPO', 'scoring: core']:.1f}% "
-    f"on core and GRPO {cvf.loc['GRPO', 'scoring: core']:.1f}%. "
-    + (f"Along FGPO's learning-rate sweep, controlled-scoring dev accuracy rose from "
-       f"{sweep.scoring.iloc[0]:.1f}% to as much as {sweep.scoring.max():.1f}%, but every evaluation at which "
-       f"it had moved had {ff_range} format failures under free generation"
-       + (" (the mechanism shown above: the rewarded strings are longer, so raising their per-token mean scores also "
-          "lowers the closing tokens)" if len_up > len_down else "")
-       + f". The adapter kept "
-       f"by free generation (lr={fg['config']['lr']:g}, step {fg['best_step']}) scores "
-       f"{kept_dev['accuracy']:.1f}% on dev by controlled scoring and {kept_dev['gen_accuracy']:.1f}% by free "
-       "generation. " if ff_range else "")
-    + f"The paper's 7B selector, trained at 1e-5, kept the two together ({paper.CONTROLLED_VS_FREE['FGPO'][0]} by "
-    f"generation, {paper.CONTROLLED_VS_FREE['FGPO'][1]} by scoring)"
-    + ("; a 135M selector trained for a handful of steps at rates large enough to move it did not." if ff_range
-       else "."),
-    f"- **Where the mass went.** In the step-by-step look at {drift_steps} plain FGPO updates, "
-    + "; ".join(drift_sentence(k, d) for k, d in drifts.items())
-    + (". Eq. 2 ranks the candidates against each other and is blind to what free generation does outside them; "
-       "at a rate large enough to move a 135M selector in a few steps, that blind spot is where its mass went."
-       if any(leaked.values()) else "."),
-    (f"- **DPO.** On core DPO (beta 0.3) scores {a.loc['DPO', 'core']:.1f}% against No-Tool's "
-     f"{a.loc['No-Tool', 'core']:.1f}%, with {tools.loc['DPO', 'core']:.2f} tools per question, and answers with the "
-     f"empty subset on {beta_rows['beta=0.3']['empty answers (%)']:.0f}% of core questions although "
-     f"{chosen_empty:.0f}% of its chosen responses were empty (the paper: DPO at the no-tool floor, "
-     f"{paper.MAIN_GENOMEQA['DPO']} against {paper.MAIN_GENOMEQA['No-Tool']}, for every beta)."
-     if "DPO" in runs and "beta=0.3" in beta_rows else "- **DPO.** No DPO run was found in the runs folder."),
-    f"- **Dead groups.** {dead_mean:.0f}% of GRPO's groups were dead on average, so that share of its "
-    f"{gr['reward_evaluations']} reward evaluations taught it nothing; FGPO's {visits_fgpo * 16} look-ups each "
-    f"enter its gradient. (The paper's GRPO started at {paper.DEAD_GROUPS['live_dead_start']}% dead and ended at "
-    f"{paper.DEAD_GROUPS['live_dead_end']}%.)",
-    f"- **Against the fixed references** (free generation). FGPO {('beats' if a.loc['FGPO', 'core'] > a.loc['BestFixed*', 'core'] else 'does not beat')} "
-    f"the best fixed subset on core ({a.loc['BestFixed*', 'core']:.1f}%) and "
-    f"{('beats' if a.loc['FGPO', 'core'] > a.loc['All-Tools', 'core'] else 'does not beat')} All-Tools "
-    f"({a.loc['All-Tools', 'core']:.1f}%), calling {tools.loc['FGPO', 'core']:.2f} tools per question against "
-    f"All-Tools' 4. The oracle ({a.loc['Oracle', 'core']:.1f}%) shows how much a per-question choice could still win.",
-    f"- **Scale.** These selectors saw {fg['n_train']} training questions {fg['config']['epochs']} times "
-    f"({len(fg['steps'])} FGPO steps) against the paper's 2,002 questions over 4 epochs with a 7B model. "
-    f"FGPO's free-generation dev accuracy moved from {fg['dev'][0]['gen_accuracy']:.1f}% untrained to "
-    f"{max(d['gen_accuracy'] for d in fg['dev']):.1f}% at its best evaluation, on {fg['n_dev']} dev questions, where one "
-    f"question is {100 / fg['n_dev']:.1f} points. At this size a difference of a few points between methods is "
-    "within what another seed or question sample could move; the gpu profile re-runs the experiment at the "
-    "paper's scale.",
-]
-display(Markdown("\n".join(txt)))
+dpo = None
+if "DPO" in runs and "beta=0.3" in beta_rows:
+    dpo = {"accuracy": a.loc["DPO", "core"], "empty_answers": beta_rows["beta=0.3"]["empty answers (%)"],
+           "chosen_empty": chosen_empty}
+findings = lm_selector_findings(
+    a, tools, {m: main[(main.method == m) & (main.suite == "core")].format_failures.iloc[0]
+               for m in ("Tools w/ Desc",) + TRAINED if m in runs},
+    {m: cvf.loc[m, "scoring: core"] for m in ("FGPO", "GRPO")}, tests.loc["GRPO", "p (exact McNemar)"], drifts,
+    recount, fg, gr, sel.space.n_actions, sel.space.n_tools, sweep, dpo)
+display(Markdown("\n".join(findings)))
 
 # %% [markdown]
 # ## References
 #
-# - Liu, Ma, Chen, Wang, Tang (2026). *Why Sample What You Can Enumerate? Exact Policy
-#   Optimization over Tool Subsets.* Table 2, Tables 6, 15 and 16, Appendix G.1-G.2.
+# - The paper (printed below): Table 2, Tables 6, 15 and 16, Appendix G.1-G.2.
 # - Shao et al. (2024). *DeepSeekMath* (GRPO). TRL's `GRPOTrainer`, `SFTTrainer` and
 #   `DPOTrainer` (Hugging Face).
 # - Rafailov et al. (2023). *Direct Preference Optimization.*
+
+# %% tags=["remove-input"]
+print(paper.CITATION)

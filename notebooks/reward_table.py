@@ -44,17 +44,18 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython.display import Markdown, display
 
-from fgpo_core import paper
-from fgpo_core.benchmarks import build_all, load_benchmark, tool_library_for
-from fgpo_core.benchmarks.schema import LETTERS
-from fgpo_core.book import paper_vs_book, profile_note, show_source
-from fgpo_core.plots import set_style
+from fgpo_core.book import paper
+from fgpo_core.genomics.benchmarks import build_all, load_benchmark, tool_library_for
+from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.book.plots import set_style
 from fgpo_core.reasoners import get_reasoner
-from fgpo_core.curriculum import CurriculumSpec, check_disjoint, curriculum_library, make_curriculum
+from fgpo_core.genomics.curriculum import CurriculumSpec, check_disjoint, curriculum_library, make_curriculum
 from fgpo_core.reasoners.probe import probe_from_table, probe_live, probe_masks
 from fgpo_core.reasoners.reader import pair_texts
 from fgpo_core.reasoners.prompt import split_user_message
-from fgpo_core.tablebuild import build_table, cost_accounting, load_table, merge_table
+from fgpo_core.evaluation.metrics import live_agreement
+from fgpo_core.table import has_table, load_tables
+from fgpo_core.table.build import build_table, cost_accounting, merge_table
 
 set_style()
 if not bench_dir:
@@ -69,14 +70,13 @@ if not table_dir:
         build_table(suites[name], library, reader, Path(table_dir) / name, progress=False)
         merge_table(Path(table_dir) / name)
 # tables made by another reader (another adapter) are refused
-tables = {p.name: load_table(p, expect={"reasoner": reader.id}) for p in sorted(Path(table_dir).iterdir())
-          if (p / "table.parquet").exists()}
-readers = {"evidence reader": tables}
-for d in filter(None, other_table_dirs.split(",")):
-    tabs = {p.name: load_table(p) for p in sorted(Path(d).iterdir()) if (p / "table.parquet").exists()}
-    label = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}.get(Path(d).name, Path(d).name)
-    readers[label] = tabs
-profile_note(profile, suites=", ".join(tables), reasoner=next(iter(tables.values()))[2]["reasoner"])
+SPLITS = sorted(p.name for p in Path(table_dir).iterdir() if has_table(p))
+labels = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
+readers = load_tables({"evidence reader": table_dir, **{labels.get(Path(d).name, Path(d).name): d
+                                                       for d in filter(None, other_table_dirs.split(","))}},
+                      SPLITS, expect={"evidence reader": {"reasoner": reader.id}})
+tables = readers["evidence reader"]
+profile_note(profile, suites=", ".join(tables), reasoner=next(iter(tables.values())).manifest["reasoner"])
 
 # %% [markdown]
 # ## The reasoner's prompt
@@ -187,11 +187,9 @@ probes = {}
 for label, tabs in readers.items():
     names = [n for n in eval_names if n in tabs]
     if names:
-        df_ = pd.concat([tabs[n][1] for n in names])
-        ids = set(df_["question_id"])
-        qs_ = [q for n in names for q in suites[n] if q.id in ids]  # a reader's table may cover a slice
+        qs_ = [q for n in names for q in suites[n] if tabs[n].contains([q.id])[0]]  # a table may cover a slice
         probes[f"{label} ({len(qs_)} questions)" if len(qs_) < len(eval_qs) else label] = \
-            probe_from_table(df_, qs_, library.names)
+            probe_from_table([tabs[n] for n in names], qs_, library.names)
 rng = np.random.default_rng(seed)
 probe_qs = [suites["core"][i] for i in rng.choice(len(suites["core"]), size=min(n_probe, len(suites["core"])),
                                                   replace=False)]
@@ -238,9 +236,9 @@ display(Markdown(
 
 # %%
 name0 = "core" if "core" in tables else next(iter(tables))
-table0, df0, manifest0 = tables[name0]
-display(df0.head(4).T)
-print(json.dumps({k: v for k, v in manifest0.items() if k != "questions_sha256"}, indent=1))
+table0 = tables[name0]
+display(pd.read_parquet(Path(table_dir) / name0 / "table.parquet").head(4).T)
+print(json.dumps({k: v for k, v in table0.manifest.items() if k != "questions_sha256"}, indent=1))
 
 # %% [markdown]
 # ## Reference points (the paper's Figure 1a)
@@ -250,7 +248,7 @@ print(json.dumps({k: v for k, v in manifest0.items() if k != "questions_sha256"}
 # per-question oracle that knows which subset works.
 
 # %%
-ceil = pd.DataFrame({name: t.ceilings() for name, (t, _, _) in tables.items()}).T
+ceil = pd.DataFrame({name: t.ceilings() for name, t in tables.items()}).T
 display(ceil)
 keys = ["no_tool", "random", "all_tools", "best_fixed", "oracle"]
 plot = ceil[keys].astype(float).reset_index(names="suite").melt(id_vars="suite", var_name="policy",
@@ -272,7 +270,7 @@ plt.show()
 # can win. The paper's GenomeQA table and ours, side by side:
 
 # %%
-t_core = tables[name0][0]
+t_core = tables[name0]
 c_core = t_core.ceilings()
 paper_vs_book({
     "No-Tool (%)": (paper.GENOMEQA_CEILINGS["no_tool"], c_core["no_tool"]),
@@ -288,7 +286,7 @@ paper_vs_book({
 # move a trained selector between them without adaptation):
 
 # %%
-cross = {label: {"questions": tabs[name0][0].n_questions, **tabs[name0][0].ceilings()}
+cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
          for label, tabs in readers.items() if name0 in tabs}
 pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle",
                        "empty_optimal"]].astype(float).round(1)
@@ -296,7 +294,7 @@ pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixe
 # %% [markdown]
 # ## Every fixed subset, and each tool's worth
 #
-# Accuracy of always choosing each of the 16 subsets, per family, and the points the
+# Accuracy of always choosing each subset, per family, and the points the
 # oracle and the best fixed subset lose when one tool is removed from the library
 # (computed from the table alone, as in the paper's Table 12):
 
@@ -323,9 +321,7 @@ both
 # (question and evidence, counted by the reader's tokenizer) of each subset on this suite:
 
 # %%
-tokens = df0.groupby("mask")["prompt_tokens"].mean().round(0)
-tokens.index = [t_core.labels()[m] for m in tokens.index]
-tokens.to_frame("mean input tokens").astype(int)
+pd.Series(t_core.tokens.mean(0).round(0), index=t_core.labels()).to_frame("mean input tokens").astype(int)
 
 # %% [markdown]
 # ## Outcome-degenerate questions
@@ -336,7 +332,7 @@ tokens.to_frame("mean input tokens").astype(int)
 # averaged over all sub-libraries of each size):
 
 # %%
-deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, (t, _, _) in tables.items()})
+deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, t in tables.items()})
 deg["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
 deg.index.name = "tools in the library"
 deg.round(1)
@@ -345,11 +341,12 @@ deg.round(1)
 # ## What the table costs
 #
 # The table needs $2^n \times |D|$ reasoner calls, once. The paper's on-demand GRPO
-# schedule (200 steps of 64 prompts with 6 rollouts) needs 76,800.
+# schedule (its steps times its prompts per step times $G$ rollouts) needs the number
+# in the first row below.
 
 # %%
 rows = {"paper: GenomeQA training pool": (paper.TABLE_COST["table_calls"], paper.TABLE_COST["grpo_calls"])}
-for name, (t, _, _) in tables.items():
+for name, t in tables.items():
     c = cost_accounting(t.n_tools, t.n_questions)
     rows[f"this book: {name}"] = (c["table_calls"], c["grpo_calls"])
 cost = pd.DataFrame.from_dict(rows, orient="index", columns=["table calls", "GRPO schedule calls"])
@@ -365,17 +362,13 @@ cost
 # per-epoch harness within 0.05 points of each other.)
 
 # %%
-qs_by_id = {q.id: q for q in suites[name0]}
-pick = df0.sample(n=min(n_live, len(df0)), random_state=seed)
+rng = np.random.default_rng(seed)
+live_qs = list(rng.choice(np.array(suites[name0], dtype=object), size=min(n_live, len(suites[name0])), replace=False))
+live_masks = rng.integers(0, table0.n_actions, size=len(live_qs))
 live_lib = tool_library_for(bench_dir)  # a fresh library: tools really run again
-agree, dlp = [], []
-for _, row in pick.iterrows():
-    q = qs_by_id[row.question_id]
-    out = reader.answer([(q, live_lib.render(live_lib.run(q.tool_input()), int(row["mask"])))])[0]
-    agree.append(out.letter == row.prediction)
-    dlp.append(max(abs(out.logprobs[L] - row[f"logprob_{L}"]) for L in LETTERS))
-display(Markdown(f"{len(pick)} live calls: answers agree on **{100 * np.mean(agree):.1f}%**; largest letter "
-                 f"log-probability difference **{max(dlp):.2e}**."))
+live = live_agreement(live_masks, live_qs, table0, live_lib, reader)
+display(Markdown(f"{live['n']} live calls: answers agree on **{live['agreement']:.1f}%**; largest letter "
+                 f"log-probability difference **{live['max_logprob_diff']:.2e}**."))
 
 # %% [markdown]
 # ## Building a table yourself

@@ -35,16 +35,16 @@ import seaborn as sns
 import logomaker
 from IPython.display import Markdown, display
 
-from fgpo_core import data
-from fgpo_core.book import profile_note, show_source
-from fgpo_core.plots import set_style
-from fgpo_core.tools import ToolInput, ToolLibrary, render_block
-from fgpo_core.tools.composition import composition_record
-from fgpo_core.tools.demo import (TAXA, expert_accuracy, genome_fragments, homology_curve, repeat_database,
+from fgpo_core.genomics import data
+from fgpo_core.book.chapter import profile_note, show_source
+from fgpo_core.book.plots import set_style
+from fgpo_core.genomics.tools import ToolInput, ToolLibrary, render_block
+from fgpo_core.genomics.tools.composition import composition_record
+from fgpo_core.genomics.tools.demo import (TAXA, expert_accuracy, genome_fragments, homology_curve, repeat_database,
                                   taxonomy_references)
-from fgpo_core.tools.motifs import load_motifs
-from fgpo_core.tools.splice import REFERENCE_SCORES, load_maxent, sample_donors, splice_sites
-from fgpo_core.tools.timing import TARGET_SECONDS, time_tools
+from fgpo_core.genomics.tools.motifs import load_motifs
+from fgpo_core.genomics.tools.splice import REFERENCE_SCORES, load_maxent, sample_donors, splice_sites
+from fgpo_core.genomics.tools.timing import TARGET_SECONDS, time_tools
 
 set_style()
 profile_note(profile, n_fragments=n_fragments, n_mutants=n_mutants, seed=seed)
@@ -54,7 +54,7 @@ rng = np.random.default_rng(seed)
 # ## Background: why tools?
 #
 # A language model reading `ACGTTGCA...` sees tokens, not statistics. Counting CpG
-# dinucleotides over a kilobase, scoring 879 position weight matrices on both strands,
+# dinucleotides over a kilobase, scoring every JASPAR vertebrate position weight matrix on both strands,
 # or comparing a sequence's 4-mer spectrum with hundreds of labelled references are
 # exact computations that a small reasoner cannot do in its head, and that take a
 # computer milliseconds. Each tool turns a sequence into a few lines of text the
@@ -149,7 +149,7 @@ print(render_block(library.tools[0].run(ToolInput.single(frag_seqs[0]))))
 # convolution of the columns' distributions, computed exactly once per matrix:
 
 # %% tags=["remove-input"]
-from fgpo_core.tools.motifs import motif_pvalue_distribution
+from fgpo_core.genomics.tools.motifs import motif_pvalue_distribution
 show_source(motif_pvalue_distribution)
 
 # %% [markdown]
@@ -314,7 +314,7 @@ display(Markdown(f"The whole five-tool library takes **{whole:.3f} s** on a ques
                  f"sequences, {whole / TARGET_SECONDS:.2f} times the {TARGET_SECONDS} s budget."))
 
 # %% [markdown]
-# The same table is printed by `benchmarks/bench_tools.py`, and any sequence can be
+# The same table is printed by `perf/bench_tools.py`, and any sequence can be
 # run through the tools from the command line:
 #
 # ```bash

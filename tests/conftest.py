@@ -21,3 +21,13 @@ def make_tiny_lm(**config):
 @pytest.fixture(scope="session")
 def tiny_lm():
     return make_tiny_lm
+
+
+@pytest.fixture(scope="session")
+def ci_bench(tmp_path_factory):
+    """The ci-profile benchmark (every suite, seed 0), built once for the whole test session:
+    ``(folder, manifest)``."""
+    from fgpo_core.genomics.benchmarks import build_all
+
+    out = tmp_path_factory.mktemp("ci-bench")
+    return out, build_all(out, "ci", seed=0, progress=False)

@@ -2,9 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core import paper
-from fgpo_core.bandit import (BanditConfig, SyntheticTableConfig, gradient_estimator_study, make_synthetic_table,
-                              policy_metrics, train_bandit)
+from fgpo_core.book import paper
+from fgpo_core.algorithms.bandit import BanditConfig, gradient_estimator_study, policy_metrics, train_bandit
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_runs_are_deterministic_under_a_seed():
 
 def test_grpo_logged_dead_fraction_equals_equal_reward_groups(monkeypatch):
     """The logged per-step fraction must be the share of groups whose G rewards are all equal."""
-    import fgpo_core.bandit as bandit
+    import fgpo_core.algorithms.bandit as bandit
 
     seen = []
     real = bandit.grpo_advantages

@@ -3,7 +3,7 @@ import textwrap
 
 import pytest
 
-from fgpo_core import bookbuild
+from fgpo_core.book import build as bookbuild
 from fgpo_core.cli import main
 
 FAILING = textwrap.dedent('''\

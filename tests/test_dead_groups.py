@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fgpo_core import dead_groups as dg
+from fgpo_core.core import dead_groups as dg
 
 
 def brute_force(p, r, G):
@@ -101,3 +101,10 @@ def test_grid_has_table15_shape():
 def test_bad_inputs_get_clear_errors(probs, rewards, G, msg):
     with pytest.raises(ValueError, match=msg):
         dg.dead_group_probability(probs, rewards, G)
+
+
+def test_proposition_check_counts_no_violation_of_eq7_and_catches_a_wrong_formula():
+    assert dg.proposition_violations(2000, np.random.default_rng(0)) == {"merge": 0, "transfer": 0,
+                                                                         "uniform minimum": 0}
+    wrong = dg.proposition_violations(200, np.random.default_rng(0), lambda w, G: float((np.asarray(w) ** G).max()))
+    assert wrong["merge"] + wrong["transfer"] + wrong["uniform minimum"] > 0

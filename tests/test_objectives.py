@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from fgpo_core import objectives as obj
+from fgpo_core.core import estimators as obj
 
 
 
@@ -113,7 +113,7 @@ def test_dead_group_has_exactly_zero_advantages():
     r = torch.tensor([[0.1] * 6, [1.1] * 6, [0.1, 0.2, 0.1, 0.1, 0.1, 0.1]])
     adv = obj.grpo_advantages(r)
     assert (adv[:2] == 0).all() and (adv[2] != 0).all()
-    assert obj.dead_groups(r).tolist() == [True, True, False]
+    assert obj.dead_group_mask(r).tolist() == [True, True, False]
     assert (obj.grpo_advantages(r, "trl")[:2] == 0).all()
 
 

@@ -4,7 +4,7 @@ import tomllib
 
 import yaml
 
-from fgpo_core.bookbuild import REPO_ROOT
+from fgpo_core.book.build import REPO_ROOT
 
 
 def norm(req: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fgpo_core.curriculum import (DESCRIBE, DINUCLEOTIDE, GC_BINS, SELECT, SKILLS, SOURCES, SPLICE_TEXT, CurriculumSpec,
+from fgpo_core.genomics.curriculum import (DESCRIBE, DINUCLEOTIDE, GC_BINS, SELECT, SKILLS, SOURCES, SPLICE_TEXT, CurriculumSpec,
                                   check_disjoint, curriculum_factors, curriculum_library, make_curriculum)
 from fgpo_core.reasoners.reader import block_section, pair_texts, split_blocks
 
@@ -31,7 +31,7 @@ def test_curriculum_is_deterministic_and_balanced(small):
 
 
 def test_curriculum_names_and_wording_differ_from_the_benchmarks():
-    from fgpo_core.benchmarks.families import FAMILIES, family, motif_factors
+    from fgpo_core.genomics.benchmarks.families import FAMILIES, family, motif_factors
 
     assert not {n for n, _ in curriculum_factors()} & {n for n, _ in motif_factors()}
     bench_labels = set()
@@ -58,7 +58,7 @@ def test_curriculum_shares_no_32mer_with_any_benchmark_suite(small):
 
 
 def test_curriculum_labels_are_measured(small):
-    from fgpo_core.tools.splice import classify, load_maxent, splice_sites
+    from fgpo_core.genomics.tools.splice import classify, load_maxent, splice_sites
 
     for q in small:
         if q.shape != "describe":

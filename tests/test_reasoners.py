@@ -4,19 +4,17 @@ import importlib.util
 import numpy as np
 import pytest
 
-from fgpo_core.benchmarks.schema import validate_question
+from fgpo_core.genomics.benchmarks.schema import validate_question
+from helpers import question
 from fgpo_core.reasoners.base import letter_from_logprobs
 from fgpo_core.reasoners.prompt import (EVIDENCE_HEADER, FINAL_INSTRUCTION, SYSTEM, messages, split_user_message,
                                         template_hash, user_message)
 
 
 def q():
-    seq = "ACGT" * 12
-    return validate_question({"id": "q1", "suite": "s", "split": "test", "family": "taxonomy", "shape": "describe",
-                              "question": f"Which organism does this DNA fragment come from?\nSequence: {seq}",
-                              "options": {"A": "Escherichia coli", "B": "Homo sapiens", "C": "Kutzneria sp. 744",
-                                          "D": "Bacillus amyloliquefaciens"},
-                              "answer": "B", "sequences": {"": seq}})
+    return question(1, seq="ACGT" * 12, text="Which organism does this DNA fragment come from?", family="taxonomy",
+                    options={"A": "Escherichia coli", "B": "Homo sapiens", "C": "Kutzneria sp. 744",
+                             "D": "Bacillus amyloliquefaciens"}, answer="B")
 
 
 def test_prompt_layout_matches_the_paper():

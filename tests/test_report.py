@@ -5,17 +5,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.report import fixed_baselines, load_runs, method_grid, pgen_matrix, rows_for, score_matrix
-from fgpo_core.runs import best_dev
-from fgpo_core.table import RewardTable
+from fgpo_core.experiments.report import load_runs, method_grid, p_gen_matrix, score_matrix
+from fgpo_core.experiments.run import best_dev
+from fgpo_core.table.reward_table import RewardTable
 
 
 def table_of(ids, correct, tokens=None):
     A = correct.shape[1]
     tokens = np.arange(A)[None, :].repeat(len(ids), 0) + 10 if tokens is None else tokens
-    df = pd.DataFrame({"question_id": np.repeat(ids, A), "mask": np.tile(np.arange(A), len(ids)),
-                       "prompt_tokens": tokens.ravel()})
-    return RewardTable(correct, 4), df, {"reasoner": "r"}
+    return RewardTable(correct, 4, question_ids=np.array(ids), tokens=tokens, manifest={"reasoner": "r"})
 
 
 def write_run(folder, name, picks, ids, dev_acc=(10.0, 20.0), lr=1e-3, J=0.1, scoring_acc=(50.0, 50.0)):
@@ -28,29 +26,32 @@ def write_run(folder, name, picks, ids, dev_acc=(10.0, 20.0), lr=1e-3, J=0.1, sc
     frame = pd.DataFrame({"question_id": ids, "family": ["f"] * len(ids), "generation_pick": picks,
                           "completion": [""] * len(ids), "scoring_pick": np.maximum(picks, 0)})
     for m in range(16):
-        frame[f"score_{m}"] = float(m)
-        frame[f"pgen_{m}"] = 1 / 32
+        frame[f"candidate_score_{m}"] = float(m)
+        frame[f"p_gen_{m}"] = 1 / 32
     frame.to_parquet(folder / "eval" / "core.parquet")
 
 
-def test_fixed_baselines_on_a_hand_table():
+def test_baselines_on_a_hand_table():
     correct = np.zeros((2, 16), dtype=bool)
     correct[0, [0, 15]] = True
     correct[1, 15] = True
-    b = fixed_baselines(correct)
-    assert b["No-Tool"]["accuracy"] == 50.0 and b["All-Tools"]["accuracy"] == 100.0
-    assert b["BestFixed*"]["subset"] == 15 and b["Oracle"]["accuracy"] == 100.0
-    assert b["Random"]["accuracy"] == pytest.approx(100 * 3 / 32)
-    assert b["Random"]["tools"] == 2.0
+    b = table_of(["a", "b"], correct).baselines()
+    assert b.loc["No-Tool", "accuracy"] == 50.0 and b.loc["All-Tools", "accuracy"] == 100.0
+    assert b.loc["BestFixed*", "subset"] == 15 and b.loc["Oracle", "accuracy"] == 100.0
+    assert b.loc["Random", "accuracy"] == pytest.approx(100 * 3 / 32)
+    assert b.loc["Random", "tools"] == 2.0
+    assert b.loc["All-Tools", "input_tokens"] == 25.0 and b.loc["No-Tool", "input_tokens"] == 10.0
 
 
-def test_rows_for_follows_the_question_ids_and_skips_missing_ones():
+def test_select_follows_the_question_ids_and_contains_says_which_exist():
     correct = np.random.default_rng(0).random((3, 16)) < 0.5
     tab = table_of(["a", "b", "c"], correct)
-    have, c, tok = rows_for(tab, ["c", "x", "a"])
-    assert have.tolist() == [True, False, True]
-    np.testing.assert_array_equal(c, correct[[2, 0]])
-    assert tok.shape == (2, 16) and tok[0, 3] == 13
+    assert tab.contains(["c", "x", "a"]).tolist() == [True, False, True]
+    sel = tab.select(["c", "a"])
+    np.testing.assert_array_equal(sel.correct, correct[[2, 0]])
+    assert sel.question_ids.tolist() == ["c", "a"] and sel.tokens.shape == (2, 16) and sel.tokens[0, 3] == 13
+    with pytest.raises(ValueError, match="lacks 1 of the 2 questions"):
+        tab.select(["a", "x"])
 
 
 def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
@@ -62,14 +63,14 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
     right_on_1 = np.zeros((4, 16), dtype=bool)
     right_on_1[:, 1] = True
     right_on_0 = ~right_on_1
-    grid = method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}, "B": {"core": table_of(ids[:2], right_on_0)}})
+    grid = method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}, "B": {"core": table_of(ids[:2], right_on_0[:2])}})
     acc = grid.set_index(["reasoner", "method"])["accuracy"]
     assert acc[("A", "FGPO")] == 50.0 and acc[("A", "GRPO")] == 0.0  # the format failure counts wrong
     assert acc[("B", "FGPO")] == 0.0 and acc[("B", "GRPO")] == 100.0  # reasoner B's table covers two questions
     assert grid.set_index(["reasoner", "method"]).loc[("B", "FGPO"), "n"] == 2
     fg = grid.set_index(["reasoner", "method"]).loc[("A", "FGPO")]
     assert fg["format_failures"] == 25.0 and fg["tools"] == 0.5  # the failure counts as no tool
-    assert pgen_matrix(runs["FGPO"], "core").shape == (4, 16)
+    assert p_gen_matrix(runs["FGPO"], "core").shape == (4, 16)
     assert score_matrix(runs["FGPO"], "core")[0, 5] == 5.0
 
 
@@ -88,3 +89,13 @@ def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
 def test_a_missing_runs_folder_says_what_to_run(tmp_path):
     with pytest.raises(FileNotFoundError, match="fgpo runs"):
         load_runs(tmp_path / "nothing")
+
+
+def test_pooled_correct_concatenates_suites_in_order():
+    from fgpo_core.experiments.report import pooled_correct
+
+    grid = pd.DataFrame({"method": ["FGPO", "FGPO", "GRPO"], "suite": ["core", "microbe", "core"],
+                         "correct_vector": [np.array([True, False]), np.array([True]), np.array([False, False])]})
+    assert pooled_correct(grid, "FGPO", ["microbe", "core"]).tolist() == [True, True, False]
+    with pytest.raises(ValueError, match="no rows for suite"):
+        pooled_correct(grid, "GRPO", ["core", "microbe"])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from fgpo_core.rewards import differential_reward, eq1_reward
+from fgpo_core.core.rewards import differential_reward, eq1_reward
 
 
 def test_eq1_hand_cases():

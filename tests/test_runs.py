@@ -5,14 +5,15 @@ import pytest
 
 from fgpo_core.cli import main
 from fgpo_core.configs import add_dataclass_args, dataclass_from_args, field_docs
-from fgpo_core.grpo import GRPOArmConfig
-from fgpo_core.imitation import ImitationConfig
+from fgpo_core.algorithms.grpo import GRPOConfig
+from fgpo_core.algorithms.imitation import ImitationConfig
 from fgpo_core.reasoners.train_reader import ReaderConfig
-from fgpo_core.runs import OBJECTIVES, GridConfig, RunSetup
-from fgpo_core.train import FGPOConfig
+from fgpo_core.experiments.grid import GridConfig
+from fgpo_core.experiments.run import OBJECTIVES, RunSetup
+from fgpo_core.algorithms.fgpo import FGPOConfig
 
 
-@pytest.mark.parametrize("cls", [FGPOConfig, GRPOArmConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig])
+@pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig])
 def test_every_config_field_carries_a_docstring(cls):
     docs = field_docs(cls)
     assert set(docs) == {f.name for f in dataclasses.fields(cls)}
@@ -23,17 +24,21 @@ def test_flags_round_trip_to_the_dataclass():
     import argparse
 
     ap = argparse.ArgumentParser()
-    add_dataclass_args(ap, GRPOArmConfig)
-    cfg = dataclass_from_args(GRPOArmConfig, ap.parse_args(["--G", "8", "--lr", "3e-5", "--loss-type", "dapo"]))
+    add_dataclass_args(ap, GRPOConfig)
+    cfg = dataclass_from_args(GRPOConfig, ap.parse_args(["--G", "8", "--lr", "3e-5", "--loss-type", "dapo"]))
     assert (cfg.G, cfg.lr, cfg.loss_type, cfg.temperature) == (8, 3e-5, "dapo", 1.0)
 
 
-@pytest.mark.parametrize("objective", OBJECTIVES)
-def test_train_help_for_every_objective(objective, capsys):
+@pytest.mark.parametrize("objective,own,other", [("fgpo", "--beta", "--dpo-beta"), ("grpo", "--G", "--beta"),
+                                                 ("sft", "--micro-batch", "--G"), ("dpo", "--dpo-beta", "--G")])
+def test_train_offers_each_objectives_own_config(objective, own, other, capsys):
+    """`fgpo train --objective X` takes the run setup and X's own config fields, not another's."""
+    assert set(OBJECTIVES) == {"fgpo", "grpo", "sft", "dpo"}
     with pytest.raises(SystemExit) as e:
         main(["train", "--objective", objective, "--help"])
     assert e.value.code == 0
-    assert "--n-train" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--n-train" in out and f"{own} " in out and f"{other} " not in out
 
 
 def test_unknown_objective_is_refused():
@@ -53,7 +58,7 @@ def test_runs_help_lists_the_grid_flags(capsys):
 def test_grid_refuses_a_finished_run_trained_with_another_configuration(tmp_path):
     import json
 
-    from fgpo_core.runs import run_grid
+    from fgpo_core.experiments.grid import run_grid
 
     old = dataclasses.asdict(FGPOConfig(lr=1e-3, epochs=2, eval_every=2))
     (tmp_path / "fgpo-lr1e-3").mkdir()
@@ -63,8 +68,8 @@ def test_grid_refuses_a_finished_run_trained_with_another_configuration(tmp_path
 
 
 def test_a_field_added_later_is_read_at_its_default():
-    from fgpo_core.imitation import ImitationConfig
-    from fgpo_core.runs import config_differences
+    from fgpo_core.algorithms.imitation import ImitationConfig
+    from fgpo_core.experiments.run import config_differences
 
     recorded = dataclasses.asdict(ImitationConfig(lr=3e-4, epochs=2))
     del recorded["micro_batch"]  # a manifest written before the field existed
@@ -74,7 +79,8 @@ def test_a_field_added_later_is_read_at_its_default():
 
 
 def test_in_child_reports_a_failing_child():
-    from fgpo_core.runs import in_child, train_run
+    from fgpo_core.experiments.grid import in_child
+    from fgpo_core.experiments.run import train_run
 
     with pytest.raises(RuntimeError, match="train_run.*exit code 1"):
         in_child(train_run, "ppo", RunSetup(), FGPOConfig(), False)

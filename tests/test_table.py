@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from fgpo_core.bandit import SyntheticTableConfig, make_synthetic_table
-from fgpo_core.table import RewardTable
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.table.reward_table import RewardTable
 
 
 def tiny():
@@ -66,3 +66,33 @@ def test_single_tool_removal_by_hand():
     # without T2: subsets none, T1 -> q1 has no right subset any more
     assert rem.loc["-T2", "delta_oracle"] == pytest.approx(-100 / 3)
     assert (rem <= 1e-9).all().all()
+
+
+def test_select_keeps_every_per_question_field_in_order_and_refuses_strangers():
+    import numpy as np
+    import pytest
+
+    from fgpo_core.table import RewardTable
+
+    correct = np.random.default_rng(0).random((3, 4)) < 0.5
+    t = RewardTable(correct, 2, family=np.array(["x", "y", "z"]), question_ids=np.array(["a", "b", "c"]),
+                    tokens=np.arange(12).reshape(3, 4), built_rewards={"eq1": np.ones((3, 4))})
+    s = t.select(["c", "a"])
+    assert s.family.tolist() == ["z", "x"] and s.tokens[0].tolist() == [8, 9, 10, 11]
+    np.testing.assert_array_equal(s.correct, correct[[2, 0]])
+    assert s.rewards("eq1").shape == (2, 4) and (s.rewards("eq1") == 1).all()
+    with pytest.raises(ValueError, match="lacks 1 of the 2"):
+        t.select(["a", "q"])
+    with pytest.raises(ValueError, match="no question ids"):
+        RewardTable(correct, 2).select(["a"])
+    with pytest.raises(ValueError, match="unique"):
+        RewardTable(correct, 2, question_ids=np.array(["a", "a", "b"]))
+
+
+def test_load_table_names_what_is_missing(tmp_path):
+    import pytest
+
+    from fgpo_core.table import load_table
+
+    with pytest.raises(FileNotFoundError, match="fgpo table build"):
+        load_table(tmp_path)

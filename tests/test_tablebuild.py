@@ -5,10 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.benchmarks import build_all, load_benchmark, tool_library_for
-from fgpo_core.benchmarks.schema import LETTERS
+from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
+from fgpo_core.genomics.benchmarks.schema import LETTERS
 from fgpo_core.reasoners.base import ReasonerOutput, letter_from_logprobs
-from fgpo_core.tablebuild import ManifestMismatch, build_table, cost_accounting, load_table, merge_table
+from fgpo_core.table import ManifestMismatch, RewardTable, load_table
+from fgpo_core.table.build import build_table, cost_accounting, merge_table
 
 
 class HashReasoner:
@@ -28,9 +29,8 @@ class HashReasoner:
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench")
-    build_all(out, "ci", seed=0, suites=["microbe"], progress=False)
+def bench(ci_bench):
+    out, _ = ci_bench
     _, suites = load_benchmark(out)
     return out, suites["microbe"][:10], tool_library_for(out)
 
@@ -45,8 +45,16 @@ def test_build_twice_identical_and_rows_complete(bench, tmp_path):
         build_table(qs, lib, HashReasoner(), tmp_path / d, chunk_size=3, progress=False)
         merge_table(tmp_path / d)
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
-    table, df, manifest = load_table(tmp_path / "a")
+    table = load_table(tmp_path / "a")
+    df = pd.read_parquet(tmp_path / "a" / "table.parquet")
     assert table.correct.shape == (10, 16) and len(df) == 160
+    assert table.question_ids.tolist() == [q.id for q in qs] and table.manifest["n_questions"] == 10
+    # the rewards stored at build time are the table's, and equal the ones computed from correctness
+    np.testing.assert_array_equal(table.rewards("eq1"), df.reward_eq1.to_numpy().reshape(10, 16))
+    computed = RewardTable(table.correct, 4, lam=table.lam)
+    np.testing.assert_allclose(table.rewards("eq1"), computed.rewards("eq1"))
+    np.testing.assert_allclose(table.rewards("differential"), computed.rewards("differential"))
+    np.testing.assert_array_equal(table.predictions, df.prediction.to_numpy().reshape(10, 16))
     assert (df.groupby("q_index")["mask"].apply(list) == [list(range(16))] * 10).all()
     # Eq. 1 and differential rewards agree with correctness
     assert ((df.reward_eq1 > 0) == df.correct).all()
@@ -102,7 +110,7 @@ def test_ceilings_order_on_a_built_table(bench, tmp_path):
     out, qs, lib = bench
     build_table(qs, lib, HashReasoner(), tmp_path / "t", progress=False)
     merge_table(tmp_path / "t")
-    table, _, _ = load_table(tmp_path / "t")
+    table = load_table(tmp_path / "t")
     c = table.ceilings()
     assert c["oracle"] >= c["best_fixed"] >= table.fixed_subset_accuracy().max() - 1e-9
     assert c["best_fixed"] >= max(c["no_tool"], c["all_tools"], c["random"]) - 1e-9

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from fgpo_core.cli import main
-from fgpo_core.tools import (Composition, GenomicExpert, HomologySearch, MotifScan, SequenceError, SpliceAnalysis,
+from fgpo_core.genomics.tools import (Composition, GenomicExpert, HomologySearch, MotifScan, SequenceError, SpliceAnalysis,
                              ToolInput, ToolLibrary, validate_sequence)
-from fgpo_core.tools.composition import composition_record
-from fgpo_core.tools.demo import genome_fragments, mutate, repeat_database, taxonomy_references
-from fgpo_core.tools.motifs import load_motifs, motif_pvalue_distribution, scan
-from fgpo_core.tools.splice import REFERENCE_SCORES, load_maxent
+from fgpo_core.genomics.tools.composition import composition_record
+from fgpo_core.genomics.tools.demo import genome_fragments, mutate, repeat_database, taxonomy_references
+from fgpo_core.genomics.tools.motifs import load_motifs, motif_pvalue_distribution, scan
+from fgpo_core.genomics.tools.splice import REFERENCE_SCORES, load_maxent
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_planted_jaspar_instance_is_found(background):
 
 def test_scan_reports_both_strands_consistently(background):
     db = load_motifs()
-    from fgpo_core.tools.validate import reverse_complement
+    from fgpo_core.genomics.tools.validate import reverse_complement
     fwd = {(h["matrix_id"], h["score"]) for h in scan(db, background)}
     rev = {(h["matrix_id"], h["score"]) for h in scan(db, reverse_complement(background))}
     assert fwd == rev
@@ -160,8 +160,8 @@ def test_homology_finds_a_mutated_alu_and_drops_self_hits():
 
 
 def test_homology_on_unrelated_sequence_reports_nothing(background):
-    r = HomologySearch(repeat_database()).search(background)
-    assert r["hits"] == [] or r["hits"][0]["identity"] >= 60
+    r = HomologySearch(repeat_database()).search(background)  # an E. coli fragment against human repeats
+    assert r["hits"] == [] and r["n_hits"] == 0 and r["consensus"] is None
 
 
 # -- validation -----------------------------------------------------------------

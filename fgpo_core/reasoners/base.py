@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.schema import LETTERS, Question
 
 __all__ = ["ReasonerOutput", "Reasoner", "letter_from_logprobs", "tie_break"]
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import inspect
 import io
 import importlib.util
 import os
 from pathlib import Path
 from typing import Sequence
 
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.schema import LETTERS, Question
+from ..hf import cache_keyword, cache_of
 from .base import ReasonerOutput, letter_from_logprobs
 from .prompt import messages, split_user_message
 
@@ -51,7 +51,7 @@ class CausalLMReasoner:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from . import quiet_transformers
+        from ..hf import quiet_transformers
 
         quiet_transformers()
         if path is None:
@@ -72,10 +72,7 @@ class CausalLMReasoner:
         self.id = name or Path(path).name
         weights = Path(path) / gguf_file if gguf_file else next(iter(sorted(Path(path).glob("*.safetensors"))), None)
         self.fingerprint = _file_digest(weights) if weights and weights.exists() else "unknown"
-        self._torch = torch
-        # transformers renamed past_key_values to cache; accept either
-        params = inspect.signature(self.model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self.cache_keyword = cache_keyword(self.model)
         self.letter_ids = {}
         for L in LETTERS:
             ids = set()
@@ -110,7 +107,8 @@ class CausalLMReasoner:
 
     # -- scoring ----------------------------------------------------------------
     def _read(self, logits, n_tokens: int) -> ReasonerOutput:
-        torch = self._torch
+        import torch
+
         logp = torch.log_softmax(logits.float(), -1)
         lp = {L: float(torch.logsumexp(logp[ids], 0)) for L, ids in self.letter_ids.items()}
         top = int(logp.argmax())
@@ -118,7 +116,8 @@ class CausalLMReasoner:
         return ReasonerOutput(letter_from_logprobs(lp), lp, n_tokens, generated, generated.strip() in LETTERS)
 
     def answer(self, batch: Sequence[tuple[Question, str]]) -> list[ReasonerOutput]:
-        torch = self._torch
+        import torch
+
         outs: list = [None] * len(batch)
         prefix_cache: dict = {}
         with torch.no_grad():
@@ -130,11 +129,10 @@ class CausalLMReasoner:
                     if key not in prefix_cache:
                         prefix_cache.clear()  # one question's prefix at a time
                         out = self.model(input_ids=torch.tensor([pre], device=self.device), use_cache=True)
-                        cache = getattr(out, "cache", None)
-                        prefix_cache[key] = cache if cache is not None else out.past_key_values
+                        prefix_cache[key] = cache_of(out)
                     cache = copy.deepcopy(prefix_cache[key])
                     out = self.model(input_ids=torch.tensor([suf], device=self.device), use_cache=True,
-                                     **{self._cache_kw: cache})
+                                     **{self.cache_keyword: cache})
                 else:
                     out = self.model(input_ids=torch.tensor([ids_full], device=self.device))
                 outs[i] = self._read(out.logits[0, -1], len(ids_full))

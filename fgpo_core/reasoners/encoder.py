@@ -20,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.schema import LETTERS, Question
+from ..hf import mean_pool
 from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .prompt import user_message
 
@@ -53,10 +54,9 @@ class MiniLMReader:
     """Zero-shot evidence reader over mean-pooled MiniLM sentence embeddings."""
 
     def __init__(self, path: str | None = None, tau: float = 0.05, device: str = "cpu", max_length: int = 256):
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from . import quiet_transformers
+        from ..hf import quiet_transformers
 
         quiet_transformers()
         path = path or minilm_path()
@@ -65,11 +65,11 @@ class MiniLMReader:
         self.tau, self.device, self.max_length = tau, device, max_length
         self.id = f"minilm-zero-shot-v2(tau={tau:g})"
         self.fingerprint = hashlib.sha256(open(os.path.join(path, "model.safetensors"), "rb").read(1 << 24)).hexdigest()[:16]
-        self._torch = torch
         self._cache: dict = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        torch = self._torch
+        import torch
+
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         for i in range(0, len(todo), 64):
             chunk = todo[i:i + 64]
@@ -77,9 +77,7 @@ class MiniLMReader:
                                    return_tensors="pt").to(self.device)
             with torch.no_grad():
                 h = self.model(**batch).last_hidden_state
-            m = batch["attention_mask"].unsqueeze(-1).float()
-            e = (h * m).sum(1) / m.sum(1).clamp(min=1)
-            e = torch.nn.functional.normalize(e, dim=-1).cpu().numpy()
+            e = torch.nn.functional.normalize(mean_pool(h, batch["attention_mask"]), dim=-1).cpu().numpy()
             self._cache.update(zip(chunk, e))
         if len(self._cache) > 50_000:
             self._cache.clear()

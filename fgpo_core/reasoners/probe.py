@@ -13,8 +13,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..benchmarks.families import family
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.families import family
+from ..genomics.benchmarks.schema import LETTERS, Question
 
 __all__ = ["CONDITIONS", "probe_masks", "probe_from_table", "probe_live"]
 
@@ -40,15 +40,23 @@ def _summarise(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return acc[list(CONDITIONS)], letters.reindex(index=list(CONDITIONS), columns=list(LETTERS), fill_value=0)
 
 
-def probe_from_table(df: pd.DataFrame, questions: Sequence[Question], tool_names: Sequence[str]):
-    """The probe read from a built reward table's rows (no model call)."""
-    by_id = df.set_index(["question_id", "mask"])
+def probe_from_table(tables, questions: Sequence[Question], tool_names: Sequence[str]):
+    """The probe read from built reward tables (one, or several suites'; no model call): every
+    question must be in one of them."""
+    tables = [tables] if hasattr(tables, "select") else list(tables)
+    where = {}
+    for t in tables:
+        for i, qid in enumerate(t.question_ids.tolist()):
+            where.setdefault(qid, (t, i))
+    missing = [q.id for q in questions if q.id not in where]
+    if missing:
+        raise ValueError(f"no table holds {len(missing)} of the questions (e.g. {missing[0]!r})")
     rows = []
     for q in questions:
+        t, i = where[q.id]
         for cond, m in probe_masks(q, tool_names).items():
-            r = by_id.loc[(q.id, m)]
-            rows.append({"family": q.family, "condition": cond, "correct": bool(r["correct"]),
-                         "letter": r["prediction"]})
+            rows.append({"family": q.family, "condition": cond, "correct": bool(t.correct[i, m]),
+                         "letter": t.predictions[i, m]})
     return _summarise(rows)
 
 

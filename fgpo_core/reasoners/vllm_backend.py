@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..benchmarks.schema import LETTERS, Question
+from ..genomics.benchmarks.schema import LETTERS, Question
 from .base import ReasonerOutput, letter_from_logprobs
 from .prompt import messages
 

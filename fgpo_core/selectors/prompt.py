@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from ..benchmarks.schema import Question
+from ..genomics.benchmarks.schema import Question
 
-__all__ = ["SELECTOR_SYSTEM", "TOOL_DESCRIPTIONS", "described_slots", "shorten_sequences", "selector_messages"]
+__all__ = ["SELECTOR_SYSTEM", "TOOL_DESCRIPTIONS", "anonymous_slots", "described_slots", "shorten_sequences", "selector_messages"]
 
 SELECTOR_SYSTEM = ("You decide which analysis tools a genomics expert should run before answering a "
                    "multiple-choice question about DNA. Tools are identified only by their slot number.")
@@ -26,6 +26,11 @@ TOOL_DESCRIPTIONS = {
     "homology": "homology search: best local alignments against a labelled sequence database",
 }
 """What the prompted baseline "Tools w/ Desc" (Appendix G.2) is told about each tool."""
+
+
+def anonymous_slots(n_tools: int) -> list[str]:
+    """What the policy is shown of an ``n_tools`` library (G.1): ``0: type1 (A)``, ``1: type2 (B)``, ..."""
+    return [f"{i}: type{i + 1} ({chr(65 + i)})" for i in range(n_tools)]
 
 
 def described_slots(names: list[str]) -> list[str]:

@@ -1,0 +1,1 @@
+"""Training loops, one file each with its documented dataclass config: FGPO (:mod:`.fgpo`), GRPO through TRL (:mod:`.grpo`), SFT (:mod:`.sft`) and DPO (:mod:`.dpo`) with their shared targets (:mod:`.imitation`), the tabular teaching bandit (:mod:`.bandit`), and what they share (:mod:`.common`)."""

@@ -1,0 +1,55 @@
+"""What every training loop of the library shares: its trainable parameters, the cosine
+learning-rate schedule and atomic, resumable checkpoints."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..io import atomic_path
+
+__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint"]
+
+
+def trainable_parameters(model) -> list[torch.nn.Parameter]:
+    """The parameters that receive gradients; refuses a model with none (a frozen base
+    without its LoRA adapter)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("the model has no trainable parameters: wrap it with add_lora first")
+    return params
+
+
+def cosine_schedule(opt: torch.optim.Optimizer, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Cosine decay from the optimiser's learning rate to zero over ``total_steps`` (no warm-up),
+    as the paper trains (Table 6)."""
+    if total_steps < 1:
+        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    return torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total_steps) / total_steps)))
+
+
+def _plain(obj):
+    """NumPy scalars in logs become Python numbers, so a checkpoint loads with ``weights_only``."""
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_plain(v) for v in obj)
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def save_checkpoint(path, state: dict) -> Path:
+    """Write ``state`` (tensors, optimiser and scheduler states, plain logs) atomically."""
+    with atomic_path(path) as tmp:
+        torch.save(_plain(state), tmp)
+    return Path(path)
+
+
+def load_checkpoint(path) -> dict:
+    """Read a checkpoint written by :func:`save_checkpoint`, tensors and plain Python only
+    (``weights_only=True``: no code is unpickled)."""
+    return torch.load(path, weights_only=True)

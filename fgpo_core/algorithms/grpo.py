@@ -1,0 +1,191 @@
+"""The GRPO baseline as the paper ran it: TRL's GRPOTrainer, rewards read from the table.
+
+The selector's prompt (anonymous slots, Appendix G.1) is the dataset's
+conversational ``prompt``; TRL samples ``G`` completions per prompt from p_gen at
+temperature 1, and :class:`TableReward` turns each into the differential reward
+``0.95 r_diff + 0.05 r_fmt`` by parsing it and looking the subset up in the
+reward table (no reasoner is called). TRL normalises rewards within each group
+(Eq. 3, Bessel standard deviation, eps 1e-4) and logs ``frac_reward_zero_std``,
+the fraction of dead groups. :class:`TableReward` also keeps every group it
+scored, so the dead-group fraction can be recounted independently.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..genomics.benchmarks.schema import Question
+from ..core.rewards import differential_reward
+from ..core.subsets import ActionSpace
+from ..io import write_json
+
+__all__ = ["GRPOConfig", "GRPOResult", "TableReward", "grpo_dataset", "make_grpo_trainer", "train_grpo"]
+
+
+@dataclass
+class GRPOConfig:
+    """A GRPO run of the LM selector (TRL's GRPOTrainer, configured by this from its own
+    ``trl.GRPOConfig``)."""
+
+    lr: float = 1e-4
+    """Peak learning rate (cosine decay); the same as FGPO's at this scale."""
+    G: int = 6
+    """Completions sampled per prompt (the paper: 6)."""
+    prompts_per_step: int = 16
+    """Prompts per optimiser step (the paper: 64; FGPO's minibatch here: 16)."""
+    max_steps: int = 0
+    """Optimiser steps; 0 matches FGPO's question visits: epochs x questions / prompts_per_step."""
+    epochs: int = 4
+    """FGPO epochs whose question visits are matched when max_steps is 0."""
+    temperature: float = 1.0
+    """Sampling temperature of p_gen (the paper: 1.0)."""
+    max_completion_length: int = 16
+    """Tokens per completion; '<answer>0,1,2,3</answer>' needs about 12."""
+    loss_type: str = "grpo"
+    """TRL's loss aggregation; 'grpo' is Eq. 3's per-sequence mean."""
+    lora_r: int = 16
+    """LoRA rank (the paper: 16)."""
+    lora_alpha: int = 32
+    """LoRA alpha (the paper: 32)."""
+    eval_every: int = 0
+    """Evaluate on dev every this many steps (0: 8 evaluations per run, as the paper's 25 of 200)."""
+    seed: int = 0
+    """Seeds sampling, order and the adapter's initialisation."""
+
+
+class TableReward:
+    """TRL reward function: the differential reward of each completion, from the table.
+
+    ``correct`` is the table's correctness ``[N, 2**n]`` in the order of the dataset's
+    ``qi`` column. Every call's groups are kept in ``groups`` (one array of ``G``
+    rewards per prompt) for an independent dead-group count.
+    """
+
+    def __init__(self, correct: np.ndarray, n_tools: int, G: int, w_diff: float = 0.95, w_fmt: float = 0.05,
+                 prefill: str = ""):
+        self.correct = np.asarray(correct, dtype=bool)
+        self.prefill = prefill
+        self.space = ActionSpace(n_tools)
+        self.G, self.w_diff, self.w_fmt = G, w_diff, w_fmt
+        self.groups: list[np.ndarray] = []
+        self.masks: list[list] = []
+        self.calls: list[list[np.ndarray]] = []
+        self.__name__ = "table_differential_reward"
+
+    @staticmethod
+    def _text(c) -> str:
+        if isinstance(c, list):  # conversational: [{"role": "assistant", "content": ...}]
+            return "".join(m.get("content", "") for m in c if isinstance(m, dict))
+        return str(c)
+
+    def score(self, completions, qi) -> tuple[np.ndarray, list[int]]:
+        """The differential reward of each completion of question ``qi`` and its parsed subset
+        (-1: a format failure, ``r_fmt = 0``)."""
+        masks = [self.space.parse(self.prefill + self._text(c)).mask for c in completions]
+        parsed = np.array([m >= 0 for m in masks])
+        rows = self.correct[np.asarray(qi, dtype=int)]
+        ok = np.array([m >= 0 and bool(r[m]) for r, m in zip(rows, masks)])
+        return differential_reward(ok, rows[:, 0], parsed, self.w_diff, self.w_fmt), masks
+
+    def __call__(self, prompts=None, completions=None, qi=None, **kwargs) -> list[float]:
+        r, masks = self.score(completions, qi)
+        call = []
+        for i in range(0, len(r), self.G):
+            call.append(np.asarray(r[i:i + self.G], dtype=float).copy())
+            self.masks.append(masks[i:i + self.G])
+        self.groups += call
+        self.calls.append(call)
+        return [float(x) for x in r]
+
+    def dead_fraction(self, last: int | None = None) -> float:
+        g = self.groups[-last:] if last else self.groups
+        return float(np.mean([np.ptp(x) <= 1e-8 for x in g])) if g else float("nan")
+
+
+def grpo_dataset(selector, questions: Sequence[Question]):
+    """The selector's prompts (chat template applied, prefill included) with each question's index ``qi``."""
+    from datasets import Dataset
+
+    return Dataset.from_list([{"prompt": selector.prompt_text(q), "qi": i} for i, q in enumerate(questions)])
+
+
+def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOConfig, out_dir, max_steps: int,
+                      callbacks=(), progress: bool = False):
+    """A TRL GRPOTrainer on CPU with the paper's sampling settings (KL beta 0, group scaling)."""
+    import trl
+
+    args = trl.GRPOConfig(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
+                      # one group per forward/backward, accumulated over the step's prompts: the same update
+                      # as one batch of G x prompts_per_step, in a fraction of the memory
+                      per_device_train_batch_size=cfg.G, gradient_accumulation_steps=cfg.prompts_per_step,
+                      num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
+                      temperature=cfg.temperature, top_p=1.0, beta=0.0, loss_type=cfg.loss_type,
+                      scale_rewards="group", max_steps=max_steps, logging_steps=1, save_strategy="steps",
+                      save_steps=max(1, max_steps // 8), save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
+                      seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=not progress, remove_unused_columns=False,
+                      dataloader_num_workers=0, log_completions=False, gradient_checkpointing=False)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return trl.GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+                       processing_class=tokenizer, callbacks=list(callbacks))
+
+
+@dataclass
+class GRPOResult:
+    """What a GRPO run logged: TRL's per-step log (with ``frac_reward_zero_std``), the dev
+    evaluations, the reward evaluations it used, and its :class:`TableReward`."""
+
+    config: GRPOConfig
+    steps: pd.DataFrame
+    dev: pd.DataFrame
+    reward_evaluations: int
+    extra: dict = field(default_factory=dict)
+
+
+def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray, dev_qs: Sequence[Question],
+               dev_correct: np.ndarray, cfg: GRPOConfig, out_dir, evaluate=None,
+               progress: bool = True, reward: TableReward | None = None) -> GRPOResult:
+    """Train ``selector.model`` (LoRA-wrapped) with TRL's GRPOTrainer; resumes from the last
+    checkpoint in ``out_dir``. ``evaluate(selector, dev_qs, None, dev_correct) -> dict`` (the
+    signature FGPO's dev evaluation shares; GRPO has no reward rows to give it) is called on dev
+    every ``eval_every`` steps and before training. ``reward`` replaces the default
+    :class:`TableReward` of ``train_correct``."""
+    from transformers import TrainerCallback
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * len(train_qs) / cfg.prompts_per_step))
+    every = cfg.eval_every or max(1, steps // 8)
+    if reward is None:
+        reward = TableReward(train_correct, selector.space.n_tools, cfg.G, prefill=selector.prefill)
+    dev_rows: list[dict] = []
+    dev_file = out / "dev.json"
+    if dev_file.exists():
+        dev_rows = json.loads(dev_file.read_text())
+
+    class DevEval(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if evaluate is not None and (state.global_step % every == 0 or state.global_step == steps) \
+                    and all(d["step"] != state.global_step for d in dev_rows):
+                selector.model.eval()
+                dev_rows.append({"step": state.global_step, **evaluate(selector, dev_qs, None, dev_correct)})
+                write_json(dev_file, dev_rows, indent=None)
+                selector.model.train()
+
+    if evaluate is not None and not dev_rows:
+        dev_rows.append({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
+    ds = grpo_dataset(selector, train_qs)
+    trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, [DevEval()],
+                                progress)
+    last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    trainer.train(resume_from_checkpoint=str(last[-1]) if last else None)
+    logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
+    write_json(out / "config.json", asdict(cfg))
+    return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), steps * cfg.prompts_per_step * cfg.G,
+                      {"table_reward": reward})

@@ -1,0 +1,233 @@
+"""Training the policy-head selector with every estimator the book compares, from the reward table.
+
+One loop, one method per run (:data:`METHODS`), everything else shared: the same questions in
+the same order (per seed), minibatches of ``batch_size`` questions, Adam with a cosine schedule,
+the same number of question visits, and the head kept at its best dev evaluation. What differs
+is how a visit turns rewards into a gradient (:mod:`fgpo_core.core.estimators`):
+
+* ``fgpo``: the exact objective over all ``2**n`` subsets (Eq. 2, 5), Eq. 1 rewards;
+* ``fgpo-k<k>``: the coverage dial, ``k`` subsets drawn uniformly per visit, q renormalised;
+* ``grpo``: ``G`` subsets drawn from q, the paper's differential reward, group-normalised
+  advantages as TRL computes them (Eq. 3); ``grpo-eq1``: the same on Eq. 1 rewards;
+* ``rloo``: the same draws and reward, leave-one-out baselines;
+* ``dapo``: GRPO with DAPO's dynamic sampling: dead groups are drawn again (up to ``max_draws``
+  groups) and those still dead are dropped; every draw is paid for;
+* ``sft``: cross-entropy to each question's reward-optimal subset (Eq. 1);
+* ``dpo``: the reward-optimal subset preferred over the worst (``dpo_beta``), the initial
+  (uniform) policy as reference.
+
+Telemetry per step: J (Eq. 1 under q), entropy, top-action mass, tools of the argmax, the
+closed-form dead-group probability of the current policy at ``G`` (Eq. 7) under Eq. 1 classes
+and under the differential reward, the observed dead fraction of the sampled methods and the
+reward evaluations used so far.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..core.dead_groups import dead_group_probability
+from ..core.estimators import (BETA, coverage_mask, dead_group_mask, draw_groups, draw_live_groups, entropy,
+                               fgpo_loss, grpo_advantages, policy_gradient_loss, rloo_advantages)
+from ..selectors.head import PolicyHead
+from .common import cosine_schedule
+from .imitation import dpo_pairs
+
+__all__ = ["METHODS", "HeadConfig", "HeadRun", "train_head", "method_kind", "policy_telemetry"]
+
+METHODS = ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo", "fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")
+"""The method names of ``fgpo study`` (``fgpo-k<k>`` takes any k in 1..2**n)."""
+
+
+@dataclass
+class HeadConfig:
+    """One training run of the policy-head selector."""
+
+    method: str = "fgpo"
+    """An estimator of :data:`METHODS` (``fgpo-k<k>``: the coverage dial at k)."""
+    lr: float = 1e-2
+    """Peak learning rate of Adam (cosine decay to zero)."""
+    epochs: int = 20
+    """Passes over the training questions (the same question visits for every method)."""
+    batch_size: int = 16
+    """Questions per minibatch (the paper: 16)."""
+    hidden: int = 0
+    """Hidden units of the head (0: a linear head)."""
+    temperature: float = 1.0
+    """Listwise temperature of q."""
+    beta: float = BETA
+    """Entropy bonus of the exact objective (FGPO and the coverage dial; Eq. 5)."""
+    lam: float = 0.10
+    """Parsimony weight lambda of Eq. 1 (the rewards FGPO, SFT, DPO and grpo-eq1 use)."""
+    G: int = 6
+    """Group size of the sampled methods (the paper: 6)."""
+    max_draws: int = 4
+    """Dynamic sampling: groups drawn per question at most before a dead one is dropped."""
+    dpo_beta: float = 0.3
+    """DPO's beta (the paper: 0.3)."""
+    weight_decay: float = 0.0
+    """Adam's decoupled weight decay."""
+    eval_every: int = 0
+    """Optimiser steps between dev evaluations (0: once per epoch)."""
+    telemetry_G: int = 6
+    """Group size of the closed-form dead-group telemetry."""
+    seed: int = 0
+    """Seeds the question order, the draws and the head's initialisation."""
+
+
+def method_kind(method: str) -> tuple[str, int | None]:
+    """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, else ``(method, None)``."""
+    m = re.fullmatch(r"fgpo-k(\d+)", method)
+    if m:
+        return "fgpo", int(m.group(1))
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)} (or fgpo-k<k>)")
+    return method, None
+
+
+@dataclass
+class HeadRun:
+    """A finished run: its config, the kept head, the step and dev logs, reward evaluations."""
+
+    config: HeadConfig
+    head: PolicyHead
+    steps: pd.DataFrame
+    dev: pd.DataFrame
+    best_step: int
+    reward_evaluations: int
+    extra: dict = field(default_factory=dict)
+
+    def q(self, features: np.ndarray) -> np.ndarray:
+        """The kept policy on ``features`` ``[N, d]``: ``[N, 2**n]``."""
+        with torch.no_grad():
+            return self.head.q(torch.as_tensor(features, dtype=torch.float32)).double().numpy()
+
+
+def policy_telemetry(q: np.ndarray, correct: np.ndarray, r_eq1: np.ndarray, r_diff: np.ndarray, sizes: np.ndarray,
+                     G: int = 6) -> dict:
+    """What a policy ``q [B, A]`` looks like on its questions: J, entropy, top mass, tools and the
+    closed-form dead-group probability (%) at ``G`` under Eq. 1 and differential classes."""
+    qt = torch.as_tensor(q)
+    top = q.argmax(1)
+    return {"J": float((q * r_eq1).sum(1).mean()), "entropy": float(entropy(qt).mean()),
+            "top_mass": float(q.max(1).mean()), "tools": float(sizes[top].mean()),
+            "accuracy": 100.0 * float(correct[np.arange(len(q)), top].mean()),
+            "dead_eq1": 100.0 * float(dead_group_probability(q, r_eq1, G).mean()),
+            "dead_differential": 100.0 * float(dead_group_probability(q, r_diff, G).mean())}
+
+
+def _rewards(table, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    return table.rewards("eq1", lam=lam), table.rewards("differential")
+
+
+def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, config: HeadConfig,
+               progress: bool = False) -> HeadRun:
+    """Train one policy head; deterministic under ``config.seed``. ``*_x`` are the questions'
+    prompt features ``[N, d]`` in the order of the tables' rows."""
+    from tqdm.auto import tqdm
+
+    kind, k = method_kind(config.method)
+    N, A = train_table.correct.shape
+    if len(train_x) != N or len(dev_x) != dev_table.n_questions:
+        raise ValueError("features and table rows must align")
+    if k is not None and not 1 <= k <= A:
+        raise ValueError(f"coverage k must lie in 1..{A}, got {k}")
+    torch.manual_seed(config.seed)
+    gen = torch.Generator().manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    head = PolicyHead(train_x.shape[1], A, config.hidden, config.temperature).double()
+    opt = torch.optim.AdamW(head.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    n_batches = math.ceil(N / config.batch_size)
+    total = n_batches * config.epochs
+    sched = cosine_schedule(opt, total)
+    X = torch.as_tensor(train_x, dtype=torch.float64)
+    DX = torch.as_tensor(dev_x, dtype=torch.float64)
+    r_eq1, r_diff = (torch.as_tensor(r) for r in _rewards(train_table, config.lam))
+    dev_r1, dev_rd = _rewards(dev_table, config.lam)
+    sizes = train_table.space.sizes
+    targets = torch.as_tensor(train_table.rewards("eq1", lam=config.lam).argmax(1))
+    pairs = {i: (c, r) for i, c, r in dpo_pairs(train_table.rewards("eq1", lam=config.lam))}
+    train_r = r_eq1 if kind in ("fgpo", "grpo-eq1") else r_diff
+    every = config.eval_every or n_batches
+    steps, dev_rows, n_reward = [], [], 0
+    best_state, best_key = None, None
+
+    def evaluate(step: int) -> None:
+        nonlocal best_state, best_key
+        with torch.no_grad():
+            q = head.q(DX).numpy()
+        row = {"step": step, "epoch": step / n_batches, "reward_evaluations": n_reward,
+               **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G)}
+        dev_rows.append(row)
+        key = (row["accuracy"], row["J"], -step)
+        if best_key is None or key > best_key:
+            best_key, best_state = key, {n: p.detach().clone() for n, p in head.state_dict().items()}
+
+    evaluate(0)
+    step = 0
+    bar = tqdm(total=total, desc=config.method, disable=not progress, leave=False)
+    for _epoch in range(config.epochs):
+        order = rng.permutation(N)
+        for b in range(n_batches):
+            idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
+            scores = head(X[idx])
+            r = train_r[idx]
+            row = {"step": step + 1, "visits": min((step + 1) * config.batch_size, (_epoch + 1) * N)}
+            if kind == "fgpo":
+                mask = None if k is None or k == A else coverage_mask(len(idx), A, k, gen)
+                loss = fgpo_loss(scores, r, config.beta, mask)
+                n_reward += len(idx) * (A if mask is None else k)
+            elif kind in ("grpo", "grpo-eq1", "rloo", "dapo"):
+                with torch.no_grad():
+                    probs = torch.softmax(scores, -1)
+                if kind == "dapo":
+                    draws, live, n_draws = draw_live_groups(probs, r, config.G, config.max_draws, gen)
+                    n_reward += int(n_draws.sum()) * config.G
+                else:
+                    draws = draw_groups(probs, config.G, gen)
+                    live = torch.ones(len(idx), dtype=torch.bool)
+                    n_reward += draws.numel()
+                group_r = r.gather(1, draws)
+                row["dead_observed"] = 100.0 * float(dead_group_mask(group_r).double().mean())
+                adv = (rloo_advantages(group_r) if kind == "rloo" else grpo_advantages(group_r, "trl"))
+                if kind == "dapo":
+                    row["dropped"] = 100.0 * float((~live).double().mean())
+                    loss = (policy_gradient_loss(scores[live], draws[live], adv[live]) if live.any()
+                            else scores.sum() * 0.0)
+                else:
+                    loss = policy_gradient_loss(scores, draws, adv)
+            elif kind == "sft":
+                loss = torch.nn.functional.cross_entropy(scores, targets[idx])
+            elif kind == "dpo":
+                keep = [j for j, i in enumerate(idx.tolist()) if i in pairs]
+                if keep:
+                    c = torch.as_tensor([pairs[int(idx[j])][0] for j in keep])
+                    rj = torch.as_tensor([pairs[int(idx[j])][1] for j in keep])
+                    logq = torch.log_softmax(scores[keep], -1)
+                    # the reference is the initial head: uniform, so its log-ratio terms cancel
+                    margin = logq.gather(1, c[:, None]) - logq.gather(1, rj[:, None])
+                    loss = -torch.nn.functional.logsigmoid(config.dpo_beta * margin).mean()
+                else:
+                    loss = scores.sum() * 0.0
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            with torch.no_grad():
+                q = torch.softmax(head(X[idx]), -1).numpy()
+            row.update({"loss": float(loss), "reward_evaluations": n_reward,
+                        **policy_telemetry(q, train_table.correct[idx.numpy()], r_eq1[idx].numpy(),
+                                           r_diff[idx].numpy(), sizes, config.telemetry_G)})
+            steps.append(row)
+            if step % every == 0 or step == total:
+                evaluate(step)
+            bar.update()
+    bar.close()
+    head.load_state_dict(best_state)
+    return HeadRun(config, head.float(), pd.DataFrame(steps), pd.DataFrame(dev_rows), -best_key[2], n_reward)

@@ -1,0 +1,34 @@
+"""SFT: supervised imitation of each training question's reward-optimal subset, through TRL's
+SFTTrainer (the target is :func:`~fgpo_core.algorithms.imitation.sft_targets` of the table's rows)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..genomics.benchmarks.schema import Question
+from .imitation import ImitationConfig, sft_targets, trainer_args
+
+__all__ = ["train_sft"]
+
+
+def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
+    """Supervised imitation of the table's best subset; returns the trainer's log history.
+
+    The examples are given to TRL already tokenized, as the selector tokenizes them when it
+    scores and generates (prompt tokens, then the policy string's own tokens): joined as
+    text, ``<answer>`` and ``</answer>`` would merge into one token for the empty subset and
+    the model would be trained on a context it never sees."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    best = sft_targets(rewards)
+    rows = []
+    for q, m in zip(questions, best):
+        prompt, cand = selector.prompt_ids(q), selector.candidates[int(m)]
+        rows.append({"input_ids": prompt + cand, "completion_mask": [0] * len(prompt) + [1] * len(cand)})
+    args = trainer_args(SFTConfig, out_dir, cfg, completion_only_loss=True, max_length=None, packing=False)
+    tr = SFTTrainer(model=selector.model, args=args, train_dataset=Dataset.from_list(rows),
+                    processing_class=selector.tokenizer)
+    tr.train()
+    return tr.state.log_history

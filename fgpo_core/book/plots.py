@@ -1,0 +1,211 @@
+"""One house style for every figure of the book."""
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+__all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
+           "plot_selector_training", "plot_tool_rates", "plot_main_grid"]
+
+METHOD_COLORS = {
+    "FGPO": "#1b7f79",
+    "GRPO": "#c8553d",
+    "GRPO (differential)": "#e59a52",
+    "k-subset": "#5b6c9a",
+    "Uniform": "#8a8a8a",
+    "SFT": "#9c6fb6",
+    "DPO": "#b38f2e",
+    "Tools w/ Desc": "#6b8e23",
+    "paper": "#444444",
+}
+
+
+def color(name: str) -> str:
+    """Colour of a method; names starting with a known method share its colour."""
+    for key in sorted(METHOD_COLORS, key=len, reverse=True):
+        if name.startswith(key):
+            return METHOD_COLORS[key]
+    return "#333333"
+
+
+def set_style() -> None:
+    """Seaborn's white grid, a readable size, and crisp figures in HTML."""
+    sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
+    mpl.rcParams.update({
+        "figure.dpi": 110,
+        "savefig.dpi": 150,
+        "figure.figsize": (7.5, 4.2),
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.titleweight": "bold",
+        "legend.frameon": False,
+    })
+
+
+def race_palette(order: list[str]) -> dict[str, str]:
+    """Colours for the arms of a bandit race: FGPO teal, k-subset arms in blues
+    (darker for larger k), GRPO arms in reds and oranges."""
+    ks = [n for n in order if n.startswith("k-subset")]
+    blues = sns.color_palette("Blues", len(ks) + 2).as_hex()[2:] if ks else []
+    grpo = [n for n in order if n.startswith("GRPO")]
+    reds = ["#c8553d", "#e59a52", "#8c2d1c", "#f2c57c"][:len(grpo)]
+    out = {n: color(n) for n in order}
+    out.update(zip(ks, blues))
+    out.update(zip(grpo, reds))
+    return out
+
+
+def plot_race(race, smooth_epochs: float = 0.5):
+    """Four panels of a bandit race: greedy accuracy per epoch and per reward look-up,
+    the closed-form dead-group rate at G=6 (solid) with GRPO's observed dead
+    fraction (dotted, first run, smoothed), and the policy entropy. Bands span the runs."""
+    evals, steps, order = race.evals, race.steps, race.order
+    pal = race_palette(order)
+    ceil = race.table.ceilings()
+    band = ("pi", 100)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    ax = axes[0, 0]
+    sns.lineplot(data=evals, x="epoch", y="accuracy", hue="arm", hue_order=order, palette=pal, ax=ax, errorbar=band)
+    for key, ls in (("oracle", "--"), ("no_tool", ":")):
+        ax.axhline(ceil[key], ls=ls, c="k", lw=1)
+        ax.text(evals.epoch.max(), ceil[key], key.replace("_", " "), va="bottom", ha="right")
+    ax.set(title="Greedy accuracy per epoch (same question visits)", ylabel="accuracy (%)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax = axes[0, 1]
+    sns.lineplot(data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", hue="arm",
+                 hue_order=order, palette=pal, ax=ax, legend=False, errorbar=band)
+    ax.axhline(ceil["oracle"], ls="--", c="k", lw=1)
+    ax.set(xscale="log", title="... per reward look-up", xlabel="reward evaluations (log scale)",
+           ylabel="accuracy (%)")
+    ax = axes[1, 0]
+    sns.lineplot(data=evals, x="epoch", y="dead_G6", hue="arm", hue_order=order, palette=pal, ax=ax,
+                 legend=False, errorbar=band)
+    if "dead_observed" in steps:
+        obs = steps.dropna(subset=["dead_observed"])
+        for arm, d in obs[obs.run == 0].groupby("arm"):
+            per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
+            ax.plot(d.epoch, 100 * d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
+                    c=pal[arm], lw=1.5)
+    ax.set(title="Dead groups at G = 6: closed form (solid), observed by GRPO (dotted)",
+           ylabel="dead-group probability (%)")
+    ax = axes[1, 1]
+    sns.lineplot(data=evals, x="epoch", y="entropy", hue="arm", hue_order=order, palette=pal, ax=ax,
+                 legend=False, errorbar=band)
+    ax.set(title="Policy entropy", ylabel="mean entropy (nats)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_estimator_study(study: pd.DataFrame, order: list[str]):
+    """Box plots of single-visit cosine similarity with the exact gradient, one panel per policy."""
+    policies = list(dict.fromkeys(study["policy"]))
+    fig, axes = plt.subplots(1, len(policies), figsize=(6 * len(policies), 4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], policies):
+        d = study[study.policy == name]
+        sns.boxplot(data=d, y="estimator", x="cosine", order=order, ax=ax, fliersize=0, width=0.6,
+                    hue="estimator", hue_order=order, legend=False,
+                    palette=["#c8553d" if o.startswith("GRPO") else "#5b6c9a" for o in order])
+        ax.set(title=f"At the {name}", xlabel="cosine similarity with the exact gradient", ylabel="", xlim=(-1.02, 1.02))
+        ax.axvline(0, c="k", lw=0.8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_selector_training(fgpo: dict, grpo: dict):
+    """Four panels from two run manifests, against question visits: dev accuracy (both by free
+    generation; FGPO also by controlled scoring), GRPO's observed dead-group fraction, the
+    policies' entropy (FGPO: of q over subsets; GRPO: per token of p_gen) and tools per question."""
+    fs, gs = pd.DataFrame(fgpo["steps"]), pd.DataFrame(grpo["steps"])
+    fd, gd = pd.DataFrame(fgpo["dev"]), pd.DataFrame(grpo["dev"])
+    g_prompts = grpo["config"]["prompts_per_step"]
+    gs["visits"] = gs["step"] * g_prompts
+    gd["visits"] = gd["step"] * g_prompts
+    cf, cg = color("FGPO"), color("GRPO")
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    ax = axes[0, 0]
+    ax.plot(fd.visits, fd.gen_accuracy, "o-", c=cf, label="FGPO (free generation)")
+    ax.plot(fd.visits, fd.accuracy, "o:", c=cf, alpha=0.6, label="FGPO (controlled scoring)")
+    ax.plot(gd.visits, gd.accuracy, "s-", c=cg, label="GRPO (free generation)")
+    ax.set(title="Dev accuracy", xlabel="question visits", ylabel="accuracy (%)")
+    ax.legend(fontsize=8)
+    ax = axes[0, 1]
+    if "dead_fraction_recount" in grpo:
+        exact = grpo["dead_fraction_recount"]
+        ax.plot(gs.visits[:len(exact)], [100 * x for x in exact], "s-", c=cg, label="exact count (six equal rewards)")
+    ax.plot(gs.visits, 100 * gs.frac_reward_zero_std, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
+    ax.set(title="GRPO's dead groups (all G = 6 rewards equal)", xlabel="question visits",
+           ylabel="dead groups (%)", ylim=(-3, 103))
+    ax.legend(fontsize=8)
+    ax = axes[1, 0]
+    ax.plot(fs.visits, fs.entropy, "o-", c=cf, label="FGPO: H(q) over 16 subsets (nats)")
+    ax.plot(gs.visits, gs.entropy, "s-", c=cg, label="GRPO: per-token entropy of p_gen (nats)")
+    ax.set(title="Entropy", xlabel="question visits", ylabel="nats")
+    ax.legend(fontsize=8)
+    ax = axes[1, 1]
+    ax.plot(fs.visits, fs.tools, "o-", c=cf, label="FGPO: argmax subset (training batch)")
+    ax.plot(gd.visits, gd.tools, "s-", c=cg, label="GRPO: greedy generation (dev)")
+    ax.set(title="Tools per question", xlabel="question visits", ylabel="tools")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_generation_drift(drifts: dict):
+    """Three panels from :func:`fgpo_core.evaluation.analyses.generation_drift` runs (``{label: frame}``, one line
+    each): what Eq. 2 raises (J under q), p_gen's mass on the policy strings (log scale) and
+    greedy format failures, step by step."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    panels = [("J", "Expected reward under q (Eq. 2)", "J"),
+              ("p_gen_valid", "p_gen mass on the 16 policy strings", "mass (log scale)"),
+              ("format_failures", "Greedy format failures", "%")]
+    shades = sns.color_palette("crest", max(len(drifts), 2))
+    for i, (label, drift) in enumerate(drifts.items()):
+        for ax, (col, title, unit) in zip(axes, panels):
+            y = drift[col].clip(lower=1e-30) if col == "p_gen_valid" else drift[col]
+            ax.plot(drift.step, y, "o-", c=shades[i], label=label)
+            ax.set(title=title, xlabel="FGPO step", ylabel=unit)
+            ax.set_xticks(drift.step)
+    axes[1].set_yscale("log")
+    axes[2].set_ylim(-3, 103)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
+    """Heatmaps (one per selector) of the % of questions of each family on which each tool
+    is called, like the paper's Figure 4."""
+    names = list(rates)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        sns.heatmap(rates[name], vmin=0, vmax=100, cmap="mako_r", annot=True, fmt=".0f", cbar=False, ax=ax,
+                    annot_kws={"size": 8})
+        ax.set(title=name, xlabel="", ylabel="")
+    fig.suptitle(title, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
+    """Accuracy of every method (rows of ``acc``) on every suite (columns) as grouped bars,
+    with the paper's main-benchmark number of each method as a black tick on the first suite."""
+    import numpy as np
+
+    methods, suites = list(acc.index), list(acc.columns)
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    width = 0.8 / len(suites)
+    x = np.arange(len(methods))
+    shades = sns.color_palette("crest", len(suites))
+    for j, s in enumerate(suites):
+        ax.bar(x + (j - (len(suites) - 1) / 2) * width, acc[s].to_numpy(), width, label=s, color=shades[j])
+    if paper_main:
+        px = [i for i, m in enumerate(methods) if m in paper_main]
+        ax.scatter(x[px] - (len(suites) - 1) / 2 * width, [paper_main[methods[i]] for i in px], marker="_", s=300,
+                   c="k", zorder=3, label="paper (GenomeQA)")
+    ax.set_xticks(x, methods, rotation=20, ha="right")
+    ax.set(ylabel="accuracy (%)", title="Every method on every test suite (free generation)")
+    ax.legend(fontsize=8, ncols=len(suites) + 1, loc="upper left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,118 @@
+"""A selector's picks and what they score: free generation, controlled scoring, tools per question.
+
+Accuracy is read from the reward table: a selector's choice for a question is a subset (its
+mask), and the table holds the reasoner's correctness under every subset. A format failure
+(:data:`~fgpo_core.core.subsets.FORMAT_FAILURE`, -1: a completion that does not parse) counts
+as wrong and as zero tools.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..core.estimators import entropy
+from ..core.subsets import ActionSpace
+from ..genomics.benchmarks.schema import Question
+
+__all__ = ["Picks", "picks_from_generation", "correct_of", "summarise_picks", "tool_rates_by_family",
+           "p_gen_with_failures", "evaluate_scoring", "evaluate_generation", "evaluate_dev"]
+
+Picks = np.ndarray
+"""One entry per question: the chosen subset's mask, or -1 for a format failure."""
+
+
+def picks_from_generation(selector, questions: Sequence[Question], progress: bool = False) -> tuple[Picks, list]:
+    """Greedy free generation for every question: the picks and the raw completions."""
+    from tqdm.auto import tqdm
+
+    picks, texts = [], []
+    for question in tqdm(questions, desc="generate", disable=not progress):
+        text, mask = selector.generate(question)
+        texts.append(text)
+        picks.append(int(mask))
+    return np.array(picks, dtype=int), texts
+
+
+def correct_of(picks: Picks, correct: np.ndarray) -> np.ndarray:
+    """Boolean ``[N]``: whether each pick is correct in the table's ``correct [N, 2**n]``
+    (a format failure never is)."""
+    picks = np.asarray(picks)
+    if len(picks) != len(correct):
+        raise ValueError(f"{len(picks)} picks for {len(correct)} table rows")
+    ok = np.zeros(len(picks), dtype=bool)
+    valid = picks >= 0
+    ok[valid] = correct[np.flatnonzero(valid), picks[valid]]
+    return ok
+
+
+def summarise_picks(picks: Picks, correct: np.ndarray, n_tools: int, tokens: np.ndarray | None = None) -> dict:
+    """Accuracy (%), format failures (%), tools per question, the empty subset's rate (%) and,
+    with the table's input tokens ``[N, 2**n]``, the mean input tokens (question + evidence)
+    of the chosen prompts (a format failure's prompt carries no evidence)."""
+    picks = np.asarray(picks)
+    sizes = ActionSpace(n_tools).sizes
+    valid = picks >= 0
+    out = {"accuracy": 100.0 * correct_of(picks, correct).mean(),
+           "format_failures": 100.0 * (~valid).mean(),
+           "tools": float(np.where(valid, sizes[np.where(valid, picks, 0)], 0).mean()),
+           "empty_rate": 100.0 * (picks == 0).mean()}
+    if tokens is not None:
+        out["input_tokens"] = float(np.where(valid, tokens[np.arange(len(picks)), np.where(valid, picks, 0)],
+                                             tokens[:, 0]).mean())
+    return out
+
+
+def tool_rates_by_family(picks: Picks, families: Sequence[str], tool_names: Sequence[str]) -> pd.DataFrame:
+    """Per family, the % of questions on which each tool is called (the paper's Figure 4)."""
+    picks = np.asarray(picks)
+    rows = {}
+    fam = np.asarray(families)
+    for f in sorted(set(fam.tolist())):
+        p = picks[fam == f]
+        rows[f] = {t: 100.0 * float(((p >= 0) & ((np.where(p >= 0, p, 0) >> i) & 1 == 1)).mean())
+                   for i, t in enumerate(tool_names)}
+    return pd.DataFrame(rows).T
+
+
+def p_gen_with_failures(p_gen: np.ndarray) -> np.ndarray:
+    """``[N, 2**n + 1]``: p_gen of each canonical string and, last, the rest of the mass
+    (other strings, counted as format failures)."""
+    p_gen = np.asarray(p_gen, dtype=float)
+    rest = np.clip(1.0 - p_gen.sum(-1, keepdims=True), 0.0, 1.0)
+    return np.concatenate([p_gen, rest], -1)
+
+
+def evaluate_scoring(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray,
+                     batch_size: int = 16) -> dict:
+    """Controlled candidate scoring (Eq. 6): :func:`summarise_picks` of each question's
+    argmax-score subset, the expected reward ``J`` under q, and the entropy of q."""
+    picks, J, H = [], [], []
+    with torch.no_grad():
+        for i in range(0, len(questions), batch_size):
+            scores = selector.candidate_scores(questions[i:i + batch_size]).double()
+            q = torch.softmax(scores, -1)
+            picks += scores.argmax(-1).tolist()
+            J += (q * torch.as_tensor(rewards[i:i + batch_size])).sum(-1).tolist()
+            H += entropy(q).tolist()
+    s = summarise_picks(np.array(picks, dtype=int), correct, selector.space.n_tools)
+    return {"accuracy": s["accuracy"], "J": float(np.mean(J)), "tools": s["tools"], "entropy": float(np.mean(H)),
+            "empty_argmax": s["empty_rate"]}
+
+
+def evaluate_generation(selector, questions: Sequence[Question], rewards: np.ndarray | None,
+                        correct: np.ndarray) -> dict:
+    """Greedy free generation: :func:`summarise_picks` of the generated picks."""
+    picks, _ = picks_from_generation(selector, questions)
+    return summarise_picks(picks, correct, selector.space.n_tools)
+
+
+def evaluate_dev(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray) -> dict:
+    """Both dev evaluations of the selector: controlled scoring (:func:`evaluate_scoring`'s
+    fields) and greedy free generation (``gen_accuracy``, ``gen_format_failures``, ``gen_tools``)."""
+    row = evaluate_scoring(selector, questions, rewards, correct)
+    gen = evaluate_generation(selector, questions, rewards, correct)
+    return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
+            "gen_tools": gen["tools"]}

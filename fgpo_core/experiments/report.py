@@ -1,0 +1,143 @@
+"""Reading trained selectors back: runs, their evaluations, and the grid of Table 2.
+
+A selector's pick for a question depends only on the question, never on the
+reasoner, so one evaluation (``eval/<suite>.parquet``) serves every reward table
+of the same questions: accuracy under the training reader is a look-up in its
+table, and "transplanting" the selector to another reasoner is a look-up in that
+reasoner's table (Table 2's transfer cells). Fixed baselines (No-Tool, Random,
+All-Tools, BestFixed*, Oracle) come from the tables alone.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.picks import correct_of, summarise_picks
+from ..table import RewardTable
+
+__all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix"]
+
+TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
+
+
+@dataclass
+class SelectorRun:
+    """One selector: its folder, its training manifest (None for a prompted baseline) and
+    its evaluations, one frame per suite."""
+
+    name: str
+    folder: Path
+    manifest: dict | None
+    evals: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def picks(self, suite: str, mode: str = "generation") -> np.ndarray:
+        """Free-generation picks (-1: format failure) or controlled-scoring picks (Eq. 6)."""
+        if mode not in ("generation", "scoring"):
+            raise ValueError("mode must be 'generation' or 'scoring'")
+        return self.evals[suite][f"{mode}_pick"].to_numpy()
+
+
+def _evals(folder: Path) -> dict[str, pd.DataFrame]:
+    return {p.stem: pd.read_parquet(p) for p in sorted((folder / "eval").glob("*.parquet"))}
+
+
+def load_runs(runs_dir) -> dict[str, SelectorRun]:
+    """The runs written by ``fgpo runs``: FGPO (the learning-rate sweep's best on dev, the
+    others as ``FGPO (lr=...)``), GRPO, SFT, DPO (and its beta sweep as ``DPO (beta=...)``)
+    and the prompted baseline "Tools w/ Desc"."""
+    from .run import best_dev
+
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no runs folder {root}: run `fgpo runs` (or `make runs`) first")
+    out: dict[str, SelectorRun] = {}
+    fgpo = sorted(p for p in root.glob("fgpo-lr*") if (p / "manifest.json").exists())
+    if fgpo:
+        best, _ = best_dev(fgpo)
+        for p in fgpo:
+            m = json.loads((p / "manifest.json").read_text())
+            name = "FGPO" if str(p) == best else f"FGPO (lr={m['config']['lr']:g})"
+            out[name] = SelectorRun(name, p, m, _evals(p))
+    for name, sub in (("GRPO", "grpo"), ("SFT", "sft"), ("DPO", "dpo")):
+        p = root / sub
+        if (p / "manifest.json").exists():
+            out[name] = SelectorRun(name, p, json.loads((p / "manifest.json").read_text()), _evals(p))
+    for p in sorted(root.glob("dpo-beta*")):
+        if (p / "manifest.json").exists():
+            m = json.loads((p / "manifest.json").read_text())
+            name = f"DPO (beta={m['config']['dpo_beta']:g})"
+            out[name] = SelectorRun(name, p, m, _evals(p))
+    p = root / "tools-with-descriptions"
+    if (p / "eval").is_dir():
+        out["Tools w/ Desc"] = SelectorRun("Tools w/ Desc", p, None, _evals(p))
+    missing = [m for m in ("FGPO", "GRPO") if m not in out]
+    if missing:
+        raise FileNotFoundError(f"{root} lacks the finished run(s) {missing}")
+    return out
+
+
+def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[str, RewardTable]],
+                mode: str = "generation", methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Long frame: one row per (reasoner, suite, method) with accuracy (%), tools per question,
+    input tokens, format failures (%) and ``n``, the questions both evaluated and in the table.
+
+    ``tables`` maps a reasoner's label to its tables by suite (:func:`fgpo_core.table.load_tables`);
+    a selector's picks on a suite are looked up in every reasoner's table of that suite, and the
+    table-only rows (No-Tool ... Oracle) are :meth:`~fgpo_core.table.RewardTable.baselines` of
+    the questions both hold.
+    """
+    rows = []
+    ref = runs["FGPO"]
+    for reasoner, by_suite in tables.items():
+        for suite, table in by_suite.items():
+            if suite not in ref.evals:
+                continue
+            ids = ref.evals[suite]["question_id"].to_numpy()
+            have = table.contains(ids)
+            if not have.any():
+                continue
+            rows_t = table.select(ids[have])
+            correct, tokens, n_tools = rows_t.correct, rows_t.tokens, rows_t.n_tools
+            for name, res in rows_t.baselines().drop(columns="subset").iterrows():
+                rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
+                             **res.to_dict()})
+            for name, run in runs.items():
+                if methods is not None and name not in methods or suite not in run.evals:
+                    continue
+                if list(run.evals[suite]["question_id"]) != list(ids):
+                    raise ValueError(f"{name} was evaluated on other {suite} questions than FGPO")
+                picks = run.picks(suite, mode)[have]
+                s = summarise_picks(picks, correct, n_tools, tokens)
+                rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
+                             "correct_vector": correct_of(picks, correct), **s})
+    return pd.DataFrame(rows)
+
+
+def pooled_correct(grid: pd.DataFrame, method: str, suites: Sequence[str]) -> np.ndarray:
+    """One method's per-question correctness from a :func:`method_grid` frame (one reasoner),
+    concatenated over ``suites`` in that order: the vector a question-paired test compares."""
+    rows = grid[grid.method == method].set_index("suite")
+    missing = [s for s in suites if s not in rows.index]
+    if missing:
+        raise ValueError(f"{method} has no rows for suite(s) {missing}")
+    return np.concatenate([np.asarray(rows.loc[s, "correct_vector"], dtype=bool) for s in suites])
+
+
+def _columns(df: pd.DataFrame, prefix: str) -> np.ndarray:
+    cols = sorted((c for c in df if c.startswith(prefix)), key=lambda c: int(c[len(prefix):]))
+    return df[cols].to_numpy()
+
+
+def p_gen_matrix(run: SelectorRun, suite: str) -> np.ndarray:
+    """p_gen of every subset's policy string ``[N, 2**n]`` (the rest is format failure)."""
+    return _columns(run.evals[suite], "p_gen_")
+
+
+def score_matrix(run: SelectorRun, suite: str) -> np.ndarray:
+    """The Eq. 4 candidate scores ``[N, 2**n]``."""
+    return _columns(run.evals[suite], "candidate_score_")

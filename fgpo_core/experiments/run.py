@@ -1,0 +1,224 @@
+"""One run: train a selector from the reward tables (``fgpo train``) and evaluate it (``fgpo evaluate``).
+
+A run folder holds the adapter (``adapter/``, peft format), ``manifest.json`` (the
+objective, its configuration, the tables and questions it saw, the dev curve and
+telemetry, the adapter's hash; written last and atomically, it marks the run as finished)
+and, after evaluation, ``eval/<suite>.parquet``: each question's pick under free generation
+(``generation_pick``, -1 for a format failure) and under controlled scoring
+(``scoring_pick``), its candidate scores (``candidate_score_<mask>``) and its p_gen of every
+subset's policy string (``p_gen_<mask>``). Chapters render from these files.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import MISSING, asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..hf import adapter_hash, portable_adapter
+from ..io import atomic_path, write_json
+from ..selectors.lm import SELECTOR_BASE, load_selector
+
+__all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "best_dev",
+           "config_differences", "run_manifest", "split_data"]
+
+OBJECTIVES = ("fgpo", "grpo", "sft", "dpo")
+EVAL_SUITES = ("core", "microbe", "mosaic")
+"""The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
+
+PROMPTED = "tools-with-descriptions"
+"""``evaluate_run``'s name for the unadapted selector shown real tool names and descriptions."""
+
+
+@dataclass
+class RunSetup:
+    """What every training run shares, whatever its objective."""
+
+    bench_dir: str = "data/benchmarks/cpu"
+    """A built benchmark folder (train and dev suites)."""
+    table_dir: str = "data/tables/cpu/reader"
+    """Folder of merged reward tables with train/ and dev/ subfolders."""
+    out_dir: str = "runs/cpu/fgpo"
+    """The run folder (adapter, checkpoints, manifest)."""
+    n_train: int = 0
+    """Use only the first N training questions (0: all)."""
+    n_dev: int = 0
+    """Use only the first N dev questions (0: all)."""
+    keep: int = 40
+    """Bases kept at each end of a long sequence in the selector's prompt (0: whole sequences)."""
+    threads: int = 2
+    """torch CPU threads."""
+
+
+def split_data(setup: RunSetup, split: str, n: int = 0):
+    """The first ``n`` (0: all) questions of a benchmark split and their rows of the split's
+    reward table: ``(questions, table)``."""
+    from ..genomics.benchmarks import load_benchmark
+    from ..table import load_table
+
+    _, suites = load_benchmark(setup.bench_dir)
+    qs = suites[split][:n] if n else suites[split]
+    return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
+
+
+def run_manifest(run_dir) -> dict:
+    """The manifest of a finished run; a clear error for a run that is missing or unfinished."""
+    path = Path(run_dir) / "manifest.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir} holds no finished run (no manifest.json): train it with `fgpo train`")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); delete the run folder and train it again") from exc
+
+
+def train_run(objective: str, setup: RunSetup, config, progress: bool = True) -> dict:
+    """Train one selector; returns (and writes) the run's manifest."""
+    import torch
+
+    from ..evaluation.picks import evaluate_dev, evaluate_generation
+
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    torch.set_num_threads(setup.threads)
+    torch.manual_seed(getattr(config, "seed", 0))
+    out = Path(setup.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    train_qs, train_t = split_data(setup, "train", setup.n_train)
+    dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
+    train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
+    sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
+                        lora_alpha=getattr(config, "lora_alpha", 32))
+    t0 = time.time()
+    extra: dict = {}
+    if objective == "fgpo":
+        from ..algorithms.common import load_checkpoint
+        from ..algorithms.fgpo import train_fgpo
+
+        res = train_fgpo(sel, train_qs, train_r, dev_qs, dev_r, dev_t.correct, config, out_dir=out / "ckpt",
+                         progress=progress, evaluate=evaluate_dev)
+        best = load_checkpoint(out / "ckpt" / "best.pt")
+        for p, v in zip([p for p in sel.model.parameters() if p.requires_grad], best["params"]):
+            p.data.copy_(v)
+        extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
+                 "best_step": res.best_step, "reward_evaluations": 0}
+    elif objective == "grpo":
+        from ..algorithms.grpo import train_grpo
+
+        res = train_grpo(sel, train_qs, train_t.correct, dev_qs, dev_t.correct, config, out / "ckpt",
+                         evaluate=evaluate_generation, progress=progress)
+        extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
+                 "reward_evaluations": res.reward_evaluations,
+                 "dead_fraction_recount": [float(np.mean([np.ptp(g) <= 1e-8 for g in c]))
+                                           for c in res.extra["table_reward"].calls]}
+    else:
+        from ..algorithms.dpo import train_dpo
+        from ..algorithms.sft import train_sft
+
+        fn = train_sft if objective == "sft" else train_dpo
+        extra = {"log": fn(sel, train_qs, train_r, config, out / "ckpt")}
+    sel.model.save_pretrained(str(out / "adapter"))
+    portable_adapter(out / "adapter", SELECTOR_BASE)
+    manifest = {"objective": objective, "setup": asdict(setup), "config": json.loads(json.dumps(asdict(config),
+                                                                                                 default=str)),
+                "table": {"reasoner": train_t.manifest["reasoner"],
+                          "questions_sha256": train_t.manifest.get("questions_sha256")},
+                "n_train": len(train_qs), "n_dev": len(dev_qs), "train_seconds": round(time.time() - t0, 1),
+                "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__, **extra}
+    write_json(out / "manifest.json", manifest, indent=1, default=float)
+    return manifest
+
+
+def best_dev(run_dirs) -> tuple[str, dict]:
+    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose kept adapter
+    ranks highest on dev by the runs' own ``select_by`` metric (:func:`fgpo_core.algorithms.fgpo.dev_key`:
+    the accuracy, then J); returns its folder and manifest."""
+    from ..algorithms.fgpo import dev_key
+
+    scored = []
+    for d in run_dirs:
+        m = run_manifest(d)
+        by = m["config"]["select_by"]
+        best = max(m["dev"], key=lambda r: dev_key(r, by))
+        scored.append((dev_key(best, by)[:2], str(d), m))
+    if not scored:
+        raise ValueError("no runs given")
+    _, d, m = max(scored, key=lambda t: t[0])
+    return d, m
+
+
+def config_differences(config, recorded: dict) -> list[str]:
+    """The fields in which the dataclass ``config`` differs from a manifest's ``recorded`` one.
+    A field the manifest lacks (added to the dataclass after that run was trained) counts at
+    its default, since every added field's default keeps the earlier behaviour."""
+    want = json.loads(json.dumps(asdict(config), default=str))
+    defaults = {f.name: f.default for f in fields(config) if f.default is not MISSING}
+    have = {**json.loads(json.dumps(defaults, default=str)), **recorded}
+    return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+
+
+def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: int = 40,
+                 limit: int | dict = 0, out_dir: str | None = None, progress: bool = True) -> dict:
+    """Free generation, controlled scoring (Eq. 6) and p_gen of a trained selector on each
+    suite's first ``limit`` questions (0: all; a dict gives a limit per suite), written to
+    ``<out_dir>/<suite>.parquet`` (default ``<run_dir>/eval``). ``run_dir`` may also be
+    ``"untrained"`` (the bare selector) or :data:`PROMPTED` (the bare selector told the tools'
+    names and descriptions, G.2).
+
+    Picks depend only on the question, not on the reasoner, so one evaluation serves every
+    reward table of the same questions (the transfer grid is look-ups). A suite already
+    written with the same adapter and questions is skipped, so an interrupted evaluation resumes."""
+    import torch
+
+    from ..evaluation.picks import picks_from_generation
+    from ..genomics.benchmarks import load_benchmark
+    from ..genomics.tools import TOOL_NAMES
+
+    _, all_suites = load_benchmark(bench_dir)
+    unknown = [s for s in suites if s not in all_suites]
+    if unknown:
+        raise ValueError(f"{bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(all_suites))}")
+    prompted = run_dir in ("untrained", PROMPTED)
+    if prompted and out_dir is None:
+        raise ValueError("give out_dir for an untrained selector")
+    if not prompted:
+        run_manifest(run_dir)  # refuses a missing or unfinished run before any work
+    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter")
+    out = Path(out_dir or Path(run_dir) / "eval")
+    result, todo = {}, []
+    for s in suites:
+        n = limit.get(s, 0) if isinstance(limit, dict) else limit
+        qs = all_suites[s][:n] if n else all_suites[s]
+        path = out / f"{s}.parquet"
+        result[s] = path
+        if path.exists():
+            old = pd.read_parquet(path)
+            if old.attrs.get("adapter") == digest and list(old["question_id"]) == [q.id for q in qs]:
+                continue  # already evaluated
+        todo.append((s, qs, path))
+    if not todo:
+        return result
+    if prompted:
+        sel = load_selector(None, keep, trainable=False,
+                            tool_names=list(TOOL_NAMES[:4]) if run_dir == PROMPTED else None)
+    else:
+        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False)
+    sel.model.eval()
+    for s, qs, path in todo:
+        gen, texts = picks_from_generation(sel, qs, progress=progress)
+        pairs = [sel.scores_and_p_gen(q) for q in qs]
+        scores = torch.stack([p[0] for p in pairs]).double().numpy()
+        p_gen = torch.stack([p[1] for p in pairs]).numpy()
+        frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs],
+                              "generation_pick": gen, "completion": texts, "scoring_pick": scores.argmax(-1)})
+        for m in range(scores.shape[1]):
+            frame[f"candidate_score_{m}"] = scores[:, m]
+        for m in range(scores.shape[1]):
+            frame[f"p_gen_{m}"] = p_gen[:, m]
+        frame.attrs["adapter"] = digest
+        with atomic_path(path) as tmp:
+            frame.to_parquet(tmp, index=False)
+    return result

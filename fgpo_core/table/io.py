@@ -1,0 +1,70 @@
+"""Reading merged reward tables: one folder (``table.parquet`` + ``manifest.json``) per suite.
+
+:func:`load_table` returns one :class:`~fgpo_core.table.reward_table.RewardTable` that knows
+its question ids, its input tokens and predictions, the rewards stored at build time and its
+manifest; :func:`load_tables` reads every suite of one or several reasoners.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..genomics.benchmarks.schema import LETTERS
+from .reward_table import RewardTable
+
+__all__ = ["MANIFEST", "TABLE", "ManifestMismatch", "load_table", "load_tables", "has_table"]
+
+MANIFEST = "manifest.json"
+TABLE = "table.parquet"
+
+
+class ManifestMismatch(ValueError):
+    """A table (or a partial build) was made under different inputs."""
+
+
+def has_table(folder) -> bool:
+    """Whether ``folder`` holds a merged table."""
+    return (Path(folder) / TABLE).exists() and (Path(folder) / MANIFEST).exists()
+
+
+def load_table(out_dir, expect: dict | None = None) -> RewardTable:
+    """The merged table of ``out_dir``. With ``expect`` (a manifest, or some of its fields),
+    a table made under other inputs is refused."""
+    out = Path(out_dir)
+    if not has_table(out):
+        raise FileNotFoundError(f"{out} holds no merged reward table ({TABLE} and {MANIFEST}); "
+                                "build it with `fgpo table build` and merge it")
+    manifest = json.loads((out / MANIFEST).read_text())
+    if expect is not None:
+        diff = sorted(k for k, v in expect.items() if manifest.get(k) != v)
+        if diff:
+            raise ManifestMismatch(f"{out} does not match the expected inputs ({', '.join(diff)})")
+    df = pd.read_parquet(out / TABLE)
+    A = 1 << manifest["n_tools"]
+    if len(df) % A or not (df["mask"].to_numpy().reshape(-1, A) == np.arange(A)).all():
+        raise ValueError(f"{out / TABLE} is not {A} rows per question in mask order")
+    grid = lambda col: df[col].to_numpy().reshape(-1, A)  # noqa: E731
+    built = {k: grid(f"reward_{k}") for k in ("eq1", "differential") if f"reward_{k}" in df}
+    return RewardTable(grid("correct"), manifest["n_tools"], df["family"].to_numpy()[::A],
+                       tuple(n for n, _ in manifest["tools"]), manifest["lambda"],
+                       question_ids=df["question_id"].to_numpy()[::A], tokens=grid("prompt_tokens"),
+                       predictions=grid("prediction"),
+                       letter_logprobs=np.stack([grid(f"logprob_{L}") for L in LETTERS], -1),
+                       built_rewards=built, manifest=manifest)
+
+
+def load_tables(dirs: Mapping[str, str], suites: Sequence[str],
+                expect: Mapping[str, dict] | None = None) -> dict[str, dict[str, RewardTable]]:
+    """``{label: {suite: table}}`` for each reasoner's folder of suite tables (``dirs`` maps a
+    label to a folder with one sub-folder per suite); suites a reasoner lacks are left out.
+    ``expect`` may give, per label, manifest fields its tables must match."""
+    out = {}
+    for label, d in dirs.items():
+        tabs = {s: load_table(Path(d) / s, (expect or {}).get(label)) for s in suites if has_table(Path(d) / s)}
+        if tabs:
+            out[label] = tabs
+    return out

@@ -1,0 +1,166 @@
+"""The estimators of the policy-head study: each sampled one against the exact gradient in
+expectation, and GRPO's advantages and loss against TRL's own computation."""
+import types
+from collections import defaultdict
+
+import numpy as np
+import pytest
+import torch
+
+from fgpo_core.core import estimators as est
+
+
+@pytest.fixture
+def problem():
+    """A small fixed table: 5 questions, 8 actions, rewards in a few classes, a non-uniform policy."""
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(5, 8, generator=g, dtype=torch.float64)
+    rewards = torch.tensor(np.random.default_rng(0).choice([-1.1, -0.9, 0.9, 1.1], size=(5, 8)), dtype=torch.float64)
+    return scores, rewards
+
+
+def mean_gradient(scores, rewards, draw, n=20000, seed=1):
+    """The mean over ``n`` independent visits of the score gradient of a sampled loss ``draw``
+    (a mean over its questions): the visits are stacked into one batch of ``n`` copies, whose
+    loss is the mean of the visits' losses, so the summed slices of its gradient are their mean."""
+    gen = torch.Generator().manual_seed(seed)
+    B, A = scores.shape
+    z = scores.repeat(n, 1).requires_grad_(True)
+    loss = draw(z, rewards.repeat(n, 1), gen)
+    (g,) = torch.autograd.grad(loss, z)
+    return -g.view(n, B, A).sum(0)  # the losses are minimised: their negative gradient ascends J
+
+
+def exact(scores, rewards):
+    return est.fgpo_logit_gradient(scores, rewards) / len(scores)  # the loss is a mean over questions
+
+
+def test_rloo_is_unbiased(problem):
+    scores, rewards = problem
+
+    def rloo(z, r, gen):
+        draws = est.draw_groups(torch.softmax(z, -1).detach(), 4, gen)
+        return est.policy_gradient_loss(z, draws, est.rloo_advantages(r.gather(1, draws)))
+
+    g = mean_gradient(scores, rewards, rloo)
+    torch.testing.assert_close(g, exact(scores, rewards), atol=0.01, rtol=0)
+
+
+def test_mean_centred_group_gradient_is_the_exact_one_shrunk_by_one_minus_one_over_g(problem):
+    """With advantages r_i - mean (no std), E[grad] = (1 - 1/G) dJ: the plumbing of
+    policy_gradient_loss (draws, log q, the mean over B G) checked exactly in expectation."""
+    scores, rewards = problem
+    G = 3
+
+    def centred(z, r, gen):
+        draws = est.draw_groups(torch.softmax(z, -1).detach(), G, gen)
+        g = r.gather(1, draws)
+        return est.policy_gradient_loss(z, draws, g - g.mean(1, keepdim=True))
+
+    g = mean_gradient(scores, rewards, centred)
+    torch.testing.assert_close(g, (1 - 1 / G) * exact(scores, rewards), atol=0.01, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["grpo", "dapo", "k2", "k4"])
+def test_biased_estimators_still_point_along_the_exact_gradient(problem, name):
+    scores, rewards = problem
+    A = scores.shape[1]
+
+    def visit(z, r, gen):
+        probs = torch.softmax(z, -1).detach()
+        if name == "grpo":
+            draws = est.draw_groups(probs, 6, gen)
+            return est.policy_gradient_loss(z, draws, est.grpo_advantages(r.gather(1, draws), "trl"))
+        if name == "dapo":  # dead groups dropped: the loss is the live ones' mean, weighted as a whole batch
+            draws, live, _ = est.draw_live_groups(probs, r, 6, 4, gen)
+            adv = est.grpo_advantages(r.gather(1, draws), "trl") * live[:, None]
+            return est.policy_gradient_loss(z, draws, adv)
+        k = int(name[1:])
+        return est.fgpo_loss(z, r, beta=0.0, mask=est.coverage_mask(len(z), A, k, gen))
+
+    g, e = mean_gradient(scores, rewards, visit, n=5000).flatten(), exact(scores, rewards).flatten()
+    assert float(torch.nn.functional.cosine_similarity(g, e, dim=0)) > 0.8
+
+
+def test_coverage_of_every_action_is_fgpo(problem):
+    scores, rewards = problem
+    mask = est.coverage_mask(5, 8, 8)
+    assert mask.all()
+    torch.testing.assert_close(est.fgpo_loss(scores, rewards, 0.03, mask), est.fgpo_loss(scores, rewards, 0.03))
+    m2 = est.coverage_mask(5, 8, 2, torch.Generator().manual_seed(0))
+    assert (m2.sum(1) == 2).all()
+    with pytest.raises(ValueError):
+        est.coverage_mask(5, 8, 9)
+
+
+def test_dynamic_sampling_redraws_dead_groups_and_counts_the_draws():
+    probs = torch.tensor([[0.5, 0.5], [1.0, 0.0]], dtype=torch.float64)
+    rewards = torch.tensor([[0.0, 1.0], [0.0, 1.0]], dtype=torch.float64)
+    actions, live, draws = est.draw_live_groups(probs, rewards, 4, 5, torch.Generator().manual_seed(0))
+    assert not live[1] and draws[1] == 5  # always the same action: dead after every draw, then dropped
+    assert live[0] and 1 <= draws[0] <= 5 and len(set(actions[0].tolist())) == 2
+
+
+def test_rloo_and_grpo_give_dead_groups_zero_advantage():
+    r = torch.tensor([[0.3, 0.3, 0.3], [0.0, 1.0, 0.0]])
+    for adv in (est.rloo_advantages(r), est.grpo_advantages(r, "trl")):
+        assert (adv[0] == 0).all() and adv[1, 1] > 0 > adv[1, 0]
+    torch.testing.assert_close(est.rloo_advantages(r)[1], torch.tensor([-0.5, 1.0, -0.5]))
+
+
+def trl_compute_loss(per_token_logps, advantages):
+    """TRL's own GRPOTrainer._compute_loss (loss_type "grpo", on policy, KL beta 0) on given
+    log-probabilities, through a minimal stand-in for the trainer's state."""
+    from trl.trainer.grpo_trainer import GRPOTrainer
+
+    B, T = per_token_logps.shape
+
+    class Acc:
+        sync_gradients = True
+
+        def gather(self, x):
+            return x
+
+        def reduce(self, x, reduction="sum"):
+            return x
+
+        gather_for_metrics = gather
+
+    fake = types.SimpleNamespace(
+        _get_per_token_logps_and_entropies=lambda *a, **k: (per_token_logps, torch.zeros(B, T), None),
+        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token", beta=0.0,
+        loss_type="grpo", epsilon_low=0.2, epsilon_high=0.2, args=types.SimpleNamespace(delta=None),
+        use_vllm=False, vllm_importance_sampling_correction=False, model=types.SimpleNamespace(training=True),
+        current_gradient_accumulation_steps=1, _entropy_bonus_enabled=False, aux_loss_enabled=False,
+        accelerator=Acc(), _metrics=defaultdict(lambda: defaultdict(list)))
+    inputs = {"prompt_ids": torch.zeros(B, 1, dtype=torch.long), "prompt_mask": torch.ones(B, 1),
+              "completion_ids": torch.zeros(B, T, dtype=torch.long), "completion_mask": torch.ones(B, T),
+              "advantages": advantages}
+    return GRPOTrainer._compute_loss(fake, None, inputs)
+
+
+def test_book_grpo_advantages_and_loss_equal_trls_computation():
+    """On identical rewards: the advantages of grpo_advantages("trl") equal TRL's group scaling
+    (its nanstd, eps 1e-4), and policy_gradient_loss has TRL's "grpo" loss value and gradient
+    for one-token completions (a subset is one action for the head selector)."""
+    from trl.trainer.utils import nanstd
+
+    G = 6
+    rewards = torch.tensor(np.random.default_rng(3).choice([-0.95, 0.05, 1.0], size=(4, G)), dtype=torch.float32)
+    rewards[0] = 0.05  # one dead group
+    mean = rewards.mean(1, keepdim=True).expand_as(rewards)
+    std = nanstd(rewards, dim=1).unsqueeze(1).expand_as(rewards)
+    trl_adv = ((rewards - mean) / (std + 1e-4)).reshape(-1)
+    ours = est.grpo_advantages(rewards, "trl")
+    torch.testing.assert_close(ours.reshape(-1), trl_adv)
+
+    scores = torch.randn(4, 16, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    draws = torch.randint(0, 16, (4, G), generator=torch.Generator().manual_seed(1))
+    logp = torch.log_softmax(scores, -1).gather(1, draws).reshape(-1, 1)  # [B G, T=1]
+    trl_loss = trl_compute_loss(logp, trl_adv)
+    (trl_grad,) = torch.autograd.grad(trl_loss, scores)
+    our_loss = est.policy_gradient_loss(scores, draws, ours)
+    (our_grad,) = torch.autograd.grad(our_loss, scores)
+    torch.testing.assert_close(our_grad, trl_grad)
+    # the surrogates differ by a constant: on policy TRL's ratio is exp(logp - logp.detach()) = 1
+    torch.testing.assert_close(trl_loss, -trl_adv.mean())
