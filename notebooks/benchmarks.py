@@ -256,7 +256,7 @@ display(Markdown(f"Largest distance from chance over all evaluation questions: *
 # %% [markdown]
 # ## Disjointness, checked again
 #
-# The builder refused to write any evaluation question sharing a 32-mer with the
+# The builder refused to write any evaluation question sharing a k-mer with the
 # training side. Here the check is repeated on the files as loaded:
 
 # %%

@@ -278,13 +278,17 @@ print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500
 # %% [markdown]
 # ## T5: homology search
 #
-# Seeds are shared 10-mers binned by diagonal (a homologous pair piles its seeds on
+# Seeds are shared k-mers binned by diagonal (a homologous pair piles its seeds on
 # one diagonal; chance matches scatter); the best candidates are aligned with
-# Smith-Waterman. Hits need at least 60% identity over at least 30% of the query;
-# the query itself and copies above 99.5% identity are dropped. How far can a repeat
-# diverge and still be recognised?
+# Smith-Waterman. Hits need a minimum identity over a minimum share of the query (the
+# tool's thresholds are printed below); the query itself and near-identical copies are
+# dropped. How far can a repeat diverge and still be recognised?
 
 # %%
+from fgpo_core.genomics.tools import homology
+
+print(f"seed k = {homology.HomologyDatabase.k}, hits: identity >= {homology.MIN_IDENTITY:g}% over "
+      f">= {homology.MIN_COVERAGE:g}% of the query; dropped above {homology.MAX_IDENTITY:g}% identity")
 hom = homology_curve(n=n_mutants, seed=seed)
 
 # %% tags=["hide-input"]
@@ -292,7 +296,7 @@ fig, ax = plt.subplots(figsize=(7, 3.6))
 g = hom.groupby("substitution_rate").agg(found=("found_family", "mean"), identity=("identity", "mean")).reset_index()
 ax.plot(100 * g.substitution_rate, 100 * g.found, marker="o", label="Alu family recovered (%)", c="#1b7f79")
 ax.plot(100 * g.substitution_rate, g.identity, marker="s", label="identity of the best hit (%)", c="#5b6c9a")
-ax.axhline(60, c="k", ls=":", lw=1)
+ax.axhline(homology.MIN_IDENTITY, c="k", ls=":", lw=1)
 ax.set(xlabel="substitutions introduced (%)", ylabel="%", ylim=(0, 102),
        title="Homology search on diverged Alu fragments (250 bp, 1% indels)")
 ax.legend()

@@ -1,5 +1,8 @@
 """Questions for the tests: small, valid schema-v1 questions built in one place."""
-from fgpo_core.genomics.benchmarks.schema import validate_question
+import hashlib
+
+from fgpo_core.genomics.benchmarks.schema import LETTERS, validate_question
+from fgpo_core.reasoners.base import ReasonerOutput, letter_from_logprobs
 
 CPG_OPTIONS = {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"}
 
@@ -11,3 +14,19 @@ def question(i: int = 0, split: str = "test", seq: str = "ACGTTGCA" * 12, text: 
     return validate_question({"id": f"q{i}", "suite": "s", "split": split, "family": family, "shape": "describe",
                               "question": f"{text}\nSequence: {seq}", "options": options or CPG_OPTIONS,
                               "answer": answer, "sequences": {"": seq}})
+
+
+class HashReasoner:
+    """A deterministic stand-in reasoner: its letter log-probabilities are a hash of the
+    prompt, so different evidence gives different (but repeatable) answers."""
+
+    id = "hash-reasoner"
+    fingerprint = "v1"
+
+    def answer(self, batch):
+        outs = []
+        for q, ev in batch:
+            h = hashlib.sha256((q.id + ev).encode()).digest()
+            lp = {L: -float(h[i]) / 64 for i, L in enumerate(LETTERS)}
+            outs.append(ReasonerOutput(letter_from_logprobs(lp), lp, len(ev) // 4 + 50, letter_from_logprobs(lp)))
+        return outs

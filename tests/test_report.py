@@ -99,3 +99,22 @@ def test_pooled_correct_concatenates_suites_in_order():
     assert pooled_correct(grid, "FGPO", ["microbe", "core"]).tolist() == [True, True, False]
     with pytest.raises(ValueError, match="no rows for suite"):
         pooled_correct(grid, "GRPO", ["core", "microbe"])
+
+
+def test_study_summary_and_paired_tests_pair_within_seeds():
+    from fgpo_core.experiments.study_report import coverage_rows, paired_tests, study_summary
+
+    a = np.array([True] * 30 + [False] * 10)
+    b = np.array([True] * 10 + [False] * 30)
+    rows = []
+    for seed in (0, 1):
+        rows.append({"method": "fgpo", "seed": seed, "suite": "core", "accuracy": 100 * a.mean(), "correct_vector": a})
+        rows.append({"method": "grpo", "seed": seed, "suite": "core", "accuracy": 100 * b.mean(), "correct_vector": b})
+        rows.append({"method": "fgpo-k2", "seed": seed, "suite": "core", "accuracy": 60.0 + seed, "correct_vector": a})
+    scores = pd.DataFrame(rows)
+    s = study_summary(scores)
+    assert s.loc["fgpo", "core"] == "75.0 ± 0.0" and s.loc["fgpo-k2", "core mean"] == 60.5
+    t = paired_tests(scores, "fgpo", "core")
+    assert t.loc["grpo", "difference (points)"] == 50.0 and t.loc["grpo", "seeds with p < 0.05"] == "2 of 2"
+    assert t.loc["fgpo-k2", "largest p"] == 1.0  # identical vectors: no discordant pair
+    assert coverage_rows(s).index.tolist() == [2, 16]

@@ -1,31 +1,13 @@
 """The reward-table builder: determinism, sharding, resume after a kill, manifest refusal, ceilings."""
-import hashlib
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
-from fgpo_core.genomics.benchmarks.schema import LETTERS
-from fgpo_core.reasoners.base import ReasonerOutput, letter_from_logprobs
+from helpers import HashReasoner
 from fgpo_core.table import ManifestMismatch, RewardTable, load_table
 from fgpo_core.table.build import build_table, cost_accounting, merge_table
-
-
-class HashReasoner:
-    """A deterministic stand-in reasoner: its letter log-probabilities are a hash of the
-    prompt, so different evidence gives different (but repeatable) answers."""
-
-    id = "hash-reasoner"
-    fingerprint = "v1"
-
-    def answer(self, batch):
-        outs = []
-        for q, ev in batch:
-            h = hashlib.sha256((q.id + ev).encode()).digest()
-            lp = {L: -float(h[i]) / 64 for i, L in enumerate(LETTERS)}
-            outs.append(ReasonerOutput(letter_from_logprobs(lp), lp, len(ev) // 4 + 50, letter_from_logprobs(lp)))
-        return outs
 
 
 @pytest.fixture(scope="module")

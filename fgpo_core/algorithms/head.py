@@ -122,7 +122,7 @@ def policy_telemetry(q: np.ndarray, correct: np.ndarray, r_eq1: np.ndarray, r_di
 
 
 def _rewards(table, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    return table.rewards("eq1", lam=lam), table.rewards("differential")
+    return np.array(table.rewards("eq1", lam=lam)), np.array(table.rewards("differential"))
 
 
 def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, config: HeadConfig,
@@ -177,7 +177,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
             scores = head(X[idx])
             r = train_r[idx]
-            row = {"step": step + 1, "visits": min((step + 1) * config.batch_size, (_epoch + 1) * N)}
+            row = {"step": step + 1, "visits": _epoch * N + min((b + 1) * config.batch_size, N)}
             if kind == "fgpo":
                 mask = None if k is None or k == A else coverage_mask(len(idx), A, k, gen)
                 loss = fgpo_loss(scores, r, config.beta, mask)
@@ -221,7 +221,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             step += 1
             with torch.no_grad():
                 q = torch.softmax(head(X[idx]), -1).numpy()
-            row.update({"loss": float(loss), "reward_evaluations": n_reward,
+            row.update({"loss": float(loss.detach()), "reward_evaluations": n_reward,
                         **policy_telemetry(q, train_table.correct[idx.numpy()], r_eq1[idx].numpy(),
                                            r_diff[idx].numpy(), sizes, config.telemetry_G)})
             steps.append(row)

@@ -11,7 +11,8 @@ import pandas as pd
 
 __all__ = ["CITATION", "GENOMEQA_CEILINGS", "TABLE15", "DEAD_GROUPS", "COVERAGE_DIAL", "MAIN_GENOMEQA",
            "TABLE12_GENOMEQA", "OUTCOME_DEGENERATE_BY_LIBRARY_SIZE", "TABLE_COST", "MAIN_CROSS", "TRANSFER",
-           "TOOL_ECONOMY", "INPUT_TOKENS", "RESCUES", "CONTROLLED_VS_FREE", "EMPTY_SUBSET", "HYPERPARAMETERS"]
+           "TOOL_ECONOMY", "INPUT_TOKENS", "RESCUES", "CONTROLLED_VS_FREE", "EMPTY_SUBSET", "HYPERPARAMETERS",
+           "LIVE_AGREEMENT_POINTS", "DPO_BETAS"]
 
 CITATION = ("Liu, Ma, Chen, Wang, Tang (2026). Why Sample What You Can Enumerate? Exact Policy "
             "Optimization for Genomic Tool Selection. arXiv:2609.10221.")
@@ -99,6 +100,12 @@ CONTROLLED_VS_FREE = {"GRPO": (45.46, 45.13), "SFT": (42.17, 39.30), "FGPO": (52
 EMPTY_SUBSET = {"empty_optimal": 61.9, "sft_argmax_empty": 92.8, "dpo_chosen_empty": 58.1}
 """Empty-subset facts (Table 16 and Section 3): the reward-optimal share of the empty subset,
 SFT's argmax on it, and the share of DPO's chosen responses that are empty."""
+
+LIVE_AGREEMENT_POINTS = (0.05, 0.06)
+"""How far apart (accuracy points) the paper's live pipeline, cached table and per-epoch harness were."""
+
+DPO_BETAS = (0.1, 0.3, 0.5)
+"""The DPO betas the paper tried (all at the no-tool floor)."""
 
 HYPERPARAMETERS = {"lr": 1e-5, "schedule": "cosine", "batch_size": 16, "epochs": 4, "grpo_prompts_per_step": 64,
                    "G": 6, "grpo_steps": 200, "temperature": 1.0, "beta": 0.03, "lambda": 0.10, "dpo_beta": 0.3,

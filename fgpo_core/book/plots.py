@@ -7,7 +7,8 @@ import pandas as pd
 import seaborn as sns
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
-           "plot_selector_training", "plot_tool_rates", "plot_main_grid"]
+           "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
+           "plot_study_accuracy"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -207,5 +208,71 @@ def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
     ax.set_xticks(x, methods, rotation=20, ha="right")
     ax.set(ylabel="accuracy (%)", title="Every method on every test suite (free generation)")
     ax.legend(fontsize=8, ncols=len(suites) + 1, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def study_palette(methods: list[str]) -> dict[str, str]:
+    """Colours of a study's methods: FGPO teal, the coverage dial in blues (darker for larger k),
+    the sampled methods in reds and oranges, the offline ones in purple and ochre."""
+    ks = sorted((m for m in methods if m.startswith("fgpo-k")), key=lambda m: int(m[6:]))
+    blues = sns.color_palette("Blues", len(ks) + 2).as_hex()[2:] if ks else []
+    fixed = {"fgpo": METHOD_COLORS["FGPO"], "grpo": METHOD_COLORS["GRPO"], "grpo-eq1": "#8c2d1c",
+             "rloo": "#e59a52", "dapo": "#d4a017", "sft": METHOD_COLORS["SFT"], "dpo": METHOD_COLORS["DPO"]}
+    out = {m: fixed.get(m, "#333333") for m in methods}
+    out.update(zip(ks, blues))
+    return out
+
+
+def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None):
+    """Four panels of a policy-head study's dev evaluations against question visits, mean over
+    seeds with a band from the lowest to the highest seed: greedy dev accuracy, the closed-form
+    dead-group probability of the current policy at G = 6 under Eq. 1 classes (solid) and the
+    differential reward (dotted), the entropy of q and tools per question."""
+    labels = labels or {}
+    pal = study_palette(methods)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    panels = [("accuracy", "Dev accuracy (greedy pick)", "accuracy (%)"),
+              ("dead_eq1", "Dead-group probability at G = 6 (Eq. 7)", "P(dead) (%)"),
+              ("entropy", "Entropy of q", "nats"), ("tools", "Tools per question (greedy)", "tools")]
+    for ax, (col, title, ylabel) in zip(axes.flat, panels):
+        for m in methods:
+            f = dev[dev.method == m]
+            if f.empty:
+                continue
+            g = f.groupby("epoch")[col]
+            x = g.mean().index
+            ax.plot(x, g.mean(), c=pal[m], lw=1.8, label=labels.get(m, m))
+            ax.fill_between(x, g.min(), g.max(), color=pal[m], alpha=0.12, lw=0)
+            if col == "dead_eq1":
+                ax.plot(x, f.groupby("epoch")["dead_differential"].mean(), c=pal[m], lw=1.2, ls=":")
+        ax.set(title=title, xlabel="epoch (1,000 question visits each)" if len(dev) else "epoch", ylabel=ylabel)
+    axes[0, 0].legend(fontsize=7, ncol=2)
+    axes[0, 1].text(0.02, 0.95, "solid: Eq. 1 classes; dotted: differential reward", transform=axes[0, 1].transAxes,
+                    fontsize=7, va="top")
+    fig.tight_layout()
+    return fig
+
+
+def plot_study_accuracy(means: pd.DataFrame, sds: pd.DataFrame, baselines: pd.DataFrame, methods: list[str],
+                        labels: dict[str, str] | None = None):
+    """Accuracy by suite: each method's mean over seeds with its spread, beside the table-only
+    references (dashed lines: No-Tool, All-Tools, BestFixed*)."""
+    labels = labels or {}
+    pal = study_palette(methods)
+    suites = list(means.columns)
+    fig, axes = plt.subplots(1, len(suites), figsize=(4.2 * len(suites), 4.2), sharey=True, squeeze=False)
+    for ax, s in zip(axes[0], suites):
+        y = list(range(len(methods)))
+        ax.barh(y, [means.loc[m, s] for m in methods], xerr=[sds.loc[m, s] for m in methods],
+                color=[pal[m] for m in methods], alpha=0.85)
+        for name, ls in (("No-Tool", ":"), ("All-Tools", "--"), ("BestFixed*", "-.")):
+            v = baselines[(baselines.suite == s) & (baselines.method == name)].accuracy
+            if len(v):
+                ax.axvline(float(v.iloc[0]), c="#444444", ls=ls, lw=1, label=name)
+        ax.set_yticks(y, [labels.get(m, m) for m in methods])
+        ax.invert_yaxis()
+        ax.set(title=s, xlabel="accuracy (%)")
+    axes[0, 0].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig

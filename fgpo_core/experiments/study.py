@@ -22,6 +22,7 @@ there whose configuration matches, so a study can be stopped at any moment.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import time
 from dataclasses import asdict, dataclass, replace
@@ -44,7 +45,7 @@ class StudyConfig:
     """Comma-separated method names (fgpo_core.algorithms.head.METHODS; fgpo-k<k> for any k)."""
     seeds: int = 5
     """Seeds per method (0 .. seeds-1)."""
-    lrs: str = "3e-3,1e-2,3e-2"
+    lrs: str = "3e-3,1e-2,3e-2,1e-1"
     """Comma-separated learning rates tried per method; the best on dev is kept."""
     epochs: int = 20
     """Passes over the training questions, the same for every method."""
@@ -131,7 +132,7 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     key = json.dumps({s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
                      | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder")},
                      sort_keys=True)
-    (tr_ids, tr_x, tr_t), (dv_ids, dv_x, dv_t) = data["train"], data["dev"]
+    (_, tr_x, tr_t), (_, dv_x, dv_t) = data["train"], data["dev"]
     jobs = [(m, lr, s) for m in methods for lr in lrs for s in range(cfg.seeds)]
     sweep = []
     for m, lr, s in tqdm(jobs, desc="study", disable=not progress):
@@ -173,8 +174,8 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
                         qf = pd.DataFrame(q, columns=[f"q_{a}" for a in range(q.shape[1])])
                         qrows.append(pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": data[t][0]}),
                                                 qf], axis=1))
-                curves.append(pd.read_json(str(z["steps"]), orient="split").assign(method=m, seed=s))
-                devs.append(pd.read_json(str(z["dev"]), orient="split").assign(method=m, seed=s))
+                curves.append(pd.read_json(io.StringIO(str(z["steps"])), orient="split").assign(method=m, seed=s))
+                devs.append(pd.read_json(io.StringIO(str(z["dev"])), orient="split").assign(method=m, seed=s))
     for name, frame in (("picks", pd.concat(picks)), ("q", pd.concat(qrows)), ("curves", pd.concat(curves)),
                         ("dev", pd.concat(devs)), ("sweep", sweep)):
         with atomic_path(out / f"{name}.parquet") as tmp:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..hf import adapter_hash, mean_pool, portable_adapter
+from ..io import atomic_path, write_text
 from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .encoder import minilm_path
 from .prompt import user_message
@@ -157,8 +158,9 @@ class ReaderModel:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.encoder.save_pretrained(str(out_dir))
         portable_adapter(out_dir, READER_BASE)
-        torch.save(self.head.state_dict(), out_dir / "head.pt")
-        (out_dir / "reader.json").write_text(json.dumps({"max_length": self.max_length, **(extra or {})},
+        with atomic_path(out_dir / "head.pt") as tmp:
+            torch.save(self.head.state_dict(), tmp)
+        write_text(out_dir / "reader.json", json.dumps({"max_length": self.max_length, **(extra or {})},
                                                         indent=1, sort_keys=True) + "\n")
 
 

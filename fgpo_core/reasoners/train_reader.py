@@ -12,7 +12,6 @@ validation accuracies.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 from ..genomics.benchmarks.schema import LETTERS
 from ..algorithms.common import cosine_schedule
+from ..io import write_json
 from .reader import ReaderModel, adapter_hash, pair_texts
 
 __all__ = ["ReaderConfig", "train_reader", "CURRICULUM_DECISIVE", "curriculum_probe"]
@@ -168,5 +168,5 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
                                "module": "fgpo_core.genomics.curriculum"},
                 "history": history, "best_val_decisive": best, "adapter_hash": adapter_hash(best_dir),
                 "train_seconds": round(time.time() - t0, 1), "torch": torch.__version__}
-    (best_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_json(best_dir / "manifest.json", manifest, indent=1, sort_keys=True)
     return manifest

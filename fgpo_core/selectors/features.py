@@ -83,13 +83,15 @@ class _SmolLM2:
         from ..hf import mean_pool
 
         torch = self.torch
-        out = []
+        enc = [self.tok.encode(t, add_special_tokens=False) for t in texts]
+        T = max(map(len, enc))
+        ids = torch.zeros(len(enc), T, dtype=torch.long)
+        mask = torch.zeros(len(enc), T, dtype=torch.long)
+        for i, e in enumerate(enc):  # padded on the right: a causal model's real positions never see the padding
+            ids[i, :len(e)], mask[i, :len(e)] = torch.tensor(e), 1
         with torch.no_grad():
-            for t in texts:  # one prompt at a time: no padding to get wrong in a decoder
-                ids = torch.tensor([self.tok.encode(t, add_special_tokens=False)])
-                h = self.model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
-                out.append(mean_pool(h, torch.ones_like(ids))[0].numpy())
-        return np.stack(out)
+            h = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
+        return mean_pool(h, mask).numpy()
 
 
 def _encoder(name: str):
@@ -101,8 +103,11 @@ def _encoder(name: str):
 
 
 def encode_prompts(questions: Sequence[Question], encoder: str = "minilm", n_tools: int = 4, keep: int | None = 40,
-                   batch_size: int = 32, progress: bool = False, model=None) -> np.ndarray:
-    """Features ``[N, d]`` (float32) of each question's selector prompt under ``encoder``."""
+                   batch_size: int | None = None, progress: bool = False, model=None) -> np.ndarray:
+    """Features ``[N, d]`` (float32) of each question's selector prompt under ``encoder``
+    (``batch_size`` prompts per forward pass; default 32 for MiniLM, 1 for SmolLM2, whose
+    padded batches were slower on CPU)."""
+    batch_size = batch_size or (1 if encoder == "smollm2" else 32)
     from tqdm.auto import tqdm
 
     model = model or _encoder(encoder)
@@ -139,14 +144,15 @@ def _manifest(encoder: str, fingerprint: str, n_tools: int, keep, suites: dict) 
 
 
 def build_features(suites: dict[str, Sequence[Question]], out_dir, encoder: str = "minilm", n_tools: int = 4,
-                   keep: int | None = 40, progress: bool = True) -> Path:
+                   keep: int | None = 40, progress: bool = True, model=None) -> Path:
     """Compute (or reuse) the features of every suite into ``out_dir``; a suite already cached
-    with the same questions and settings is skipped, so an interrupted build resumes."""
+    with the same questions and settings is skipped, so an interrupted build resumes. ``model``
+    replaces the named encoder (any callable from texts to an array, with a ``fingerprint``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     man_file = out / "manifest.json"
     old = json.loads(man_file.read_text()) if man_file.exists() else None
-    model = _encoder(encoder)
+    model = model or _encoder(encoder)
     want = _manifest(encoder, model.fingerprint, n_tools, keep, suites)
     if old is not None:
         same = {k: old.get(k) == want[k] for k in want if k != "suites"}

@@ -3,7 +3,7 @@ Smith-Waterman local alignment (Biopython's PairwiseAligner) against a local
 labelled database built from training and development sequences only.
 
 For each query strand, database sequences sharing at least ``min_seeds`` k-mers
-(k = 11) are ranked by seed count; the best ``max_candidates`` are aligned.
+(``HomologyDatabase.k``, 10 by default) are ranked by seed count; the best ``max_candidates`` are aligned.
 Self-hits (same id) and near-duplicates (identity above 99.5% over at least
 half the query) are dropped; a hit counts when identity >= 60% and query
 coverage >= 30%. The evidence lists the best hits and a consensus label
