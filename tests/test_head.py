@@ -114,6 +114,8 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     run_study(cfg, progress=False)  # resumed: every run is found in parts/ and reused
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "study" / "parts").iterdir()} == before
     pd.testing.assert_frame_equal(load_study(tmp_path / "study").picks, st.picks)
+    with pytest.raises(ValueError, match="no features for suite 'mosaic'"):
+        features.load_features(tmp_path / "feat").rows("mosaic", ["x"])
     # a feature cache of other questions is refused
     with pytest.raises(ValueError, match="other questions"):
         features.load_features(tmp_path / "feat", {"core": suites["core"][1:9]})

@@ -127,6 +127,9 @@ class FeatureSet(dict):
 
     def rows(self, suite: str, question_ids: Sequence[str]) -> np.ndarray:
         """The features of ``question_ids`` of ``suite``, in that order."""
+        if suite not in self:
+            raise ValueError(f"no features for suite {suite!r} (the cache holds {', '.join(sorted(self))}); "
+                             "build them with `fgpo features --suite ...`")
         ids, x = self[suite]
         pos = {q: i for i, q in enumerate(ids.tolist())}
         missing = [q for q in question_ids if q not in pos]
