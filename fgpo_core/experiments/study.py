@@ -25,7 +25,7 @@ import hashlib
 import io
 import json
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -220,8 +220,3 @@ def load_study(out_dir) -> Study:
         raise FileNotFoundError(f"{out} holds no finished study: run `fgpo study --out-dir {out}`")
     frames = {n: pd.read_parquet(out / f"{n}.parquet") for n in ("picks", "q", "curves", "dev", "sweep")}
     return Study(json.loads((out / "manifest.json").read_text()), **frames)
-
-
-def with_overrides(cfg: StudyConfig, **kw) -> StudyConfig:
-    """A copy of ``cfg`` with some fields replaced (for profiles that shrink a study)."""
-    return replace(cfg, **kw)

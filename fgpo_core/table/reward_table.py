@@ -194,11 +194,12 @@ class RewardTable:
         ``best_fixed_subset``), ``oracle``, ``empty_optimal`` (questions whose Eq. 1 optimum is
         the empty subset) and ``outcome_degenerate`` (all subsets agree on correctness).
         """
-        b = self.baselines()["accuracy"]
+        base = self.baselines()
+        b = base["accuracy"]
         return pd.Series({
             "no_tool": b["No-Tool"], "random": b["Random"], "all_tools": b["All-Tools"],
             "best_fixed": b["BestFixed*"],
-            "best_fixed_subset": self.labels()[int(self.baselines().loc["BestFixed*", "subset"])],
+            "best_fixed_subset": self.labels()[int(base.loc["BestFixed*", "subset"])],
             "oracle": b["Oracle"],
             "empty_optimal": 100.0 * (self.oracle_actions() == 0).mean(),
             "outcome_degenerate": 100.0 * self.outcome_degenerate().mean(),
