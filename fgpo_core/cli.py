@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
+
+DEFAULT_BENCH = "data/benchmarks/cpu"
 
 
 def _book(args) -> int:
@@ -14,9 +18,12 @@ def _book(args) -> int:
 
 
 def _read_fasta_arg(path: str) -> list[tuple[str, str]]:
-    from .genomics.data import read_fasta
+    from .genomics.data import FastaError, read_fasta
 
-    recs = read_fasta(path)
+    try:
+        recs = read_fasta(path)
+    except FastaError as exc:
+        raise SystemExit(f"fgpo tools: {exc}") from None
     if not recs:
         raise SystemExit(f"{path}: no FASTA record found")
     return recs
@@ -35,7 +42,18 @@ def _tools(args) -> int:
     if len(seqs) > 26:
         raise SystemExit("at most 26 sequences (labelled A-Z)")
     labelled = {"": seqs[0]} if len(seqs) == 1 else {chr(65 + i): s for i, s in enumerate(seqs)}
-    lib = ToolLibrary.five() if "homology" in (args.tool or []) else ToolLibrary.main()
+    five = "homology" in (args.tool or [])
+    if args.bench and (Path(args.bench) / "references.jsonl").exists():
+        from .genomics.benchmarks import tool_library_for
+
+        lib = tool_library_for(args.bench, five=five)  # the expert's and homology's labelled references
+    elif args.bench and args.bench != DEFAULT_BENCH:
+        raise SystemExit(f"fgpo tools: {args.bench} holds no references.jsonl (a built benchmark folder has one)")
+    else:
+        lib = ToolLibrary.five() if five else ToolLibrary.main()
+    if args.task and lib.tools[3].references and args.task not in lib.tools[3].references:
+        raise SystemExit(f"fgpo tools: no reference set for task {args.task!r}; the benchmark has "
+                         f"{', '.join(sorted(lib.tools[3].references))}")
     chosen = args.tool or [n for n in lib.names if n != "homology"]
     unknown = [t for t in chosen if t not in lib.names]
     if unknown:
@@ -73,6 +91,10 @@ def _benchmark(args) -> int:
             print(f"{path}: INVALID: {exc}", file=sys.stderr)
             status = 1
             continue
+        if not qs:
+            print(f"{path}: INVALID: no questions (the file is empty)", file=sys.stderr)
+            status = 1
+            continue
         fams = sorted({q.family for q in qs})
         print(f"{path}: {len(qs)} valid questions (schema v1); families: {', '.join(fams)}")
     return status
@@ -94,17 +116,21 @@ def _table(args) -> int:
             i, n = (int(x) for x in args.shard.split("/"))
         except ValueError:
             raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
+        if args.limit < 0:
+            raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
         questions = suites[args.suite][:args.limit] if args.limit else suites[args.suite]
         library = tool_library_for(args.bench, five=args.five)
+        _threads(args.threads)
         build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),
-                    chunk_size=args.chunk_size)
+                    chunk_size=args.chunk_size, extend_from=args.extend)
         if n == 1:
             print(f"merged: {merge_table(args.out)}")
         return 0
     if args.action == "merge":
         print(f"merged: {merge_table(args.dir)}")
         return 0
-    table, df, manifest = load_table(args.dir)
+    table = load_table(args.dir)
+    manifest = table.manifest
     print(f"reasoner {manifest['reasoner']}, {table.n_questions} questions x {table.n_actions} subsets, "
           f"tools {', '.join(n for n, _ in manifest['tools'])}")
     print(table.ceilings().to_string())
@@ -162,12 +188,41 @@ def _train_main(argv: list[str]) -> int:
     return 0
 
 
+def _threads(n: int) -> None:
+    if n < 0:
+        raise SystemExit(f"--threads must be 0 (torch's default) or positive, got {n}")
+    if n:
+        import torch
+
+        torch.set_num_threads(n)
+
+
 def _evaluate(args) -> int:
     from .experiments.run import evaluate_run
 
-    for suite, path in evaluate_run(args.run, args.bench, args.suite, keep=args.keep, limit=args.limit,
-                                    out_dir=args.out).items():
+    _threads(args.threads)
+    if args.limit < 0:
+        raise SystemExit(f"fgpo evaluate: --limit must be 0 (all questions) or positive, got {args.limit}")
+    written = evaluate_run(args.run, args.bench, args.suite, keep=args.keep, limit=args.limit, out_dir=args.out)
+    for suite, path in written.items():
         print(f"{suite}: {path}")
+    if args.table:
+        import pandas as pd
+
+        from .evaluation.picks import summarise_picks
+        from .table import has_table, load_table
+
+        for suite, path in written.items():
+            if not has_table(Path(args.table) / suite):
+                print(f"{suite}: no table in {Path(args.table) / suite}")
+                continue
+            ev = pd.read_parquet(path)
+            t = load_table(Path(args.table) / suite)
+            have = t.contains(ev.question_id.tolist())
+            sel = t.select(ev.question_id[have].tolist())
+            s = summarise_picks(ev.generation_pick.to_numpy()[have], sel.correct, sel.n_tools, sel.tokens)
+            print(f"{suite}: {int(have.sum())} questions in the table: accuracy {s['accuracy']:.1f}%, "
+                  f"{s['tools']:.2f} tools per question, format failures {s['format_failures']:.1f}%")
     return 0
 
 
@@ -180,7 +235,8 @@ def _features(args) -> int:
     unknown = [n for n in names if n not in suites]
     if unknown:
         raise SystemExit(f"{args.bench} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
-    out = build_features({n: suites[n] for n in names}, args.out, args.encoder, keep=args.keep)
+    out = build_features({n: suites[n] for n in names}, args.out, args.encoder, n_tools=args.n_tools,
+                         keep=args.keep)
     print(f"features of {', '.join(names)} in {out}")
     return 0
 
@@ -197,7 +253,7 @@ def _study(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train"]:
-        return _train_main(argv[1:])
+        return _run("train", _train_main, argv[1:])
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -210,13 +266,21 @@ def main(argv: list[str] | None = None) -> int:
     book.add_argument("--no-html", action="store_true", help="execute only; skip Jupyter Book")
     book.set_defaults(func=_book)
 
-    tools = sub.add_parser("tools", help="print the evidence the tools give for a sequence")
+    from .genomics.tools.validate import MAX_LENGTH
+
+    tools = sub.add_parser("tools", help="print the evidence the tools give for a sequence",
+                           description=f"Run the tools on DNA sequences of at most {MAX_LENGTH:,} bp each (A, C, G, "
+                           "T and IUPAC codes; longer sequences are refused).")
     tools.add_argument("--sequence", action="append", metavar="SEQ",
-                       help="a DNA sequence (repeat for a question whose options are sequences: A, B, ...)")
+                       help=f"a DNA sequence of at most {MAX_LENGTH:,} bp (repeat for a question whose options are "
+                       "sequences: A, B, ...)")
     tools.add_argument("--fasta", metavar="FILE", help="read the sequence(s) from a FASTA file")
     tools.add_argument("--tool", action="append", metavar="NAME",
                        help="composition, motif_scan, splice, expert or homology (repeatable; default: the main four)")
-    tools.add_argument("--task", help="task name for the genomic expert's reference set")
+    tools.add_argument("--task", help="the question family whose labelled references the genomic expert and "
+                       "homology search compare against (cpg, promoter, repeat, splice, ...)")
+    tools.add_argument("--bench", default=DEFAULT_BENCH, help="a built benchmark folder whose references.jsonl "
+                       f"holds those references (default {DEFAULT_BENCH})")
     tools.add_argument("--json", action="store_true", help="print the structured records instead of the text blocks")
     tools.set_defaults(func=_tools)
 
@@ -236,13 +300,16 @@ def main(argv: list[str] | None = None) -> int:
     tb = tsub.add_parser("build", help="build (or resume) a reward table")
     tb.add_argument("--bench", required=True, help="a built benchmark folder")
     tb.add_argument("--suite", required=True, help="suite name inside it (train, dev, core, ...)")
-    tb.add_argument("--reasoner", default="minilm", help="reader (trained), minilm (zero-shot), smollm2, reader:<folder>, hf:<folder> "
-                    "or vllm:<folder>")
+    tb.add_argument("--reasoner", default="reader", help="reader (the trained evidence reader, the default), minilm "
+                    "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>")
     tb.add_argument("--out", required=True, help="table folder (chunks, manifest, table.parquet)")
     tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
     tb.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
+    tb.add_argument("--extend", metavar="FOLDER", help="a merged table of the same questions and reasoner whose "
+                    "library lacks only the last tool: its rows are reused, only the new subsets are answered")
     tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
     tb.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
+    tb.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     tm = tsub.add_parser("merge", help="merge finished shards into table.parquet")
     tm.add_argument("dir")
     ts = tsub.add_parser("summary", help="ceilings and cost accounting of a merged table")
@@ -273,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")
+    ev.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ev.add_argument("--table", metavar="DIR", help="a folder of reward tables (one subfolder per suite): print "
+                    "each suite's accuracy, tools per question and format failures of the free-generation picks")
     ev.set_defaults(func=_evaluate)
 
     from .selectors.features import ENCODERS
@@ -282,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--encoder", default="minilm", choices=list(ENCODERS))
     ft.add_argument("--suite", action="append", help="suite(s) (default: every suite of the benchmark)")
     ft.add_argument("--keep", type=int, default=40, help="bases kept at each end of a long sequence")
+    ft.add_argument("--n-tools", type=int, default=4, help="anonymous tool slots in the prompt (5: the five-tool library)")
     ft.add_argument("--out", required=True, help="cache folder (one .npz per suite and a manifest)")
     ft.set_defaults(func=_features)
     from .experiments.study import StudyConfig
@@ -293,7 +364,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.suite:
         args.suite = ["core", "microbe", "mosaic"]
-    return args.func(args)
+    return _run(args.command, args.func, args)
+
+
+USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+               PermissionError)
+"""What the library raises for bad input; the command line prints the message, not a traceback."""
+
+
+def _run(command: str, func, *args) -> int:
+    """Call ``func``; a user error becomes one line on stderr and exit status 2 (``FGPO_TRACEBACK=1``
+    re-raises it, for debugging)."""
+    try:
+        return func(*args)
+    except USER_ERRORS as exc:
+        if os.environ.get("FGPO_TRACEBACK"):
+            raise
+        print(f"fgpo {command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

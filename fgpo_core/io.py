@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "write_text", "write_json"]
+__all__ = ["atomic_path", "atomic_dir", "write_text", "write_json"]
 
 
 @contextmanager
@@ -29,6 +29,29 @@ def atomic_path(path, suffix: str = "") -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def atomic_dir(path) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; when the block ends without error it
+    takes the place of ``path`` (an existing folder is moved aside first and removed after),
+    otherwise it is removed. A job killed inside the block leaves ``path`` as it was."""
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    old = path.with_name(f"{path.name}.{os.getpid()}.old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        yield tmp
+        if path.exists():
+            os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_text(path, text: str) -> Path:

@@ -93,6 +93,26 @@ def test_coverage_of_every_action_is_fgpo(problem):
         est.coverage_mask(5, 8, 9)
 
 
+@pytest.mark.parametrize("k", [1, 3, 8, 16])
+def test_coverage_hit_probability_matches_the_dial_by_monte_carlo(k):
+    """1 - C(A-o, k)/C(A, k) against the dial's own draws, for questions with 0..16 best subsets."""
+    best = np.zeros((17, 16), dtype=bool)
+    for o in range(17):
+        best[o, :o] = True
+    closed = est.coverage_hit_probability(best, k)
+    n = 4000
+    hits = np.zeros(17)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(n // 500):
+        mask = est.coverage_mask(17 * 500, 16, k, gen).reshape(500, 17, 16).numpy()
+        hits += (mask & best[None]).any(-1).sum(0)
+    mc = hits / n
+    assert closed[0] == 0 and closed[16] == 1 and closed[1] == pytest.approx(k / 16)
+    np.testing.assert_allclose(mc, closed, atol=4 * np.sqrt(0.25 / n))
+    with pytest.raises(ValueError):
+        est.coverage_hit_probability(best, 17)
+
+
 def test_dynamic_sampling_redraws_dead_groups_and_counts_the_draws():
     probs = torch.tensor([[0.5, 0.5], [1.0, 0.0]], dtype=torch.float64)
     rewards = torch.tensor([[0.0, 1.0], [0.0, 1.0]], dtype=torch.float64)

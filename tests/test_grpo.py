@@ -74,3 +74,8 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
     np.testing.assert_allclose(res.steps["frac_reward_zero_std"].to_numpy(), ours)
     assert 0.0 < np.mean(ours) < 1.0
     assert res.reward_evaluations == 2 * 4 * 4
+    # the dead-group callback logged Eq. 7's closed form for the current p_gen beside TRL's count
+    dead = res.extra["dead_groups"]
+    assert [d["step"] for d in dead] == [1, 2] and all(0.0 <= d["dead_group_closed_form"] <= 1.0 for d in dead)
+    assert "dead_group_closed_form" in res.steps and res.steps.dead_group_closed_form.notna().all()
+    assert all(0.0 <= d["p_gen_on_actions"] < 0.5 for d in dead)  # an untrained tiny model rarely parses

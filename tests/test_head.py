@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fgpo_core.algorithms.head import METHODS, HeadConfig, method_kind, train_head
+from fgpo_core.algorithms.head import METHODS, HeadConfig, method_kind, parse_method, train_head
 from fgpo_core.selectors.head import PolicyHead
 from fgpo_core.table import RewardTable
 
@@ -67,6 +67,43 @@ def test_fgpo_answers_every_family_right_and_parsimony_lowers_its_tools():
     assert tools[0.5] < tools[0.0] - 0.5
 
 
+def test_method_modifiers_parse_into_the_settings_they_name():
+    base = HeadConfig()
+    assert parse_method("fgpo-lambda0").config(base).lam == 0.0
+    assert parse_method("fgpo-k4-beta0.08-T0.7").config(base).beta == 0.08
+    assert parse_method("fgpo-k4-beta0.08-T0.7").k == 4
+    assert parse_method("fgpo-T0.7").config(base).temperature == 0.7
+    assert parse_method("dpo-beta0.1").config(base).dpo_beta == 0.1  # DPO's beta, not the entropy bonus
+    assert parse_method("dpo-beta0.1").config(base).beta == base.beta
+    g = parse_method("grpo-eq1-G16-h64")
+    assert (g.base, g.config(base).G, g.config(base).hidden, g.config(base).method) == ("grpo-eq1", 16, 64,
+                                                                                          "grpo-eq1-G16-h64")
+    s = parse_method("fgpo-noT3-n250-e8")
+    assert (s.drop_tool, s.n_train, s.config(base).epochs) == (3, 250, 8)
+    for bad in ("ppo", "fgpox", "fgpo-zz", "grpo-G1.5", "fgpo-noT0", "fgpo-n0", "fgpo-k", "fgpo-lambda"):
+        with pytest.raises(ValueError):
+            parse_method(bad)
+
+
+@pytest.mark.parametrize("k", [1, 4, 8])
+def test_best_seen_of_the_coverage_dial_matches_its_closed_form(k):
+    """With one Eq. 1-optimal subset per question (the family problem under lambda > 0), k uniform
+    draws out of 16 see it with probability k / 16; every draw of GRPO is logged the same way."""
+    x, t, _ = family_problem(320)
+    run = train_head(x, t, x[:16], t.subset(np.arange(16)), HeadConfig(method=f"fgpo-k{k}", lr=0.1, epochs=10))
+    seen = run.steps["best_seen"].mean()
+    sd = 100 * np.sqrt(k / 16 * (1 - k / 16) / (320 * 10))
+    assert abs(seen - 100 * k / 16) < 4 * sd + 1e-9
+    full = train_head(x, t, x[:16], t.subset(np.arange(16)), HeadConfig(method="fgpo", epochs=1))
+    assert (full.steps["best_seen"] == 100).all()
+    # GRPO's differential reward is indifferent between right subsets: it settles on a right one
+    # that is not the parsimonious optimum, and its groups stop seeing the optimum at all
+    g = train_head(x, t, x[:16], t.subset(np.arange(16)), HeadConfig(method="grpo", lr=0.3, epochs=5))
+    assert g.steps["best_seen"].between(0, 100).all()
+    assert g.steps["best_seen"].iloc[-20:].mean() < g.steps["best_seen"].iloc[:5].mean()
+    assert g.steps["accuracy"].iloc[-20:].mean() > 90
+
+
 def test_unknown_method_and_bad_k_are_refused():
     x, t, _ = family_problem(20)
     with pytest.raises(ValueError, match="unknown method"):
@@ -120,3 +157,39 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     with pytest.raises(ValueError, match="other questions"):
         features.load_features(tmp_path / "feat", {"core": suites["core"][1:9]})
     assert json.loads((tmp_path / "feat" / "manifest.json").read_text())["encoder"] == "minilm"
+
+    # ablations are method names: a dropped tool, fewer training questions, a modified setting,
+    # with checkpoints scored on every test suite
+    abl = StudyConfig(**{**cfg.__dict__, "methods": "fgpo-noT1,fgpo-n12,grpo-G2,dpo-beta0.1", "seeds": 1,
+                         "lrs": "1e-1", "checkpoints": 2, "out_dir": str(tmp_path / "abl")})
+    run_study(abl, progress=False)
+    ab = load_study(tmp_path / "abl")
+    drop = ab.picks[ab.picks.method == "fgpo-noT1"]["mask"]
+    assert ((drop & 1) == 0).all() and drop.between(0, 15).all()
+    assert ab.q_matrix("fgpo-noT1", 0).shape == (8, 16) and (ab.q_matrix("fgpo-noT1", 0)[:, 1::2] == 0).all()
+    ev = ab.sweep.set_index("method")["reward_evaluations"]
+    assert ev["fgpo-n12"] == 12 * 16 * 2 and ev["grpo-G2"] == 24 * 2 * 2
+    ck = ab.checkpoints
+    assert st.checkpoints is None
+    whole = ck[ck.family == "all"]
+    assert len(whole) == 4 * 2 * 2 and set(ck.suite) == {"core", "microbe"} and ck.accuracy.between(0, 100).all()
+    fam = ck[ck.family != "all"].groupby(["method", "step", "suite"]).n.sum()
+    assert (fam == 8).all()  # the families of a suite partition its questions
+    assert sorted(ck[ck.method == "fgpo-n12"].step.unique()) == [1, 2]  # 12 questions: one step an epoch
+    with pytest.raises(ValueError, match="T1..T4"):
+        run_study(StudyConfig(**{**abl.__dict__, "methods": "fgpo-noT5"}), progress=False)
+
+    # stages of post-training: SFT for one epoch at its own rate, then FGPO in a fresh stacked head;
+    # the final heads kept, checkpoints on one epoch axis
+    two = StudyConfig(**{**abl.__dict__, "methods": "sft-e1-lr0.3+fgpo-e2,sft-e1-lr0.3", "keep": "last",
+                         "out_dir": str(tmp_path / "two")})
+    run_study(two, progress=False)
+    tw = load_study(tmp_path / "two")
+    assert tw.sweep.set_index("method").loc["sft-e1-lr0.3+fgpo-e2", "reward_evaluations"] == 24 * 16 * 2
+    assert tw.sweep.best_step.tolist() == [4, 2]  # keep = last: the final step (2 a epoch) of the last stage
+    c2 = tw.checkpoints[(tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3+fgpo-e2")]
+    assert sorted(c2.epoch.unique()) == [0.5, 1.0, 2.0, 3.0] and set(c2.stage) == {0, 1}
+    first = c2[(c2.stage == 0) & (c2.epoch == 1.0)].set_index("suite").accuracy
+    alone = tw.checkpoints[(tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3")
+                           & (tw.checkpoints.epoch == 1.0)].set_index("suite").accuracy
+    pd.testing.assert_series_equal(first, alone)  # the pipeline's first stage is the plain SFT run

@@ -133,6 +133,24 @@ def test_reader_training_smoke_run_writes_a_manifest(tmp_path):
     assert on_disk["curriculum"]["n_train"] == 2 * len(SKILLS) and len(on_disk["history"]) == 1
     assert not (tmp_path / "r" / "README.md").exists()  # no machine-specific model card
     assert EvidenceReader(tmp_path / "r").id.endswith(f"({man['adapter_hash']})")
+    with pytest.raises(ValueError, match="give out_dir"):  # never the committed reader by default
+        train_reader(ReaderConfig(n_per_skill=2, n_val_per_skill=1, epochs=1), progress=False)
+
+
+def test_atomic_dir_replaces_a_folder_whole_or_not_at_all(tmp_path):
+    from fgpo_core.io import atomic_dir
+
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(tmp_path / "r") as tmp:
+            (tmp / "new.txt").write_text("half")
+            raise RuntimeError("killed while saving")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"] and (tmp_path / "r" / "old.txt").exists()
+    with atomic_dir(tmp_path / "r") as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert [p.name for p in (tmp_path / "r").iterdir()] == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 
 
 @pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "data" / "readers" / "minilm-evidence"
@@ -142,3 +160,12 @@ def test_committed_reader_matches_its_manifest():
 
     man = json.loads((default_reader_dir() / "manifest.json").read_text())
     assert adapter_hash(default_reader_dir()) == man["adapter_hash"]
+
+
+def test_the_reader_folder_can_be_named_by_the_environment(tmp_path, monkeypatch):
+    from fgpo_core.reasoners.reader import READER_ENV, EvidenceReader, default_reader_dir
+
+    monkeypatch.setenv(READER_ENV, str(tmp_path / "elsewhere"))
+    assert default_reader_dir() == tmp_path / "elsewhere"
+    with pytest.raises(FileNotFoundError, match=READER_ENV):
+        EvidenceReader()

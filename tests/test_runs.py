@@ -84,3 +84,54 @@ def test_in_child_reports_a_failing_child():
 
     with pytest.raises(RuntimeError, match="train_run.*exit code 1"):
         in_child(train_run, "ppo", RunSetup(), FGPOConfig(), False)
+
+
+def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_like_suites(ci_bench, tmp_path,
+                                                                                         monkeypatch):
+    import pandas as pd
+
+    import fgpo_core.experiments.run as run
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    bench, _ = ci_bench
+    with pytest.raises(ValueError, match="not a plain name"):
+        run.evaluate_run("untrained", str(bench), ["../escape"], out_dir=str(tmp_path))
+    _, suites = load_benchmark(bench)
+    frame = pd.DataFrame({"question_id": [q.id for q in suites["core"][:2]]})
+    frame.attrs.update(adapter="untrained", keep="40")
+    frame.to_parquet(tmp_path / "core.parquet")
+
+    class Loaded(Exception):
+        pass
+
+    def no_model(*a, **k):
+        raise Loaded
+
+    monkeypatch.setattr(run, "load_selector", no_model)
+    assert run.evaluate_run("untrained", str(bench), ["core"], keep=40, limit=2, out_dir=str(tmp_path))
+    with pytest.raises(Loaded):  # another prompt (keep) must be evaluated again
+        run.evaluate_run("untrained", str(bench), ["core"], keep=8, limit=2, out_dir=str(tmp_path))
+
+
+def test_a_run_restarted_on_other_questions_or_a_finished_run_of_another_setup_is_refused(tmp_path):
+    import json
+
+    from fgpo_core.experiments.grid import run_grid
+    from fgpo_core.experiments.run import RunSetup, _check_setup
+
+    setup = RunSetup(out_dir=str(tmp_path / "r"), n_train=8)
+    (tmp_path / "r").mkdir()
+    _check_setup(tmp_path / "r", setup, "fgpo", [f"q{i}" for i in range(8)], ["d0"], {"reasoner": "x"})
+    _check_setup(tmp_path / "r", setup, "fgpo", [f"q{i}" for i in range(8)], ["d0"], {"reasoner": "x"})  # same: ok
+    with pytest.raises(ValueError, match="another setup.*n_train.*train_ids"):
+        _check_setup(tmp_path / "r", setup, "fgpo", [f"q{i}" for i in range(16)], ["d0"], {"reasoner": "x"})
+    with pytest.raises(ValueError, match="another setup.*keep"):
+        _check_setup(tmp_path / "r", RunSetup(keep=8), "fgpo", [f"q{i}" for i in range(8)], ["d0"],
+                     {"reasoner": "x"})
+    cfg = dataclasses.asdict(FGPOConfig(lr=1e-3, epochs=3))
+    (tmp_path / "g" / "fgpo-lr1e-3").mkdir(parents=True)
+    (tmp_path / "g" / "fgpo-lr1e-3" / "manifest.json").write_text(json.dumps(
+        {"config": cfg, "setup": {"bench_dir": "data/benchmarks/cpu", "table_dir": "data/tables/cpu/reader",
+                                  "n_train": 8, "n_dev": 32, "keep": 40}}))
+    with pytest.raises(ValueError, match="setup.n_train"):
+        run_grid(GridConfig(out_dir=str(tmp_path / "g"), lrs="1e-3", epochs=3, n_train=16), progress=False)

@@ -102,3 +102,75 @@ def test_cost_accounting_of_the_paper():
     c = cost_accounting(4, 2002)
     assert c["table_calls"] == 32_032 and c["grpo_calls"] == 76_800
     assert c["grpo_over_table"] == pytest.approx(76_800 / 32_032)
+
+
+def test_extending_by_one_tool_equals_the_full_build(bench, tmp_path):
+    """The five-tool table built by extending the four-tool one answers only the 16 subsets
+    that hold T5 and ends equal to a five-tool table built from scratch."""
+    out, qs, lib = bench
+    five = tool_library_for(out, five=True)
+    build_table(qs, lib, HashReasoner(), tmp_path / "four", chunk_size=4, progress=False)
+    merge_table(tmp_path / "four")
+    build_table(qs, five, HashReasoner(), tmp_path / "full", chunk_size=4, progress=False)
+    merge_table(tmp_path / "full")
+    calls = []
+
+    class Counting(HashReasoner):
+        def answer(self, pairs):
+            calls.append(len(pairs))
+            return super().answer(pairs)
+
+    build_table(qs, five, Counting(), tmp_path / "ext", chunk_size=4, progress=False,
+                extend_from=tmp_path / "four")
+    merge_table(tmp_path / "ext")
+    assert calls == [16] * len(qs)
+    a, b = (pd.read_parquet(tmp_path / d / "table.parquet") for d in ("full", "ext"))
+    pd.testing.assert_frame_equal(a, b)
+    four_tools = load_table(tmp_path / "four").manifest["tools"]
+    assert load_table(tmp_path / "ext").manifest["extended_from"]["tools"] == four_tools
+    # a base of other questions, or one that is not the library less one tool, is refused
+    build_table(qs[:5], lib, HashReasoner(), tmp_path / "few", progress=False)
+    merge_table(tmp_path / "few")
+    with pytest.raises(ManifestMismatch, match="questions_sha256"):
+        build_table(qs, five, HashReasoner(), tmp_path / "x", progress=False, extend_from=tmp_path / "few")
+    with pytest.raises(ManifestMismatch, match="tools"):
+        build_table(qs, five, HashReasoner(), tmp_path / "y", progress=False, extend_from=tmp_path / "full")
+
+
+def test_truncated_or_altered_chunks_are_caught_and_rebuilt(bench, tmp_path):
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=4, progress=False)
+    merge_table(tmp_path / "t")
+    whole = _bytes(tmp_path / "t")
+    c0, c1 = (tmp_path / "t" / f"shard000of001-chunk0000{j}.parquet" for j in (0, 1))
+    c0.write_bytes(c0.read_bytes()[:100])  # truncated
+    df = pd.read_parquet(c1)
+    df.loc[0, "prediction"] = "Z"  # altered: a valid parquet file with another value
+    df.to_parquet(c1, index=False)
+    with pytest.raises(ValueError, match="fail their checksum"):
+        merge_table(tmp_path / "t")
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=4, progress=False)  # redoes both
+    merge_table(tmp_path / "t")
+    assert _bytes(tmp_path / "t") == whole
+
+
+def test_resuming_with_another_chunk_size_or_beside_a_live_builder_is_refused(bench, tmp_path):
+    import os
+
+    from fgpo_core.table.build import BuildLocked
+
+    out, qs, lib = bench
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=4, progress=False, max_chunks=1)
+    with pytest.raises(ManifestMismatch, match="chunk_size"):
+        build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=3, progress=False)
+    lock = tmp_path / "t" / ".shard000of001.lock"
+    lock.write_text(str(os.getppid()))  # a live process holds the shard
+    with pytest.raises(BuildLocked, match="another builder"):
+        build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=4, progress=False)
+    lock.write_text("999999999")  # its builder is gone: the lock is taken over
+    build_table(qs, lib, HashReasoner(), tmp_path / "t", chunk_size=4, progress=False)
+    assert not lock.exists()
+    merge_table(tmp_path / "t")
+    with pytest.raises(ValueError, match="chunk_size"):
+        build_table(qs, lib, HashReasoner(), tmp_path / "u", chunk_size=0, progress=False)
+    assert not (tmp_path / "u").exists()  # refused before the folder was made

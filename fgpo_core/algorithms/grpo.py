@@ -93,6 +93,16 @@ class TableReward:
         ok = np.array([m >= 0 and bool(r[m]) for r, m in zip(rows, masks)])
         return differential_reward(ok, rows[:, 0], parsed, self.w_diff, self.w_fmt), masks
 
+    def action_rewards(self, qi) -> tuple[np.ndarray, np.ndarray]:
+        """What this reward gives each subset's canonical string of questions ``qi`` ``[N, 2**n]``,
+        and a completion that parses to no subset ``[N]`` (for the closed-form dead-group count)."""
+        rows = self.correct[np.asarray(qi, dtype=int)]
+        N, A = rows.shape
+        ok = differential_reward(rows, rows[:, :1], np.ones_like(rows), self.w_diff, self.w_fmt)
+        fail = differential_reward(np.zeros(N, dtype=bool), rows[:, 0], np.zeros(N, dtype=bool), self.w_diff,
+                                   self.w_fmt)
+        return np.asarray(ok, dtype=float), np.asarray(fail, dtype=float)
+
     def __call__(self, prompts=None, completions=None, qi=None, **kwargs) -> list[float]:
         r, masks = self.score(completions, qi)
         call = []
@@ -150,12 +160,15 @@ class GRPOResult:
 
 def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray, dev_qs: Sequence[Question],
                dev_correct: np.ndarray, cfg: GRPOConfig, out_dir, evaluate=None,
-               progress: bool = True, reward: TableReward | None = None) -> GRPOResult:
+               progress: bool = True, reward: TableReward | None = None, dead_group_probe: int = 16) -> GRPOResult:
     """Train ``selector.model`` (LoRA-wrapped) with TRL's GRPOTrainer; resumes from the last
     checkpoint in ``out_dir``. ``evaluate(selector, dev_qs, None, dev_correct) -> dict`` (the
     signature FGPO's dev evaluation shares; GRPO has no reward rows to give it) is called on dev
     every ``eval_every`` steps and before training. ``reward`` replaces the default
-    :class:`TableReward` of ``train_correct``."""
+    :class:`TableReward` of ``train_correct``. ``dead_group_probe``: the first this many
+    training questions are the probe of a :class:`~fgpo_core.algorithms.callbacks.DeadGroupCallback`,
+    which logs Eq. 7's closed form for the current p_gen beside TRL's ``frac_reward_zero_std``
+    at every evaluation step (0: none)."""
     from transformers import TrainerCallback
 
     out = Path(out_dir)
@@ -181,11 +194,20 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     if evaluate is not None and not dev_rows:
         dev_rows.append({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
     ds = grpo_dataset(selector, train_qs)
-    trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, [DevEval()],
+    callbacks = [DevEval()]
+    if dead_group_probe:
+        from .callbacks import DeadGroupCallback, lm_selector_p_gen
+
+        probe = list(range(min(dead_group_probe, len(train_qs))))
+        r_act, r_fail = reward.action_rewards(probe)
+        dead_cb = DeadGroupCallback(lm_selector_p_gen(selector, [train_qs[i] for i in probe]), r_act, r_fail,
+                                    G=cfg.G, every=every)
+        callbacks.append(dead_cb)
+    trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, callbacks,
                                 progress)
     last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     trainer.train(resume_from_checkpoint=str(last[-1]) if last else None)
     logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
     write_json(out / "config.json", asdict(cfg))
     return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), steps * cfg.prompts_per_step * cfg.G,
-                      {"table_reward": reward})
+                      {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []})

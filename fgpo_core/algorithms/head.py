@@ -16,13 +16,27 @@ is how a visit turns rewards into a gradient (:mod:`fgpo_core.core.estimators`):
 * ``dpo``: the reward-optimal subset preferred over the worst (``dpo_beta``), the initial
   (uniform) policy as reference.
 
+A method name may carry modifiers after its base name, each ``-<key><value>``, so that an
+ablation is one more name in ``fgpo study --methods`` (:func:`parse_method`): ``-lambda0.05``
+(Eq. 1's lambda), ``-beta0.01`` (FGPO's entropy bonus; DPO's beta for ``dpo``), ``-T0.7``
+(listwise temperature of q), ``-G16`` (group size), ``-h64`` (hidden units), ``-e8`` (epochs),
+``-n250`` (only the first 250 training questions), ``-noT3`` (the library without tool 3,
+retrained on the table restricted to the other tools) and ``-lr0.1`` (a fixed learning rate,
+outside the study's sweep).
+
+Methods joined by ``+`` are stages of post-training (:func:`parse_stages`): ``sft-e4+fgpo-e16``
+trains SFT for 4 epochs, freezes that head and trains FGPO for 16 epochs in a fresh head stacked
+on it (the analogue of merging an SFT adapter and training a fresh RL adapter).
+
 Telemetry per step: J (Eq. 1 under q), entropy, top-action mass, tools of the argmax, the
 closed-form dead-group probability of the current policy at ``G`` (Eq. 7) under Eq. 1 classes
-and under the differential reward, the observed dead fraction of the sampled methods and the
-reward evaluations used so far.
+and under the differential reward, the observed dead fraction of the sampled methods, the share
+of visits whose evaluated subsets included one of the question's Eq. 1-optimal subsets
+(``best_seen``) and the reward evaluations used so far.
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import dataclass, field
@@ -34,11 +48,12 @@ import torch
 from ..core.dead_groups import dead_group_probability
 from ..core.estimators import (BETA, coverage_mask, dead_group_mask, draw_groups, draw_live_groups, entropy,
                                fgpo_loss, grpo_advantages, policy_gradient_loss, rloo_advantages)
-from ..selectors.head import PolicyHead
+from ..selectors.head import PolicyHead, StackedHead
 from .common import cosine_schedule
 from .imitation import dpo_pairs
 
-__all__ = ["METHODS", "HeadConfig", "HeadRun", "train_head", "method_kind", "policy_telemetry"]
+__all__ = ["METHODS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind", "parse_method",
+           "parse_stages", "policy_telemetry"]
 
 METHODS = ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo", "fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")
 """The method names of ``fgpo study`` (``fgpo-k<k>`` takes any k in 1..2**n)."""
@@ -80,14 +95,85 @@ class HeadConfig:
     """Seeds the question order, the draws and the head's initialisation."""
 
 
+_MODIFIERS = {"lr": ("lr", float), "lambda": ("lam", float), "beta": ("beta", float), "T": ("temperature", float),
+              "G": ("G", int), "h": ("hidden", int), "e": ("epochs", int), "n": ("n_train", int),
+              "noT": ("drop_tool", int)}
+_NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A parsed method name: the estimator, its coverage ``k``, the :class:`HeadConfig` fields it
+    overrides, and the two run-level modifiers (training questions kept, tool dropped, 1-based)."""
+
+    name: str
+    base: str
+    k: int | None
+    overrides: dict
+    n_train: int | None = None
+    drop_tool: int | None = None
+
+    def config(self, base: "HeadConfig") -> "HeadConfig":
+        """``base`` with this method's name and overrides."""
+        from dataclasses import replace
+
+        return replace(base, method=self.name, **self.overrides)
+
+
+def parse_method(method: str) -> MethodSpec:
+    """Parse ``<base>[-<modifier>...]`` (see the module docstring); a bad name raises ValueError."""
+    if not isinstance(method, str):
+        raise ValueError(f"a method name is a string, got {method!r}")
+    hint = f"use one of {', '.join(METHODS)} (fgpo-k<k> for any k), optionally with modifiers " + \
+        " ".join(f"-{k}<value>" for k in _MODIFIERS)
+    bases = sorted(METHODS, key=len, reverse=True)
+    m = re.match(r"fgpo-k(\d+)(?=-|$)", method)
+    base = "fgpo" if m else next((b for b in bases if method == b or method.startswith(b + "-")), None)
+    if base is None:
+        raise ValueError(f"unknown method {method!r}; {hint}")
+    k = int(m.group(1)) if m else None
+    rest = method[m.end() if m else len(base):]
+    overrides, run = {}, {"n_train": None, "drop_tool": None}
+    for part in [x for x in rest.split("-") if x] if rest else []:
+        mm = re.fullmatch(r"(lambda|beta|noT|lr|T|G|h|e|n)" + _NUMBER, part)
+        if not mm:
+            raise ValueError(f"unknown modifier {part!r} in method {method!r}; {hint}")
+        field_name, cast = _MODIFIERS[mm.group(1)]
+        if cast is int and not mm.group(2).isdigit():
+            raise ValueError(f"modifier -{mm.group(1)} takes a whole number, got {part!r} in {method!r}")
+        value = cast(mm.group(2))
+        if field_name == "beta" and base == "dpo":
+            field_name = "dpo_beta"
+        if field_name in run:
+            run[field_name] = value
+        else:
+            overrides[field_name] = value
+    if rest and not rest.startswith("-"):
+        raise ValueError(f"unknown method {method!r}; {hint}")
+    if run["n_train"] is not None and run["n_train"] < 1:
+        raise ValueError(f"-n keeps at least one training question, got {method!r}")
+    if run["drop_tool"] is not None and run["drop_tool"] < 1:
+        raise ValueError(f"-noT names a tool from 1, got {method!r}")
+    return MethodSpec(method, base, k, overrides, **run)
+
+
+def parse_stages(method: str) -> list[MethodSpec]:
+    """The stages of a ``+``-joined method (one stage for a plain method). The training data and
+    the library (``-n``, ``-noT``) belong to the whole pipeline: only its first stage may set them."""
+    if not isinstance(method, str) or not method:
+        raise ValueError(f"a method name is a non-empty string, got {method!r}")
+    stages = [parse_method(p) for p in method.split("+")]
+    for st in stages[1:]:
+        if st.n_train is not None or st.drop_tool is not None:
+            raise ValueError(f"{method!r}: -n and -noT apply to the whole pipeline; put them on its first stage")
+    return stages
+
+
 def method_kind(method: str) -> tuple[str, int | None]:
-    """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, else ``(method, None)``."""
-    m = re.fullmatch(r"fgpo-k(\d+)", method)
-    if m:
-        return "fgpo", int(m.group(1))
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)} (or fgpo-k<k>)")
-    return method, None
+    """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, else ``(base, None)``;
+    modifiers are allowed and ignored."""
+    spec = parse_method(method)
+    return ("fgpo", spec.k) if spec.k is not None else (spec.base, None)
 
 
 @dataclass
@@ -126,12 +212,23 @@ def _rewards(table, lam: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, config: HeadConfig,
-               progress: bool = False) -> HeadRun:
+               progress: bool = False, snapshot_steps=(), base: torch.nn.Module | None = None,
+               keep: str = "best") -> HeadRun:
     """Train one policy head; deterministic under ``config.seed``. ``*_x`` are the questions'
-    prompt features ``[N, d]`` in the order of the tables' rows."""
+    prompt features ``[N, d]`` in the order of the tables' rows. The run-level modifiers of the
+    method name (``-n``, ``-noT``) are the caller's to apply (:func:`fgpo_core.experiments.study`).
+
+    ``snapshot_steps``: optimiser steps after which a frozen copy of the head is kept, in
+    ``HeadRun.extra["snapshots"]`` (``{step: head}``), for checkpoint curves.
+    ``base``: a trained head to build on (a later stage of post-training): it is frozen and a
+    fresh head of ``config.hidden`` units is stacked on it (:class:`~fgpo_core.selectors.head.StackedHead`).
+    ``keep``: ``"best"`` keeps the head at its best dev evaluation, ``"last"`` the final one."""
     from tqdm.auto import tqdm
 
     kind, k = method_kind(config.method)
+    snapshot_steps, snapshots = set(int(x) for x in snapshot_steps), {}
+    if keep not in ("best", "last"):
+        raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
     N, A = train_table.correct.shape
     if len(train_x) != N or len(dev_x) != dev_table.n_questions:
         raise ValueError("features and table rows must align")
@@ -142,6 +239,9 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     rng = np.random.default_rng(config.seed)
     head = PolicyHead(train_x.shape[1], A, config.hidden, config.temperature).double()
     opt = torch.optim.AdamW(head.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    trained = head
+    if base is not None:
+        head = StackedHead(copy.deepcopy(base).double(), trained)
     n_batches = math.ceil(N / config.batch_size)
     total = n_batches * config.epochs
     sched = cosine_schedule(opt, total)
@@ -151,6 +251,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     dev_r1, dev_rd = _rewards(dev_table, config.lam)
     sizes = train_table.space.sizes
     targets = torch.as_tensor(train_table.rewards("eq1", lam=config.lam).argmax(1))
+    optimal = r_eq1 == r_eq1.max(1, keepdim=True).values  # each question's Eq. 1-optimal subsets (ties kept)
     pairs = {i: (c, r) for i, c, r in dpo_pairs(train_table.rewards("eq1", lam=config.lam))}
     train_r = r_eq1 if kind in ("fgpo", "grpo-eq1") else r_diff
     every = config.eval_every or n_batches
@@ -164,9 +265,9 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
         row = {"step": step, "epoch": step / n_batches, "reward_evaluations": n_reward,
                **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G)}
         dev_rows.append(row)
-        key = (row["accuracy"], row["J"], -step)
+        key = (row["accuracy"], row["J"], -step) if keep == "best" else (step, 0.0, -step)
         if best_key is None or key > best_key:
-            best_key, best_state = key, {n: p.detach().clone() for n, p in head.state_dict().items()}
+            best_key, best_state = key, {n: p.detach().clone() for n, p in trained.state_dict().items()}
 
     evaluate(0)
     step = 0
@@ -181,6 +282,8 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             if kind == "fgpo":
                 mask = None if k is None or k == A else coverage_mask(len(idx), A, k, gen)
                 loss = fgpo_loss(scores, r, config.beta, mask)
+                row["best_seen"] = (100.0 if mask is None else
+                                    100.0 * float((mask & optimal[idx]).any(1).double().mean()))
                 n_reward += len(idx) * (A if mask is None else k)
             elif kind in ("grpo", "grpo-eq1", "rloo", "dapo"):
                 with torch.no_grad():
@@ -193,6 +296,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
                     live = torch.ones(len(idx), dtype=torch.bool)
                     n_reward += draws.numel()
                 group_r = r.gather(1, draws)
+                row["best_seen"] = 100.0 * float(optimal[idx].gather(1, draws).any(1).double().mean())
                 row["dead_observed"] = 100.0 * float(dead_group_mask(group_r).double().mean())
                 adv = (rloo_advantages(group_r) if kind == "rloo" else grpo_advantages(group_r, "trl"))
                 if kind == "dapo":
@@ -227,7 +331,10 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             steps.append(row)
             if step % every == 0 or step == total:
                 evaluate(step)
+            if step in snapshot_steps:
+                snapshots[step] = copy.deepcopy(head).float().eval()
             bar.update()
     bar.close()
-    head.load_state_dict(best_state)
-    return HeadRun(config, head.float(), pd.DataFrame(steps), pd.DataFrame(dev_rows), -best_key[2], n_reward)
+    trained.load_state_dict(best_state)
+    return HeadRun(config, head.float(), pd.DataFrame(steps), pd.DataFrame(dev_rows), -best_key[2], n_reward,
+                   {"snapshots": snapshots})

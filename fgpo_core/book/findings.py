@@ -9,7 +9,8 @@ import pandas as pd
 
 from . import paper
 
-__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_selector_findings"]
+__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_selector_findings",
+           "head_study_findings", "appendix_findings", "post_training_findings"]
 
 
 def significance_phrase(p_value: float, alpha: float = 0.05) -> str:
@@ -220,4 +221,199 @@ def head_study_findings(summary: pd.DataFrame, tools: pd.DataFrame, tests_core: 
         d = transfer["FGPO - GRPO"]
         out.append(f"- **Other reasoners.** Moved without retraining, FGPO is ahead of GRPO in {int((d > 0).sum())} of "
                    f"{len(d)} cells (the paper: {paper.TRANSFER['fgpo_wins']} of {paper.TRANSFER['cells']}).")
+    return out
+
+
+def _trend(x, mean, sd) -> str:
+    """How a measured curve moves with its setting, judged against the spread over seeds."""
+    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    span = float(np.nanmax(mean) - np.nanmin(mean))
+    noise = float(np.nanmax(sd)) if len(sd) else 0.0
+    if span <= noise:
+        return f"flat within the spread over seeds (the means span {span:.1f} points, seeds {noise:.1f})"
+    d = np.diff(mean)
+    if np.all(d > 0):
+        return f"rising with the setting ({span:.1f} points from end to end)"
+    if np.all(d < 0):
+        return f"falling with the setting ({span:.1f} points from end to end)"
+    best = x[int(np.nanargmax(mean))]
+    return f"not monotone: best at {best} (the means span {span:.1f} points, seeds {noise:.1f})"
+
+
+def _row(t: pd.DataFrame, name: str, col: str = "core accuracy") -> float:
+    return float(t.loc[name, col]) if name in t.index and col in t else float("nan")
+
+
+def _sft_collapse_sentence(argmax_empty: float, empty_optimal: float, most_common: bool) -> str:
+    """Whether SFT collapsed onto the empty subset, judged against how often the empty subset is
+    the optimum it imitates."""
+    target = ("the most common optimum of all the subsets" if most_common else "a frequent optimum")
+    if argmax_empty >= 80:
+        return (f"SFT collapses onto the empty subset as in the paper: its target is each question's optimum, the "
+                f"empty subset is {target}, and a head that cannot tell from the prompt which questions need which "
+                "tool does best, under cross-entropy, by putting its argmax on the most frequent target.")
+    if argmax_empty > empty_optimal:
+        return (f"SFT leans toward the empty subset, {target}, beyond its share of the optima "
+                f"({argmax_empty:.0f}% of argmax picks against {empty_optimal:.0f}% of optima), but does not collapse "
+                "onto it as the paper's did.")
+    return "SFT does not collapse onto the empty subset here."
+
+
+def appendix_findings(dial: pd.DataFrame, parsimony: pd.DataFrame, entropy: pd.DataFrame, temperature: pd.DataFrame,
+                      data: pd.DataFrame, five: pd.DataFrame, five_refs: pd.DataFrame, invocation: pd.DataFrame,
+                      removal: pd.DataFrame, groups: pd.DataFrame, imitation: pd.DataFrame, capacity: pd.DataFrame,
+                      refs: Mapping[str, float]) -> list[str]:
+    """The closing bullets of the chapter "The appendix, on the real tables", one per ablation,
+    from the tables of :mod:`fgpo_core.experiments.ablation_report` (rows named by
+    :func:`~fgpo_core.experiments.study_report.label`), each beside the paper's finding."""
+    out = []
+    learn = dial[dial.index > 1]
+    grpo = _row(groups, "GRPO", "accuracy (%)")
+    k2 = float(dial.loc[2, "accuracy (%)"]) if 2 in dial.index else float("nan")
+    out.append(f"- **Coverage dial.** From k = 2 to k = {int(dial.index.max())}, accuracy on core is "
+               f"{_trend(list(learn.index), learn['accuracy (%)'], learn['sd over seeds'])} (the paper: strictly "
+               f"rising, {paper.COVERAGE_DIAL[2]} to {paper.COVERAGE_DIAL[16]}). k = 2 "
+               + ("beats" if k2 > grpo else "does not beat") + f" GRPO ({k2:.1f}% against {grpo:.1f}%; the paper's "
+               f"k = 2 beat its GRPO, {paper.COVERAGE_DIAL[2]} against {paper.MAIN_GENOMEQA['GRPO']}). The share of "
+               f"visits that saw a best subset rose from {float(dial['visits that saw a best subset (%)'].iloc[0]):.0f}% "
+               f"to {float(dial['visits that saw a best subset (%)'].iloc[-1]):.0f}%.")
+    a0, a1 = _row(parsimony, "FGPO (λ=0)"), _row(parsimony, "FGPO")
+    t0, t1 = _row(parsimony, "FGPO (λ=0)", "tools (core)"), _row(parsimony, "FGPO", "tools (core)")
+    p0, p1 = paper.PARSIMONY[0.0], paper.PARSIMONY[0.10]
+    out.append(f"- **Parsimony.** λ = 0 gives {a0:.1f}% with {t0:.2f} tools per question, λ = 0.10 {a1:.1f}% with "
+               f"{t1:.2f} (the paper: {p0['accuracy']} with {p0['tools'][0]}-{p0['tools'][1]} tools, {p1['accuracy']} "
+               f"with {p1['tools'][0]}-{p1['tools'][1]}). "
+               + ("As in the paper, the parsimony term costs no accuracy and saves tools." if a1 >= a0 and t1 < t0 else
+                  "The parsimony term saves tools here, at a cost in accuracy the paper did not see." if t1 < t0 else
+                  "The parsimony term saves no tools here."))
+    for name, t, xs in (("Entropy bonus", entropy, [0, 0.01, 0.03, 0.08]), ("Listwise temperature", temperature,
+                                                                            [0.5, 0.7, 1.0])):
+        out.append(f"- **{name}.** Accuracy on core across the settings is "
+                   f"{_trend(xs, t['core accuracy'], t['core sd'])}; the paper's sensitivity runs moved it by at most "
+                   f"{abs(paper.SENSITIVITY['beta_0.08'] - paper.SENSITIVITY['beta_0.03']):.2f} (β) and "
+                   f"{abs(paper.SENSITIVITY['temperature_0.7'] - paper.SENSITIVITY['beta_0.03']):.2f} (τ) points.")
+    fg = [n for n in data.index if n.startswith("FGPO")]
+    gr = [n for n in data.index if n.startswith("GRPO")]
+    out.append("- **Data scale.** FGPO from 125 questions to all of them: "
+               + ", ".join(f"{data.loc[n, 'core accuracy']:.1f}%" for n in fg)
+               + "; GRPO: " + ", ".join(f"{data.loc[n, 'core accuracy']:.1f}%" for n in gr)
+               + f". The paper's FGPO was not monotone in data either ({', '.join(f'{v}' for v in paper.DATA_SCALE.values())}"
+               f" at {', '.join(str(k) for k in paper.DATA_SCALE)} questions).")
+    f32, all5, bf5 = _row(five, "FGPO"), _row(five_refs, "All-Five"), _row(five_refs, "BestFixed* (of 32)")
+    f4 = _row(five, "FGPO (without T5)")
+    t5 = float(invocation.filter(like="T5").loc["FGPO"].iloc[0]) if "FGPO" in invocation.index else float("nan")
+    out.append(f"- **Five tools.** FGPO over 32 subsets {f32:.1f}% against All-Five {all5:.1f}%, the best fixed subset "
+               f"{bf5:.1f}% and the four-tool policy {f4:.1f}%; it calls T5 on {t5:.1f}% of core questions (the paper: "
+               f"{paper.FIVE_TOOL['fgpo_final']} against {paper.FIVE_TOOL['all_five']} and "
+               f"{paper.FIVE_TOOL['best_fixed']}, T5 on {paper.FIVE_TOOL['invocation']['T5']}%). "
+               + ("Exact optimisation absorbed the doubled action space." if f32 >= max(all5, bf5) else
+                  "Doubling the action space did not leave FGPO above every fixed reference here."))
+    removal = removal.rename(index=lambda n: n.lstrip("-"))
+    worst_table = removal.delta_oracle.idxmin()
+    worst_trained = removal["delta FGPO retrained"].idxmin()
+    out.append(f"- **Single-tool removal.** From the table, removing {worst_table} costs the oracle most "
+               f"({removal.loc[worst_table, 'delta_oracle']:.1f} points; the paper's largest was -T4, "
+               f"{paper.TABLE12_GENOMEQA['delta_oracle'].min():.2f}); retrained, FGPO loses most without "
+               f"{worst_trained} ({removal.loc[worst_trained, 'delta FGPO retrained']:+.1f} points, p < 0.05 in "
+               f"{removal.loc[worst_trained, 'seeds with p < 0.05']} seeds). "
+               + ("Table and training agree on the most valuable tool." if worst_table == worst_trained else
+                  "Table and training disagree on the most valuable tool: the oracle counts rescues of single "
+                  "questions, a trained policy only what it can route to from the prompt."))
+    g = groups.sort_values("G")
+    out.append(f"- **Group size.** GRPO's accuracy from G = {int(g.G.min())} to {int(g.G.max())} is "
+               f"{_trend(list(g.G), g['accuracy (%)'], g['sd over seeds'])}; its own groups were dead on "
+               f"{float(g['dead groups, last epoch (%)'].iloc[0]):.0f}% of last-epoch visits at G = {int(g.G.min())} "
+               f"and {float(g['dead groups, last epoch (%)'].iloc[-1]):.0f}% at G = {int(g.G.max())}, while a run's "
+               f"reward evaluations grew {float(g['reward evaluations'].iloc[-1] / g['reward evaluations'].iloc[0]):.0f}"
+               f"-fold.")
+    sft = imitation.loc["SFT"] if "SFT" in imitation.index else None
+    if sft is not None:
+        dpos = [n for n in imitation.index if n.startswith("DPO")]
+        floor = refs["No-Tool"]
+        at_floor = [n for n in dpos if abs(imitation.loc[n, "accuracy (%)"] - floor) < 1.0]
+        out.append(f"- **SFT and DPO.** SFT's argmax is the empty subset on {sft['argmax is empty (%)']:.1f}% of core "
+                   f"questions (the paper: {paper.EMPTY_SUBSET['sft_argmax_empty']}%); the empty subset is reward-optimal "
+                   f"on {imitation.attrs['empty_optimal']:.1f}% of them (the paper: {paper.EMPTY_SUBSET['empty_optimal']}%). "
+                   f"{len(at_floor)} of {len(dpos)} DPO betas end within a point of No-Tool ({floor:.1f}%; the paper: all "
+                   "three). "
+                   + _sft_collapse_sentence(float(sft["argmax is empty (%)"]), float(imitation.attrs["empty_optimal"]),
+                                            bool(imitation.attrs.get("empty_is_most_common_optimum"))))
+    widths = [("linear", ""), ("MLP 64", " (MLP 64)"), ("MLP 256", " (MLP 256)")]
+    gaps = [(w, _row(capacity, "FGPO" + suf) - _row(capacity, "GRPO" + suf),
+             max(_row(capacity, "FGPO" + suf, "core sd"), _row(capacity, "GRPO" + suf, "core sd")))
+            for w, suf in widths]
+    clear = [w for w, d, sd in gaps if d > sd]
+    out.append("- **Capacity.** FGPO minus GRPO on core: " + ", ".join(f"{d:+.1f} points ({w}; larger sd {sd:.1f})"
+                                                                      for w, d, sd in gaps)
+               + f". FGPO is ahead by more than the spread over seeds at {len(clear)} of {len(gaps)} widths"
+               + (f" ({', '.join(clear)})" if clear else "") + f". (The paper's 1.5B selector: FGPO "
+               f"{paper.SENSITIVITY['selector_1.5b_fgpo']} against GRPO {paper.SENSITIVITY['selector_1.5b_grpo']}.)")
+    return out
+
+
+def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[str, pd.DataFrame],
+                           capacity: pd.DataFrame, id_peak: int) -> list[str]:
+    """The companion study's four findings, each beside this book's measurement on the policy-head
+    selector: ``sft`` (ID/OOD by SFT epochs), ``rl`` (gains of RL from each SFT checkpoint, indexed
+    by (RL, SFT epochs)), ``budget`` (RL -> ID/OOD by SFT share of a fixed budget) and ``capacity``
+    (ID/OOD by (SFT width, RL width))."""
+    c = paper.COMPANION
+    out = []
+    ood_peak = int(sft.OOD.idxmax())
+    first, last = sft.index[0], sft.index[-1]
+    id_up = sft.ID.loc[last] > sft.ID.loc[first]
+    drop = float(sft.OOD.max() - sft.OOD.loc[last])
+    noise = float(np.nanmax(sft["OOD sd"])) if "OOD sd" in sft else 0.0
+    declines = ood_peak < last and drop > noise
+    out.append(f"- **SFT epochs.** ID accuracy goes from {sft.ID.loc[first]:.1f}% after {first} epoch(s) to "
+               f"{sft.ID.loc[last]:.1f}% after {last} ({'up' if id_up else 'not up'}); OOD peaks at {ood_peak} epochs "
+               f"({sft.OOD.max():.1f}%) and ends at {sft.OOD.loc[last]:.1f}%, {drop:.1f} points below its peak "
+               f"(largest sd over seeds {noise:.1f}). The study: OOD {c['sft_ood_by_epoch'][1]}% after 1 epoch, "
+               f"{c['sft_ood_by_epoch'][4]}% after 4. "
+               + ("Both halves of the finding hold here." if id_up and declines else
+                  "ID rises but OOD does not decline beyond seed noise here." if id_up else
+                  "OOD peaks early and declines, but ID does not rise." if declines else
+                  "Neither half of the finding holds here."))
+    for name in ("FGPO", "GRPO"):
+        if name not in rl.index.get_level_values(0):
+            continue
+        r = rl.loc[name]
+        best = int(r["OOD gain"].idxmax())
+        more_ood = int((r["OOD gain"] > r["ID gain"]).sum())
+        peak = r.loc[id_peak] if id_peak in r.index else None
+        out.append(f"- **{name} from SFT checkpoints.** Eight epochs of {name} change OOD accuracy by "
+                   + ", ".join(f"{g:+.1f}" for g in r["OOD gain"]) + " points and ID by "
+                   + ", ".join(f"{g:+.1f}" for g in r["ID gain"]) + " (from SFT heads of "
+                   + ", ".join(str(e) for e in r.index) + " epochs); OOD gains more than ID from "
+                   f"{more_ood} of {len(r)} checkpoints and most from the {best}-epoch one"
+                   + (f"; from the ID peak ({id_peak} epochs) OOD goes {peak['SFT OOD']:.1f}% → "
+                      f"{peak['after RL OOD']:.1f}%" if peak is not None else "")
+                   + f". The study: OOD {c['rl_from_sft_ood'][0]}% → {c['rl_from_sft_ood'][1]}% after "
+                   f"{c['rl_epochs']} RL epochs.")
+    for name, t in budget.items():
+        score = (t.ID + t.OOD) / 2
+        best = int(score.idxmax())
+        mixed = [s for s in t.index if 0 < s < 100]
+        out.append(f"- **Fixed budget, {name}.** Mean of ID and OOD by SFT share: "
+                   + ", ".join(f"{s}% {v:.1f}" for s, v in score.items()) + f"; best at {best}% SFT. "
+                   + (f"A mixed split beats both pure ends, as in the study (its best: "
+                      f"{c['budget_best_split'][0]}/{c['budget_best_split'][1]})."
+                      if best in mixed and score[best] > max(score.get(0, -1), score.get(100, -1)) else
+                      f"No mixed split beats both pure ends here (the study's best: "
+                      f"{c['budget_best_split'][0]}/{c['budget_best_split'][1]})."))
+    if len(capacity):
+        sft_best = capacity.ID.groupby(level=0).mean().idxmax()
+        rl_best = capacity.OOD.groupby(level=1).mean().idxmax()
+        span_id = float(capacity.ID.max() - capacity.ID.min())
+        span_ood = float(capacity.OOD.max() - capacity.OOD.min())
+        same = (sft_best == capacity.index.get_level_values(0).max()
+                and rl_best < capacity.index.get_level_values(1).max())
+        out.append(f"- **Capacity.** Averaged over the other stage's width, ID is highest with an SFT head of width "
+                   f"{sft_best} and OOD with an RL head of width {rl_best} (0 = linear); across all nine pairs ID "
+                   f"spans {span_id:.1f} points and OOD {span_ood:.1f}. The study: SFT best at LoRA rank "
+                   f"{c['sft_best_rank']} (its highest), RL near rank {c['rl_best_rank']}. "
+                   + ("The widths hardly matter here (less than a point either way), so no shape can be read off."
+                      if max(span_id, span_ood) < 1.0 else
+                      "The same shape: the larger SFT head, the smaller RL head." if same else
+                      "Not the same shape here."))
     return out

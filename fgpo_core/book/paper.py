@@ -111,3 +111,52 @@ HYPERPARAMETERS = {"lr": 1e-5, "schedule": "cosine", "batch_size": 16, "epochs":
                    "G": 6, "grpo_steps": 200, "temperature": 1.0, "beta": 0.03, "lambda": 0.10, "dpo_beta": 0.3,
                    "lora_r": 16, "lora_alpha": 32, "train_questions": 2002, "dev_questions": 492}
 """Table 6 (and Section 4): the paper's training settings with the 7B selector."""
+
+PARSIMONY = {0.0: {"accuracy": 49.17, "tools": (2.0, 2.3)}, 0.10: {"accuracy": 51.17, "tools": (1.0, 1.6)}}
+"""Appendix, parsimony: peak GenomeQA accuracy and the range of tools per question at lambda 0 and 0.10."""
+
+SENSITIVITY = {"beta_0.08": 52.00, "beta_0.03": 51.75, "temperature_0.7": 50.92, "selector_1.5b_fgpo": 50.42,
+               "selector_1.5b_grpo": 44.25, "named_prompt": 51.67, "anonymous_prompt": 51.75}
+"""Appendix, sensitivity on a 1,200-question subsample: peak accuracy at entropy beta 0.08 against
+the default 0.03, at listwise temperature 0.7, the 1.5B selector (FGPO and GRPO) and the prompt
+with tool names and descriptions against anonymous slots."""
+
+DATA_SCALE = {500: 52.23, 1000: 50.92, 2002: 52.59}
+"""Appendix, data scale: peak GenomeQA accuracy of FGPO by number of training questions."""
+
+FIVE_TOOL = {"fgpo_final": 45.38, "all_five": 44.51, "best_fixed": 45.18,
+             "by_epoch": (43.04, 44.15, 44.51, 45.38),
+             "invocation": {"motif": 61.9, "encoder": 14.3, "T5": 2.8, "T1": 0.0}}
+"""Appendix, the five-tool library (32 subsets): FGPO's final accuracy against All-Five and the
+best fixed subset, its accuracy over four epochs, and each tool's invocation rate (%)."""
+
+GRPO_CHECKPOINTS = {"steps": (25, 50, 75, 100, 125, 150, 175, 200),
+                    "accuracy": (42.31, 44.85, 45.46, 45.24, 44.90, 45.32, 45.29, 45.13),
+                    "tools": (1.33, 1.92, 2.36, 2.18, 2.17, 2.25, 2.15, 2.17), "other_configs": (43.90, 45.57)}
+"""Appendix, GRPO's checkpoints every 25 steps: GenomeQA accuracy and mean tools per question, and
+the range its other configurations reached."""
+
+TABLE12_CROSS = {"GenBench-X -T4": (-15.50, -20.50), "BM4 -T4": (-14.40, -10.00)}
+"""Table 12's cross-domain rows: (delta oracle, delta best fixed) of removing T4; removing T3 costs
+the best fixed subset at most 0.30 points anywhere."""
+
+COMPANION_CITATION = ("Fesser et al. (2026). A controlled study of post-training for biological reasoning models. "
+                      "arXiv:2606.16517.")
+"""The companion study the chapter "How post-training shapes the selector" reproduces in kind."""
+
+COMPANION = {
+    "sft_ood_by_epoch": {1: 60.8, 4: 39.2},
+    "rna_ood_below_peak": 18.0,
+    "rl_from_sft_ood": (39.2, 95.1),
+    "rl_epochs": 8,
+    "budget_best_split": (20, 80),
+    "budget_best": {"id_f1": 0.9470, "ood_f1": 0.9685},
+    "sft_best_rank": 256,
+    "rl_best_rank": 16,
+    "grpo_rollouts": 8,
+}
+"""The companion study's numbers (cell-type split unless said): OOD accuracy after 1 and 4 SFT
+epochs; RNA's OOD fall below its peak as SFT continues (about, points); OOD before and after 8
+epochs of RL from the 4-epoch SFT checkpoint; the best SFT/RL split (%) of a fixed 20K-example
+budget (protein) and its ID and OOD F1; the LoRA ranks that served SFT and RL best; its GRPO's
+rollouts per prompt."""

@@ -8,7 +8,8 @@ import seaborn as sns
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
-           "plot_study_accuracy"]
+           "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
+           "plot_id_ood_plane"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -274,5 +275,109 @@ def plot_study_accuracy(means: pd.DataFrame, sds: pd.DataFrame, baselines: pd.Da
         ax.invert_yaxis()
         ax.set(title=s, xlabel="accuracy (%)")
     axes[0, 0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_ablation_panels(panels: list[dict], ncols: int = 3):
+    """One small panel per ablation: accuracy (mean over seeds, bars = sd) against the setting,
+    beside the paper's points (grey squares, its own axis scale: another selector and reasoner).
+
+    Each panel: ``title``, ``x`` (settings), ``mean``, ``sd``, ``xlabel``; optional ``paper``
+    (setting -> accuracy), ``log_x``, ``refs`` (name -> accuracy, dotted lines)."""
+    n = len(panels)
+    rows = -(-n // ncols)
+    fig, axes = plt.subplots(rows, ncols, figsize=(4.0 * ncols, 3.3 * rows), squeeze=False)
+    for ax, p in zip(axes.flat, panels):
+        x = list(range(len(p["x"]))) if not p.get("numeric", True) else p["x"]
+        ax.errorbar(x, p["mean"], yerr=p["sd"], marker="o", c=METHOD_COLORS["FGPO"] if "GRPO" not in p["title"]
+                    else METHOD_COLORS["GRPO"], capsize=3, label="this book")
+        for name, v in (p.get("refs") or {}).items():
+            ax.axhline(v, c="#888888", ls=":", lw=1)
+            ax.annotate(name, (1.0, v), xycoords=("axes fraction", "data"), fontsize=7, ha="right", va="bottom",
+                        color="#666666")
+        if p.get("paper"):
+            twin = ax.twinx()
+            px = [x[p["x"].index(k)] if not p.get("numeric", True) else k for k in p["paper"] if k in p["x"]]
+            twin.plot(px, [p["paper"][k] for k in p["paper"] if k in p["x"]], "s--", c=METHOD_COLORS["paper"],
+                      alpha=0.6, ms=5, label="paper")
+            twin.set_ylabel("paper (%)", fontsize=8, color="#555555")
+            twin.tick_params(labelsize=7, colors="#555555")
+            twin.grid(False)
+        if p.get("log_x"):
+            ax.set_xscale("log", base=2)
+        if not p.get("numeric", True):
+            ax.set_xticks(x, [str(v) for v in p["x"]])
+        ax.set(title=p["title"], xlabel=p["xlabel"], ylabel="accuracy on core (%)")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_checkpoints(ckpt: pd.DataFrame, labels: dict[str, str], paper: dict | None = None):
+    """Accuracy and tools per question at each checkpoint (mean over seeds) against epochs, one
+    line per method; the paper's GRPO checkpoints (its own step axis) as grey squares."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for m, f in ckpt.groupby("method", sort=False):
+        name = labels.get(m, m)
+        axes[0].plot(f.epoch, f.accuracy, marker="o", ms=3, c=color(name), label=name)
+        axes[1].plot(f.epoch, f.tools, marker="o", ms=3, c=color(name), label=name)
+    if paper:
+        for ax, key in zip(axes, ("accuracy", "tools")):
+            twin = ax.twiny()
+            twin.plot(paper["steps"], paper[key], "s--", c=METHOD_COLORS["paper"], alpha=0.6, ms=4,
+                      label="paper GRPO")
+            twin.set_xlabel("paper's GRPO step", fontsize=8, color="#555555")
+            twin.tick_params(labelsize=7, colors="#555555")
+            twin.grid(False)
+    axes[0].set(xlabel="epoch", ylabel="accuracy on core (%)", title="accuracy at each checkpoint")
+    axes[1].set(xlabel="epoch", ylabel="tools per question", title="tools per question")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _series_color(name: str, i: int) -> str:
+    c = color(name)
+    return c if c != "#333333" else sns.color_palette("deep")[i % 10]
+
+
+def plot_id_ood_panels(panels: list[dict], ncols: int = 3):
+    """In-domain (solid) and out-of-domain (dashed) accuracy against a setting, one panel per
+    experiment. Each panel: ``title``, ``xlabel``, ``series`` (name -> frame indexed by the
+    setting with columns ID, ID sd, OOD, OOD sd), optional ``log_x``."""
+    n = len(panels)
+    rows = -(-n // ncols)
+    fig, axes = plt.subplots(rows, min(ncols, n), figsize=(4.3 * min(ncols, n), 3.5 * rows), squeeze=False)
+    for ax, p in zip(axes.flat, panels):
+        for i, (name, f) in enumerate(p["series"].items()):
+            c = _series_color(name, i)
+            for dom, ls in (("ID", "-"), ("OOD", "--")):
+                ax.errorbar(f.index, f[dom], yerr=f.get(f"{dom} sd"), ls=ls, marker="o", ms=3, capsize=2, c=c,
+                            label=f"{name} {dom}")
+        if p.get("log_x"):
+            ax.set_xscale("log", base=2)
+        ax.set(title=p["title"], xlabel=p["xlabel"], ylabel="accuracy (%)")
+        ax.legend(fontsize=6.5)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_id_ood_plane(trajectories: dict, title: str = "ID against OOD over training"):
+    """Each trajectory (name -> frame with ID and OOD columns in training order) as a path in the
+    ID-OOD plane, its start marked by a circle and its end by an arrow head."""
+    fig, ax = plt.subplots(figsize=(6.2, 5.0))
+    for i, (name, f) in enumerate(trajectories.items()):
+        c = _series_color(name, i)
+        ax.plot(f.ID, f.OOD, c=c, lw=1.5, label=name)
+        ax.scatter(f.ID.iloc[:1], f.OOD.iloc[:1], c=[c], s=25)
+        if len(f) > 1:
+            ax.annotate("", xy=(f.ID.iloc[-1], f.OOD.iloc[-1]), xytext=(f.ID.iloc[-2], f.OOD.iloc[-2]),
+                        arrowprops={"arrowstyle": "-|>", "color": c})
+    ax.set(xlabel="in-domain accuracy (%)", ylabel="out-of-domain accuracy (%)", title=title)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

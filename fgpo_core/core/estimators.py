@@ -14,6 +14,8 @@ from the entropy bonus): every action whose reward differs from the current expe
 
 **The coverage dial** evaluates only ``k`` uniformly drawn actions per visit and renormalises
 q on them (:func:`coverage_mask`, then the exact loss with that mask); ``k = 2**n`` is FGPO.
+How often a visit's ``k`` subsets include one of the question's best subsets is
+:func:`coverage_hit_probability`.
 
 **Group-sampled (GRPO, Eq. 3; RLOO; DAPO's dynamic sampling)** draw ``G`` actions from the
 policy and weight their log-probabilities by advantages: group-normalised for GRPO
@@ -31,6 +33,7 @@ import torch
 
 __all__ = [
     "BETA",
+    "coverage_hit_probability",
     "entropy",
     "fgpo_objective",
     "fgpo_loss",
@@ -138,6 +141,21 @@ def coverage_mask(n_questions: int, n_actions: int, k: int, generator: torch.Gen
         raise ValueError(f"k must lie in 1..{n_actions}, got {k}")
     keep = torch.rand(n_questions, n_actions, generator=generator).argsort(1)[:, :k]
     return torch.zeros(n_questions, n_actions, dtype=torch.bool).scatter_(1, keep, True)
+
+
+def coverage_hit_probability(best, k: int):
+    """The probability that ``k`` actions drawn uniformly without replacement (the coverage dial)
+    include at least one of a question's best actions: ``1 - C(A - o, k) / C(A, k)`` for ``o``
+    best actions out of ``A``. ``best``: boolean ``[..., A]``; returns ``[...]`` (numpy)."""
+    import numpy as np
+    from scipy.special import comb
+
+    best = np.asarray(best, dtype=bool)
+    A = best.shape[-1]
+    if not 1 <= k <= A:
+        raise ValueError(f"k must lie in 1..{A}, got {k}")
+    o = best.sum(-1)
+    return 1.0 - comb(A - o, k) / comb(A, k)
 
 
 def draw_groups(probs: torch.Tensor, G: int, generator: torch.Generator | None = None) -> torch.Tensor:

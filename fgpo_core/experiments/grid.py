@@ -3,7 +3,7 @@ evaluated, each run resumable, each training run in its own process; and the sam
 miniature for the ``ci`` profile."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .run import EVAL_SUITES, PROMPTED, RunSetup, best_dev, config_differences, evaluate_run, run_manifest, train_run
@@ -79,7 +79,11 @@ def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> d
 
     def train(objective: str, name: str, config) -> Path:
         if (root / name / "manifest.json").exists():
-            diff = config_differences(config, run_manifest(root / name)["config"])
+            done = run_manifest(root / name)
+            want = asdict(setup(name))
+            diff = config_differences(config, done["config"]) + [
+                f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep")
+                if str(done.get("setup", {}).get(k)) != str(want[k])]
             if diff:
                 raise ValueError(f"{root / name} holds a finished run with another configuration "
                                  f"({', '.join(diff)}); delete the folder to train it again")

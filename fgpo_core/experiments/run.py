@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
 from ..io import atomic_path, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
@@ -89,6 +90,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     out.mkdir(parents=True, exist_ok=True)
     train_qs, train_t = split_data(setup, "train", setup.n_train)
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
+    _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
     sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
                         lora_alpha=getattr(config, "lora_alpha", 32))
@@ -127,9 +129,37 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
                 "table": {"reasoner": train_t.manifest["reasoner"],
                           "questions_sha256": train_t.manifest.get("questions_sha256")},
                 "n_train": len(train_qs), "n_dev": len(dev_qs), "train_seconds": round(time.time() - t0, 1),
-                "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__, **extra}
+                "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__,
+                "versions": package_versions(), **extra}
     write_json(out / "manifest.json", manifest, indent=1, default=float)
     return manifest
+
+
+SETUP_FILE = "setup.json"
+
+
+def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids, table_manifest: dict) -> None:
+    """Record what a run trains on before it starts; a restarted run (resuming its checkpoints) must
+    train on the same: objective, questions, tables, prompt. Anything else would mix two runs."""
+    import hashlib
+
+    ident = {"objective": objective, "keep": setup.keep, "bench_dir": str(Path(setup.bench_dir).resolve()),
+             "table_reasoner": table_manifest.get("reasoner"),
+             "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
+             "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
+             "n_train": len(train_ids), "n_dev": len(dev_ids)}
+    path = out / SETUP_FILE
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            old = None
+        diff = sorted(k for k in ident if old is None or old.get(k) != ident[k])
+        if diff:
+            raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
+                             "use another --out-dir or delete the folder")
+    else:
+        write_json(path, ident, indent=1)
 
 
 def best_dev(run_dirs) -> tuple[str, dict]:
@@ -178,6 +208,9 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     from ..genomics.tools import TOOL_NAMES
 
     _, all_suites = load_benchmark(bench_dir)
+    odd = [s for s in suites if not s or s in (".", "..") or any(c in s for c in "/\\")]
+    if odd:  # a suite's name becomes a file name under out_dir: it may not lead outside it
+        raise ValueError(f"suite name {odd[0]!r} is not a plain name")
     unknown = [s for s in suites if s not in all_suites]
     if unknown:
         raise ValueError(f"{bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(all_suites))}")
@@ -196,8 +229,10 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         result[s] = path
         if path.exists():
             old = pd.read_parquet(path)
-            if old.attrs.get("adapter") == digest and list(old["question_id"]) == [q.id for q in qs]:
-                continue  # already evaluated
+            # evaluations written before ``keep`` was recorded used the default prompt
+            if old.attrs.get("adapter") == digest and str(old.attrs.get("keep", RunSetup.keep)) == str(keep) \
+                    and list(old["question_id"]) == [q.id for q in qs]:
+                continue  # already evaluated, with the same adapter, prompt and questions
         todo.append((s, qs, path))
     if not todo:
         return result
@@ -218,7 +253,7 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
             frame[f"candidate_score_{m}"] = scores[:, m]
         for m in range(scores.shape[1]):
             frame[f"p_gen_{m}"] = p_gen[:, m]
-        frame.attrs["adapter"] = digest
+        frame.attrs["adapter"], frame.attrs["keep"] = digest, str(keep)
         with atomic_path(path) as tmp:
             frame.to_parquet(tmp, index=False)
     return result

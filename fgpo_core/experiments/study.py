@@ -13,8 +13,15 @@ every test suite. Results, in ``out_dir``:
 * ``q.parquet``: the chosen heads' policies on the main suite (``q_<mask>`` columns), for
   Tables 15 and 16;
 * ``curves.parquet`` and ``dev.parquet``: the chosen runs' per-step telemetry and dev curves;
+* ``checkpoints.parquet`` (with ``checkpoints`` > 0): the chosen runs' accuracy and tools per
+  question on every test suite at evenly spaced checkpoints of training;
 * ``sweep.parquet``: every run's dev result; ``manifest.json``: the configuration, the inputs'
   fingerprints, the chosen rates and the time it took.
+
+A method's name may carry modifiers (:func:`~fgpo_core.algorithms.head.parse_method`):
+``-n250`` trains on the first 250 training questions, ``-noT3`` on the table restricted to the
+library without tool 3 (its picks are written as masks of the full library), the others
+override the head's settings (``fgpo-lambda0``, ``grpo-G16``, ``dpo-beta0.1``, ``fgpo-h64``).
 
 Every run is first written to ``parts/`` (atomically); a restarted study skips the runs already
 there whose configuration matches, so a study can be stopped at any moment.
@@ -31,18 +38,61 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..algorithms.head import HeadConfig, method_kind, train_head
+from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
+from ..env import package_versions
 from ..io import atomic_path, write_json
 
-__all__ = ["StudyConfig", "run_study", "load_study", "Study"]
+__all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "Study"]
+
+ABLATIONS = {
+    "coverage": ["fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8", "fgpo"],
+    "parsimony": ["fgpo-lambda0", "fgpo-lambda0.05", "fgpo", "fgpo-lambda0.2"],
+    "entropy": ["fgpo-beta0", "fgpo-beta0.01", "fgpo", "fgpo-beta0.08"],
+    "temperature": ["fgpo-T0.5", "fgpo-T0.7", "fgpo"],
+    "data": ["fgpo-n125", "fgpo-n250", "fgpo-n500", "fgpo", "grpo-n125", "grpo-n250", "grpo-n500", "grpo"],
+    "removal": ["fgpo", "fgpo-noT1", "fgpo-noT2", "fgpo-noT3", "fgpo-noT4"],
+    "group": ["grpo-G2", "grpo-G4", "grpo", "grpo-G8", "grpo-G16"],
+    "imitation": ["sft", "dpo-beta0.1", "dpo", "dpo-beta0.5"],
+    "capacity": ["fgpo", "fgpo-h64", "fgpo-h256", "grpo", "grpo-h64", "grpo-h256"],
+}
+"""The appendix's ablations on the four-tool library, one list of method names per ablation
+(the unmodified ``fgpo``/``grpo``/``dpo`` are the paper's settings: k = 16, lambda 0.10,
+beta 0.03, temperature 1.0, 1,000 questions, G = 6, DPO beta 0.3, a linear head)."""
+
+COMPANION = {
+    "sft_epochs": [f"sft-e{e}-lr0.1" for e in (1, 2, 4, 8, 16, 32)],
+    "rl_from_sft": [f"sft-e{e}-lr0.1+{rl}-e8" for rl in ("fgpo", "grpo") for e in (1, 2, 4, 8, 16, 32)],
+    "budget": ["fgpo-e20", "sft-e4-lr0.1+fgpo-e16", "sft-e10-lr0.1+fgpo-e10", "sft-e16-lr0.1+fgpo-e4",
+               "sft-e20-lr0.1", "grpo-e20", "sft-e4-lr0.1+grpo-e16", "sft-e10-lr0.1+grpo-e10",
+               "sft-e16-lr0.1+grpo-e4"],
+    "capacity": [f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a in ("", "-h64", "-h256") for b in ("", "-h64", "-h256")],
+}
+"""The companion study's groups of methods on the policy head: SFT for 1 .. 32 epochs; FGPO or
+GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
+split 0/20/50/80/100% between SFT and RL; and the head width of each stage at the 20/80 split.
+SFT runs at one fixed rate (0.1, its best in the main study), so the SFT stage of every pipeline
+is the same head; the RL stage's rate is swept and chosen on dev."""
+
+PRESETS = {
+    "main": "fgpo,grpo,grpo-eq1,rloo,dapo,sft,dpo,fgpo-k1,fgpo-k2,fgpo-k4,fgpo-k8",
+    "ablations": ",".join(dict.fromkeys(m for ms in ABLATIONS.values() for m in ms)),
+    "five": "fgpo,grpo,sft,fgpo-noT5",
+    "companion": ",".join(dict.fromkeys(m for ms in COMPANION.values() for m in ms)),
+}
+"""Named method lists for ``fgpo study --methods``: the main comparison, every ablation of
+:data:`ABLATIONS`, the five-tool library's runs and the post-training study of :data:`COMPANION`
+(run with ``--keep last``)."""
 
 
 @dataclass
 class StudyConfig:
     """A study of the policy-head selector (``fgpo study``)."""
 
-    methods: str = "fgpo,grpo,grpo-eq1,rloo,dapo,sft,dpo,fgpo-k1,fgpo-k2,fgpo-k4,fgpo-k8"
-    """Comma-separated method names (fgpo_core.algorithms.head.METHODS; fgpo-k<k> for any k)."""
+    methods: str = "main"
+    """Comma-separated method names (fgpo_core.algorithms.head.METHODS; fgpo-k<k> for any k),
+    each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``),
+    Stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a preset
+    of :data:`PRESETS` (main, ablations, five, companion)."""
     seeds: int = 5
     """Seeds per method (0 .. seeds-1)."""
     lrs: str = "3e-3,1e-2,3e-2,1e-1"
@@ -79,6 +129,11 @@ class StudyConfig:
     """Use only the first N questions of each test suite (0: all)."""
     out_dir: str = "runs/cpu/study"
     """Where the study's files go."""
+    keep: str = "best"
+    """Which head a run keeps: "best" (its best dev evaluation) or "last" (the final one; the
+    post-training study, whose point is what continued training does)."""
+    checkpoints: int = 0
+    """Evenly spaced checkpoints per run at which every test suite is scored (0: none)."""
     threads: int = 1
     """torch CPU threads."""
 
@@ -87,9 +142,38 @@ def _csv(s: str) -> list[str]:
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
-def _head_config(cfg: StudyConfig, method: str, lr: float, seed: int) -> HeadConfig:
-    return HeadConfig(method=method, lr=lr, epochs=cfg.epochs, hidden=cfg.hidden, temperature=cfg.temperature,
-                      beta=cfg.beta, lam=cfg.lam, G=cfg.G, max_draws=cfg.max_draws, dpo_beta=cfg.dpo_beta, seed=seed)
+def _head_config(cfg: StudyConfig, spec: MethodSpec, lr: float, seed: int) -> HeadConfig:
+    return spec.config(HeadConfig(lr=lr, epochs=cfg.epochs, hidden=cfg.hidden, temperature=cfg.temperature,
+                                  beta=cfg.beta, lam=cfg.lam, G=cfg.G, max_draws=cfg.max_draws,
+                                  dpo_beta=cfg.dpo_beta, seed=seed))
+
+
+def _kept_tools(spec: MethodSpec, n_tools: int) -> list[int] | None:
+    """The tool slots a ``-noT<i>`` method keeps (None: the whole library)."""
+    if spec.drop_tool is None:
+        return None
+    if spec.drop_tool > n_tools:
+        raise ValueError(f"{spec.name}: the library has tools T1..T{n_tools}")
+    return [t for t in range(n_tools) if t != spec.drop_tool - 1]
+
+
+def _full_masks(kept: list[int] | None) -> np.ndarray | None:
+    """For a sub-library, its masks written as masks of the full library."""
+    if kept is None:
+        return None
+    return np.array([sum(1 << kept[i] for i in range(len(kept)) if m >> i & 1) for m in range(1 << len(kept))])
+
+
+def _expand(q: np.ndarray, full: np.ndarray, n_tools: int) -> np.ndarray:
+    """A sub-library's policy ``[N, len(full)]`` written over the full library's subsets (zeros elsewhere)."""
+    out = np.zeros((len(q), 1 << n_tools), dtype=q.dtype)
+    out[:, full] = q
+    return out
+
+
+def _snapshot_steps(n_train: int, epochs: int, checkpoints: int, batch_size: int = 16) -> list[int]:
+    total = -(-n_train // batch_size) * epochs
+    return sorted({max(1, round(total * (i + 1) / checkpoints)) for i in range(checkpoints)}) if checkpoints else []
 
 
 def _inputs(cfg: StudyConfig):
@@ -108,6 +192,28 @@ def _inputs(cfg: StudyConfig):
     return data, feats.manifest
 
 
+def _checkpoint_rows(run, view: dict, tests: list[str], n_train: int) -> pd.DataFrame:
+    """Accuracy (%), tools per question and ``n`` of each snapshot of ``run`` on every test suite
+    (``family`` "all") and on each of its families."""
+    import torch
+
+    rows = []
+    per_epoch = -(-n_train // run.config.batch_size)
+    for step, head in sorted(run.extra.get("snapshots", {}).items()):
+        for t in tests:
+            x, tab = view[t]
+            with torch.no_grad():
+                pick = head.q(torch.as_tensor(x, dtype=torch.float32)).numpy().argmax(1)
+            right, tools = tab.correct[np.arange(len(pick)), pick], tab.space.sizes[pick]
+            fams = np.asarray(tab.family)
+            for fam in ["all"] + sorted(set(fams.tolist())):
+                sel = slice(None) if fam == "all" else fams == fam
+                rows.append({"step": step, "epoch": step / per_epoch, "suite": t, "family": fam,
+                             "n": int(np.asarray(right[sel]).size), "accuracy": 100.0 * float(right[sel].mean()),
+                             "tools": float(tools[sel].mean())})
+    return pd.DataFrame(rows, columns=["step", "epoch", "suite", "family", "n", "accuracy", "tools"])
+
+
 def _fingerprint(head_cfg: HeadConfig, inputs_key: str) -> str:
     return hashlib.sha256((json.dumps(asdict(head_cfg), sort_keys=True) + inputs_key).encode()).hexdigest()[:16]
 
@@ -117,27 +223,39 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     import torch
     from tqdm.auto import tqdm
 
-    methods, lrs = _csv(cfg.methods), [float(x) for x in _csv(cfg.lrs)]
-    for m in methods:
-        method_kind(m)  # refuse an unknown method before any work
+    methods, lrs = _csv(PRESETS.get(cfg.methods, cfg.methods)), [float(x) for x in _csv(cfg.lrs)]
+    stages = {m: parse_stages(m) for m in methods}  # refuse an unknown method before any work
     if not methods or not lrs or cfg.seeds < 1:
         raise ValueError("give at least one method, one learning rate and one seed")
+    if cfg.checkpoints < 0:
+        raise ValueError(f"checkpoints must be >= 0, got {cfg.checkpoints}")
+    if cfg.keep not in ("best", "last"):
+        raise ValueError(f"keep must be 'best' or 'last', got {cfg.keep!r}")
     torch.set_num_threads(cfg.threads)
     t0 = time.time()
     out = Path(cfg.out_dir)
+    data, feat_manifest = _inputs(cfg)
+    n_tools = data["train"][2].n_tools
+    for st in stages.values():
+        _kept_tools(st[0], n_tools)
+        if st[0].n_train is not None and st[0].n_train > len(data["train"][0]):
+            raise ValueError(f"{st[0].name}: the study has only {len(data['train'][0])} training questions")
     parts = out / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    data, feat_manifest = _inputs(cfg)
     tests = _csv(cfg.suites)
     key = json.dumps({s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
-                     | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder")},
-                     sort_keys=True)
-    (_, tr_x, tr_t), (_, dv_x, dv_t) = data["train"], data["dev"]
-    jobs = [(m, lr, s) for m in methods for lr in lrs for s in range(cfg.seeds)]
+                     | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder"),
+                        "checkpoints": cfg.checkpoints}
+                     | ({"keep": cfg.keep} if cfg.keep != "best" else {}), sort_keys=True)
+    # a method whose every stage fixes its learning rate (-lr) is trained once, not once per rate
+    fixed = {m: [st[0].overrides["lr"]] for m, st in stages.items() if all("lr" in sp.overrides for sp in st)}
+    jobs = [(m, lr, s) for m in methods for lr in fixed.get(m, lrs) for s in range(cfg.seeds)]
     sweep = []
     for m, lr, s in tqdm(jobs, desc="study", disable=not progress):
-        hc = _head_config(cfg, m, lr, s)
-        fp = _fingerprint(hc, key)
+        st = stages[m]
+        hcs = [_head_config(cfg, spec, lr, s) for spec in st]
+        fp = _fingerprint(hcs[0], key + json.dumps([st[0].n_train, st[0].drop_tool])
+                          + "".join(json.dumps(asdict(h), sort_keys=True) for h in hcs[1:]))
         path = parts / f"{m}__lr{lr:g}__s{s}.npz"
         if path.exists():
             with np.load(path, allow_pickle=False) as z:
@@ -145,16 +263,37 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
                     sweep.append(json.loads(str(z["summary"])))
                     continue
         t1 = time.time()
-        run = train_head(tr_x, tr_t, dv_x, dv_t, hc)
+        kept = _kept_tools(st[0], n_tools)
+        view = {t: (x, tab if kept is None else tab.restrict_tools(kept)) for t, (_, x, tab) in data.items()}
+        n_keep = st[0].n_train or len(data["train"][0])
+        tr_x, tr_t = view["train"][0][:n_keep], view["train"][1].subset(np.arange(n_keep))
+        full = _full_masks(kept)
+        run, base, offset, evals, frames = None, None, 0.0, 0, {"steps": [], "dev": [], "checkpoints": []}
+        for i, hc in enumerate(hcs):  # each stage trains a fresh head stacked on the frozen one before it
+            last = i == len(hcs) - 1
+            snaps = _snapshot_steps(n_keep, hc.epochs, cfg.checkpoints, hc.batch_size)
+            run = train_head(tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base,
+                             keep=cfg.keep if last else "last")
+            base, evals = run.head, evals + run.reward_evaluations
+            for name, f in (("steps", run.steps), ("dev", run.dev),
+                            ("checkpoints", _checkpoint_rows(run, view, tests, n_keep))):
+                f = f.copy()
+                if len(hcs) > 1:
+                    f["stage"] = i
+                    if "epoch" in f:
+                        f["epoch"] = f["epoch"] + offset
+                frames[name].append(f)
+            offset += hc.epochs
         best = run.dev.set_index("step").loc[run.best_step]
         summary = {"method": m, "lr": lr, "seed": s, "best_step": run.best_step, "dev_accuracy": best["accuracy"],
-                   "dev_J": best["J"], "dev_tools": best["tools"], "reward_evaluations": run.reward_evaluations,
+                   "dev_J": best["J"], "dev_tools": best["tools"], "reward_evaluations": evals,
                    "seconds": round(time.time() - t1, 2)}
         arrays = {f"q_{t}": run.q(data[t][1]).astype(np.float32) for t in tests}
+        if full is not None:
+            arrays["full_masks"] = full
+        joined = {k: pd.concat(v, ignore_index=True).to_json(orient="split") for k, v in frames.items()}
         with atomic_path(path, suffix=".npz") as tmp:
-            np.savez_compressed(tmp, fingerprint=fp, summary=json.dumps(summary),
-                                steps=run.steps.to_json(orient="split"), dev=run.dev.to_json(orient="split"),
-                                **arrays)
+            np.savez_compressed(tmp, fingerprint=fp, summary=json.dumps(summary), **joined, **arrays)
         sweep.append(summary)
     sweep = pd.DataFrame(sweep)
     chosen = {}
@@ -162,29 +301,38 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
         score = g.groupby("lr").agg(acc=("dev_accuracy", "mean"), J=("dev_J", "mean")).reset_index()
         score = score.sort_values(["acc", "J", "lr"], ascending=[False, False, True])
         chosen[m] = float(score.iloc[0]["lr"])
-    picks, qrows, curves, devs = [], [], [], []
+    picks, qrows, curves, devs, ckpts = [], [], [], [], []
     for m in methods:
         for s in range(cfg.seeds):
             with np.load(parts / f"{m}__lr{chosen[m]:g}__s{s}.npz", allow_pickle=False) as z:
+                full = z["full_masks"] if "full_masks" in z.files else None
                 for t in tests:
                     q = z[f"q_{t}"]
+                    pick = q.argmax(1).astype(int)
                     picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
-                                               "mask": q.argmax(1).astype(int)}))
+                                               "mask": pick if full is None else full[pick]}))
                     if t == tests[0]:
+                        if full is not None:  # a sub-library's policy, on the full library's subsets
+                            q = _expand(q, full, n_tools)
                         qf = pd.DataFrame(q, columns=[f"q_{a}" for a in range(q.shape[1])])
                         qrows.append(pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": data[t][0]}),
                                                 qf], axis=1))
                 curves.append(pd.read_json(io.StringIO(str(z["steps"])), orient="split").assign(method=m, seed=s))
                 devs.append(pd.read_json(io.StringIO(str(z["dev"])), orient="split").assign(method=m, seed=s))
-    for name, frame in (("picks", pd.concat(picks)), ("q", pd.concat(qrows)), ("curves", pd.concat(curves)),
-                        ("dev", pd.concat(devs)), ("sweep", sweep)):
+                if cfg.checkpoints:
+                    ckpts.append(pd.read_json(io.StringIO(str(z["checkpoints"])), orient="split")
+                                 .assign(method=m, seed=s))
+    frames = [("picks", pd.concat(picks)), ("q", pd.concat(qrows)), ("curves", pd.concat(curves)),
+              ("dev", pd.concat(devs)), ("sweep", sweep)] + ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+    for name, frame in frames:
         with atomic_path(out / f"{name}.parquet") as tmp:
             frame.reset_index(drop=True).to_parquet(tmp, index=False)
     write_json(out / "manifest.json", {
-        "config": asdict(cfg), "chosen_lr": chosen, "features": feat_manifest,
+        "config": asdict(cfg) | {"methods": ",".join(methods)}, "chosen_lr": chosen, "features": feat_manifest,
         "tables": {s: {k: data[s][2].manifest.get(k) for k in ("reasoner", "questions_sha256", "n_questions")}
                    for s in data},
         "n_questions": {s: len(v[0]) for s, v in data.items()}, "torch": torch.__version__,
+        "versions": package_versions(),
         "train_seconds": float(sweep["seconds"].sum()), "seconds": round(time.time() - t0, 1)}, default=float)
     return out
 
@@ -199,6 +347,8 @@ class Study:
     curves: pd.DataFrame
     dev: pd.DataFrame
     sweep: pd.DataFrame
+    checkpoints: pd.DataFrame | None = None
+    """Accuracy and tools per checkpoint and test suite (a study run with ``checkpoints``)."""
 
     def q_matrix(self, method: str, seed: int) -> np.ndarray:
         """The policy ``[N, 2**n]`` of one chosen head on the main suite, in question order."""
@@ -219,4 +369,6 @@ def load_study(out_dir) -> Study:
     if not (out / "manifest.json").exists():
         raise FileNotFoundError(f"{out} holds no finished study: run `fgpo study --out-dir {out}`")
     frames = {n: pd.read_parquet(out / f"{n}.parquet") for n in ("picks", "q", "curves", "dev", "sweep")}
+    if (out / "checkpoints.parquet").exists():
+        frames["checkpoints"] = pd.read_parquet(out / "checkpoints.parquet")
     return Study(json.loads((out / "manifest.json").read_text()), **frames)

@@ -26,10 +26,25 @@ METHOD_LABELS = {"fgpo": "FGPO", "grpo": "GRPO", "grpo-eq1": "GRPO (Eq. 1)", "rl
 
 
 def label(method: str) -> str:
-    """The display name of a study method."""
-    if method.startswith("fgpo-k"):
-        return f"FGPO k={method[6:]}"
-    return METHOD_LABELS.get(method, method)
+    """The display name of a study method, its modifiers spelled out (``fgpo-lambda0`` reads
+    "FGPO (λ=0)", ``grpo-G16`` "GRPO (G=16)", ``fgpo-noT3`` "FGPO (without T3)")."""
+    from ..algorithms.head import parse_method
+
+    if "+" in method:
+        return " → ".join(label(part) for part in method.split("+"))
+    try:
+        spec = parse_method(method)
+    except ValueError:
+        return method
+    name = f"FGPO k={spec.k}" if spec.k is not None else METHOD_LABELS.get(spec.base, spec.base)
+    words = {"lam": "λ={:g}", "beta": "β={:g}", "dpo_beta": "β={:g}", "temperature": "τ={:g}", "G": "G={:d}",
+             "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}"}
+    mods = [words[k].format(v) for k, v in spec.overrides.items() if k in words]
+    if spec.n_train is not None:
+        mods.append(f"n={spec.n_train}")
+    if spec.drop_tool is not None:
+        mods.append(f"without T{spec.drop_tool}")
+    return f"{name} ({', '.join(mods)})" if mods else name
 
 
 def study_scores(study: Study, tables: Mapping[str, RewardTable]) -> pd.DataFrame:

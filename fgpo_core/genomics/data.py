@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["GENOMES", "genome", "repeat_consensus", "exon_sequences", "resolve_iupac", "package_file", "read_fasta"]
+__all__ = ["GENOMES", "genome", "repeat_consensus", "exon_sequences", "resolve_iupac", "package_file", "read_fasta",
+           "FastaError"]
 
 GENOMES = {
     "Corynebacterium diphtheriae": ("pyrodigal", "tests/data/GCF_001457455.1_NCTC11397_genomic.fna.gz"),
@@ -39,15 +40,29 @@ def package_file(package: str, rel: str) -> Path:
     return path
 
 
+class FastaError(ValueError):
+    """A path that is not a readable FASTA file (missing, a folder, binary, not text)."""
+
+
 def read_fasta(path) -> list[tuple[str, str]]:
-    """The ``(header, sequence)`` records of a FASTA file (gzipped when it ends in ``.gz``),
-    read by Biopython's ``SeqIO``; sequences upper-cased. A file with no record gives ``[]``."""
+    """The ``(header, sequence)`` records of a FASTA file, plain or gzipped (recognised by its
+    magic bytes, whatever its name), read by Biopython's ``SeqIO``; sequences upper-cased. A
+    file with no record gives ``[]``; a path that is missing, a folder or not text raises
+    :class:`FastaError`."""
     from Bio import SeqIO
 
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        return [(rec.description, str(rec.seq).upper()) for rec in SeqIO.parse(fh, "fasta")]
+    if not path.exists():
+        raise FastaError(f"{path}: no such file")
+    if path.is_dir():
+        raise FastaError(f"{path} is a folder, not a FASTA file")
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    try:
+        with (gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")) as fh:
+            return [(rec.description, str(rec.seq).upper()) for rec in SeqIO.parse(fh, "fasta")]
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise FastaError(f"{path} is not a text FASTA file (plain or gzipped): {exc}") from None
 
 
 @lru_cache(maxsize=None)

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..hf import adapter_hash, mean_pool, portable_adapter
-from ..io import atomic_path, write_text
+from ..io import atomic_dir
 from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .encoder import minilm_path
 from .prompt import user_message
@@ -48,8 +48,17 @@ NO_EVIDENCE = "No analysis."
 _DNA = re.compile(r"[ACGTN]{12,}")
 
 
+READER_ENV = "FGPO_READER_DIR"
+"""An environment variable naming the trained reader's folder, for installs outside the repository."""
+
+
 def default_reader_dir() -> Path:
-    """Where the committed cpu-profile reader lives (``data/readers/minilm-evidence``)."""
+    """Where the trained reader lives: ``$FGPO_READER_DIR`` when set, else the repository's
+    committed cpu-profile reader (``data/readers/minilm-evidence``)."""
+    import os
+
+    if os.environ.get(READER_ENV):
+        return Path(os.environ[READER_ENV])
     return Path(__file__).resolve().parents[2] / "data" / "readers" / "minilm-evidence"
 
 
@@ -112,7 +121,8 @@ class ReaderModel:
         self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
         if adapter_dir is not None:
             self.encoder = PeftModel.from_pretrained(encoder, str(adapter_dir))
-            self.head.load_state_dict(torch.load(Path(adapter_dir) / "head.pt", map_location="cpu"))
+            self.head.load_state_dict(torch.load(Path(adapter_dir) / "head.pt", map_location="cpu",
+                                                 weights_only=True))
             cfg = json.loads((Path(adapter_dir) / "reader.json").read_text())
             max_length = cfg.get("max_length", max_length)
         else:
@@ -154,13 +164,11 @@ class ReaderModel:
     def save(self, out_dir, extra: dict | None = None) -> None:
         import torch
 
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        self.encoder.save_pretrained(str(out_dir))
-        portable_adapter(out_dir, READER_BASE)
-        with atomic_path(out_dir / "head.pt") as tmp:
-            torch.save(self.head.state_dict(), tmp)
-        write_text(out_dir / "reader.json", json.dumps({"max_length": self.max_length, **(extra or {})},
+        with atomic_dir(out_dir) as tmp:  # a reader killed while saving leaves the previous one whole
+            self.encoder.save_pretrained(str(tmp))
+            portable_adapter(tmp, READER_BASE)
+            torch.save(self.head.state_dict(), tmp / "head.pt")
+            (tmp / "reader.json").write_text(json.dumps({"max_length": self.max_length, **(extra or {})},
                                                         indent=1, sort_keys=True) + "\n")
 
 
@@ -170,7 +178,10 @@ class EvidenceReader:
     def __init__(self, adapter_dir=None, device: str = "cpu", batch_size: int = 64):
         adapter_dir = Path(adapter_dir) if adapter_dir is not None else default_reader_dir()
         if not (adapter_dir / "head.pt").exists():
-            raise FileNotFoundError(f"no trained reader in {adapter_dir}: train one with `fgpo reader train`")
+            raise FileNotFoundError(f"no trained reader in {adapter_dir}: the repository ships one in "
+                                    f"data/readers/minilm-evidence (set {READER_ENV} to that folder when fgpo_core "
+                                    "is installed elsewhere, or use --reasoner reader:<folder>), or train one with "
+                                    "`fgpo reader train --out-dir FOLDER`")
         self.model = ReaderModel(adapter_dir, device=device)
         self.model.train(False)
         self.adapter_hash = adapter_hash(adapter_dir)

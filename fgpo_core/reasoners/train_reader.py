@@ -31,8 +31,10 @@ CURRICULUM_DECISIVE = {"recognition": "motif_scan", "splicing": "splice", "compo
 
 @dataclass
 class ReaderConfig:
-    out_dir: str = "data/readers/minilm-evidence"
-    """Where the adapter, head and manifest are written."""
+    out_dir: str = ""
+    """Where the adapter, head and manifest are written (required: the committed reader,
+    ``data/readers/minilm-evidence``, is what every committed table was built with, so it is
+    replaced only when asked for by name)."""
     n_per_skill: int = 220
     """Training questions per curriculum skill."""
     n_val_per_skill: int = 32
@@ -116,6 +118,9 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
 
     from ..genomics.curriculum import CurriculumSpec, curriculum_library, make_curriculum
 
+    if not cfg.out_dir:
+        raise ValueError("give out_dir (--out-dir): where the trained reader goes; the committed one is "
+                         "data/readers/minilm-evidence, and every committed table was built with it")
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     t0 = time.time()

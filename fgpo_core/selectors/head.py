@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["PolicyHead"]
+__all__ = ["PolicyHead", "StackedHead"]
 
 
 class PolicyHead(torch.nn.Module):
@@ -36,4 +36,29 @@ class PolicyHead(torch.nn.Module):
 
     def q(self, x: torch.Tensor) -> torch.Tensor:
         """The policy ``q(.|s)`` (and, for this selector, p_gen) ``[B, n_actions]``."""
+        return torch.softmax(self(x), -1)
+
+
+class StackedHead(torch.nn.Module):
+    """A frozen head with a fresh one on top: candidate scores ``base(x) + head(x)``.
+
+    The policy-head analogue of merging one stage's LoRA adapter into the weights and training
+    a fresh adapter for the next stage: the new head starts at zero, so the stacked policy
+    starts where the frozen one ended, and the two stages may differ in width.
+    """
+
+    def __init__(self, base: torch.nn.Module, head: PolicyHead):
+        super().__init__()
+        if getattr(base, "n_actions", head.n_actions) != head.n_actions:
+            raise ValueError("the stacked heads must score the same actions")
+        self.base, self.head, self.n_actions = base, head, head.n_actions
+        for p in self.base.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            b = self.base(x)
+        return b + self.head(x)
+
+    def q(self, x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(self(x), -1)

@@ -7,17 +7,27 @@ token count, the Eq. 1 reward and the differential reward.
 
 The build is sharded (``shard=(i, N)`` takes the i-th of N contiguous question
 ranges; shards merge) and resumable: rows are written in chunks, each chunk
-atomically, and a restarted build skips the chunks already on disk, so a build
-killed at any moment loses at most its current chunk and ends identical to an
-uninterrupted one. A manifest (questions' hash, tools and versions, reasoner id
-and weights fingerprint, prompt-template hash, lambda, seed) is written first;
-a build or a reader whose manifest differs is refused.
+atomically with a checksum beside it, and a restarted build skips the chunks that
+pass their checksum (a truncated or altered chunk is built again, and the merge
+refuses one), so a build killed at any moment loses at most its current chunk and
+ends identical to an uninterrupted one. One live builder may write a shard at a
+time (a lock file per shard). A manifest (questions' hash, tools and versions,
+reasoner id and weights fingerprint, prompt-template hash, lambda, seed, chunk size,
+package versions) is written first; a build or a reader whose manifest differs is
+refused.
+
+A table can also *extend* a finished table of the same questions and reasoner by
+one more tool (``extend_from``): the subsets without the new tool render exactly
+the prompts the smaller library rendered, so their rows are copied and only the
+``2**(n-1)`` subsets that hold the new tool are answered, half the reasoner calls.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -28,10 +38,63 @@ from ..genomics.benchmarks.schema import LETTERS, Question
 from ..reasoners.prompt import template_hash
 from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
-from ..io import atomic_path, write_json
+from ..env import package_versions
+from ..io import atomic_path, write_json, write_text
 from .io import MANIFEST, TABLE, ManifestMismatch
 
-__all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting"]
+__all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok"]
+
+
+class BuildLocked(FileExistsError):
+    """Another live builder is writing the same shard of a table folder."""
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def chunk_ok(path: Path) -> bool:
+    """Whether a chunk file is whole: it exists and matches the checksum written beside it
+    (``<chunk>.sha256``, written after the chunk). A truncated, altered or unverified chunk
+    is not."""
+    side = path.with_name(path.name + ".sha256")
+    return path.exists() and side.exists() and side.read_text().strip() == _digest(path)
+
+
+@contextmanager
+def _shard_lock(out: Path, shard: tuple[int, int]):
+    """One live builder per shard of a folder: a lock file holding the builder's pid; a lock
+    whose process is gone is taken over."""
+    lock = out / f".shard{shard[0]:03d}of{shard[1]:03d}.lock"
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            alive = pid > 0 and pid != os.getpid()
+            if alive:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    alive = False
+                except PermissionError:
+                    pass
+            if alive:
+                raise BuildLocked(f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
+                                  f"wait for it, or delete {lock} if that process is gone") from None
+            lock.unlink(missing_ok=True)  # stale: its builder died
+    else:
+        raise BuildLocked(f"could not lock {lock}")
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
 
 def questions_hash(questions: Sequence[Question]) -> str:
     h = hashlib.sha256()
@@ -41,8 +104,15 @@ def questions_hash(questions: Sequence[Question]) -> str:
     return h.hexdigest()
 
 
-def table_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int = 0) -> dict:
-    return {"format": 1, "n_questions": len(questions), "questions_sha256": questions_hash(questions),
+def table_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int = 0,
+                   extend_from: dict | None = None, chunk_size: int | None = None) -> dict:
+    """What a table is made of; a resumed build must match it exactly. ``chunk_size`` (how the
+    build splits questions into files) and the package versions are recorded by builds."""
+    extra = {} if extend_from is None else {"extended_from": {
+        "tools": extend_from["tools"], "questions_sha256": extend_from["questions_sha256"]}}
+    if chunk_size is not None:
+        extra |= {"chunk_size": chunk_size, "versions": package_versions()}
+    return {**extra, "format": 1, "n_questions": len(questions), "questions_sha256": questions_hash(questions),
             "tools": [[n, v] for n, v in library.versions().items()], "n_tools": library.n_tools,
             "reasoner": reasoner.id, "reasoner_fingerprint": getattr(reasoner, "fingerprint", "unknown"),
             "prompt_template": template_hash(), "lambda": lam, "seed": seed}
@@ -81,46 +151,94 @@ def _rows(q: Question, qi: int, outs, space: ActionSpace, lam: float) -> list[di
     return rows
 
 
+def _base_rows(extend_from, questions, library, reasoner, lam: float, seed: int):
+    """The finished smaller table a build extends: its manifest (checked against this build)
+    and its rows per question index."""
+    base_dir = Path(extend_from)
+    if not (base_dir / TABLE).exists():
+        raise FileNotFoundError(f"{base_dir} holds no merged table to extend")
+    base = json.loads((base_dir / MANIFEST).read_text())
+    mine = table_manifest(questions, library, reasoner, lam, seed)
+    diff = [k for k in ("questions_sha256", "reasoner", "reasoner_fingerprint", "prompt_template", "lambda")
+            if base.get(k) != mine[k]]
+    if base.get("n_tools") != library.n_tools - 1 or [list(t) for t in base["tools"]] != mine["tools"][:-1]:
+        diff.append("tools (the extended table must hold the same tools, one fewer)")
+    if diff:
+        raise ManifestMismatch(f"{base_dir} cannot be extended to this build: it differs in {', '.join(diff)}")
+    df = pd.read_parquet(base_dir / TABLE)
+    return base, {qi: g for qi, g in df.groupby("q_index")}
+
+
+class _Reused:
+    """A row of the extended table, read back as a reasoner's output."""
+
+    def __init__(self, row):
+        self.letter = row.prediction
+        self.logprobs = {L: getattr(row, f"logprob_{L}") for L in LETTERS}
+        self.prompt_tokens, self.generated, self.is_letter = row.prompt_tokens, row.generated, row.is_letter
+
+
 def build_table(questions: Sequence[Question], library, reasoner, out_dir, shard: tuple[int, int] = (0, 1),
                 chunk_size: int = 16, lam: float = LAMBDA, seed: int = 0, progress: bool = True,
-                max_chunks: int | None = None) -> Path:
+                max_chunks: int | None = None, extend_from=None) -> Path:
     """Build (or resume) one shard of the reward table in ``out_dir``; returns the folder.
 
+    ``extend_from``: a merged table of the same questions, reasoner and library less its last
+    tool; its rows are reused for the subsets without that tool (see the module docstring).
     ``max_chunks`` stops after that many new chunks (to test interruption).
     """
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive whole number, got {chunk_size!r}")
+    _shard_range(len(questions), shard)  # refuse a bad shard before touching the folder
+    base, base_rows = (None, None) if extend_from is None else _base_rows(extend_from, questions, library,
+                                                                           reasoner, lam, seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size))
+    with _shard_lock(out, shard):
+        return _build_chunks(questions, library, reasoner, out, shard, chunk_size, lam, progress, max_chunks,
+                             base, base_rows)
+
+
+def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: int, lam: float, progress: bool,
+                  max_chunks, base, base_rows) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed))
     space = library.space
+    half = space.n_actions // 2
+    answered = range(half, space.n_actions) if base is not None else range(space.n_actions)
     idx = _shard_range(len(questions), shard)
     chunks = [idx[i:i + chunk_size] for i in range(0, len(idx), chunk_size)]
     done = 0
-    bar = tqdm(total=len(idx) * space.n_actions, desc=f"table shard {shard[0]}/{shard[1]}", unit="call",
+    bar = tqdm(total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call",
                disable=not progress)
     t0 = time.time()
     calls = 0
     for j, rng in enumerate(chunks):
         path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
-        if path.exists():
-            bar.update(len(rng) * space.n_actions)
+        if chunk_ok(path):
+            bar.update(len(rng) * len(answered))
             continue
+        if path.exists():
+            bar.write(f"{path.name} is truncated, altered or unverified: building it again")
         if max_chunks is not None and done >= max_chunks:
             break
         rows = []
         for qi in rng:
             q = questions[qi]
             evs = library.run(q.tool_input(), key=q.id)
-            outs = reasoner.answer([(q, library.render(evs, m)) for m in range(space.n_actions)])
+            outs = reasoner.answer([(q, library.render(evs, m)) for m in answered])
+            if base is not None:
+                outs = [_Reused(r) for r in base_rows[qi].sort_values("mask").itertuples()] + list(outs)
             rows += _rows(q, qi, outs, space, lam)
-            calls += space.n_actions
-            bar.update(space.n_actions)
+            calls += len(answered)
+            bar.update(len(answered))
             bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
         with atomic_path(path) as tmp:
             pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
+        write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
         done += 1
     bar.close()
     return out
@@ -136,6 +254,10 @@ def merge_table(out_dir) -> Path:
     parts = sorted(out.glob("shard*-chunk*.parquet"))
     if not parts:
         raise FileNotFoundError(f"{out} holds no table chunks")
+    bad = [p.name for p in parts if not chunk_ok(p)]
+    if bad:
+        raise ValueError(f"{len(bad)} chunk(s) of {out} fail their checksum (e.g. {bad[0]}): run the build "
+                         "again, which redoes them")
     df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
     n, A = manifest["n_questions"], 1 << manifest["n_tools"]

@@ -76,7 +76,8 @@ def validate_question(obj, line: int | None = None, max_length: int = MAX_LENGTH
     for key in ("id", "suite", "family", "question"):
         if not isinstance(obj[key], str) or not obj[key].strip():
             raise _err(f"field '{key}' must be a non-empty string", line)
-    if obj.get("schema", SCHEMA_VERSION) != SCHEMA_VERSION:
+    schema = obj.get("schema", SCHEMA_VERSION)
+    if type(schema) is not int or schema != SCHEMA_VERSION:  # True == 1 in Python: refuse it explicitly
         raise _err(f"field 'schema' is {obj.get('schema')!r}; this reader knows version {SCHEMA_VERSION}", line)
     if obj["split"] not in SPLITS:
         raise _err(f"field 'split' must be one of {', '.join(SPLITS)}, got {obj['split']!r}", line)
@@ -120,14 +121,20 @@ def validate_question(obj, line: int | None = None, max_length: int = MAX_LENGTH
 def read_questions(path, max_length: int = MAX_LENGTH) -> list[Question]:
     """Read and validate a JSONL file; errors name the line and the field. Ids must be unique."""
     out, seen = [], {}
-    with open(path, encoding="utf-8") as fh:
-        for i, raw in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for i, raw_bytes in enumerate(fh, 1):
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise QuestionError(f"line {i}: not UTF-8 text (byte {exc.start}); schema v1 files are UTF-8") from None
             if not raw.strip():
                 continue
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise QuestionError(f"line {i}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise QuestionError(f"line {i}: not a question (JSON nested too deeply)") from None
             q = validate_question(obj, i, max_length)
             if q.id in seen:
                 raise QuestionError(f"line {i}: field 'id' {q.id!r} repeats line {seen[q.id]}")

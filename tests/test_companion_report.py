@@ -1,0 +1,48 @@
+"""The in-domain / out-of-domain split and its scores, on hand-made data with known answers."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from fgpo_core.experiments.companion_report import domain_of, domain_split, id_ood_checkpoints, id_ood_scores
+from fgpo_core.experiments.study import Study
+from fgpo_core.table import RewardTable
+
+TRAIN = ("cpg", "promoter", "repeat", "splice")
+
+
+def test_domain_rule():
+    assert domain_of("core", "cpg", TRAIN) == "ID"
+    assert domain_of("core", "taxonomy", TRAIN) == "OOD"
+    assert domain_of("mosaic", "tf_motif", TRAIN) == "OOD"
+    assert domain_of("microbe", "promoter", TRAIN) == "OOD"  # another source of sequences
+
+
+def _table(fams, right_mask, prefix):
+    n = len(fams)
+    correct = np.zeros((n, 16), dtype=bool)
+    correct[:, right_mask] = True
+    return RewardTable(correct, 4, np.array(fams), question_ids=np.array([f"{prefix}{i}" for i in range(n)]))
+
+
+def test_scores_and_checkpoints_pool_questions_by_domain():
+    core = _table(["cpg", "cpg", "taxonomy", "tf_motif"], 3, "c")
+    microbe = _table(["promoter", "taxonomy"], 3, "m")
+    tables = {"core": core, "microbe": microbe}
+    split = domain_split(tables, TRAIN)
+    assert split.groupby("domain").n.sum().to_dict() == {"ID": 2, "OOD": 4}
+    picks = pd.DataFrame({"method": "sft", "seed": 0, "suite": ["core"] * 4 + ["microbe"] * 2,
+                          "question_id": ["c0", "c1", "c2", "c3", "m0", "m1"], "mask": [3, 0, 3, 3, 0, 3]})
+    st = Study({}, picks, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    sc = id_ood_scores(st, tables, TRAIN).iloc[0]
+    assert (sc["ID"], sc["n ID"]) == (50.0, 2)
+    assert (sc["OOD"], sc["n OOD"]) == (75.0, 4)
+    ck = pd.DataFrame({"method": "sft", "seed": 0, "step": 1, "epoch": 1.0,
+                       "suite": ["core", "core", "core", "microbe", "core"],
+                       "family": ["cpg", "taxonomy", "tf_motif", "promoter", "all"], "n": [2, 1, 1, 1, 4],
+                       "accuracy": [50.0, 100.0, 0.0, 100.0, 50.0], "tools": 1.0})
+    st.checkpoints = ck
+    c = id_ood_checkpoints(st, TRAIN).iloc[0]
+    assert c["ID"] == pytest.approx(50.0) and c["OOD"] == pytest.approx(100 * 2 / 3)
+    st.checkpoints = None
+    with pytest.raises(ValueError, match="checkpoints"):
+        id_ood_checkpoints(st, TRAIN)
