@@ -51,9 +51,10 @@ def _tools(args) -> int:
         raise SystemExit(f"fgpo tools: {args.bench} holds no references.jsonl (a built benchmark folder has one)")
     else:
         lib = ToolLibrary.five() if five else ToolLibrary.main()
-    if args.task and lib.tools[3].references and args.task not in lib.tools[3].references:
+    refs = next((t.references for t in lib.tools if t.name == "expert"), {})
+    if args.task and refs and args.task not in refs:
         raise SystemExit(f"fgpo tools: no reference set for task {args.task!r}; the benchmark has "
-                         f"{', '.join(sorted(lib.tools[3].references))}")
+                         f"{', '.join(sorted(refs))}")
     chosen = args.tool or [n for n in lib.names if n != "homology"]
     unknown = [t for t in chosen if t not in lib.names]
     if unknown:

@@ -90,9 +90,9 @@ class StudyConfig:
 
     methods: str = "main"
     """Comma-separated method names (fgpo_core.algorithms.head.METHODS; fgpo-k<k> for any k),
-    each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``),
-    Stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a preset
-    of :data:`PRESETS` (main, ablations, five, companion)."""
+    each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``);
+    stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a
+    preset of :data:`PRESETS` (main, ablations, five, companion)."""
     seeds: int = 5
     """Seeds per method (0 .. seeds-1)."""
     lrs: str = "3e-3,1e-2,3e-2,1e-1"
