@@ -58,6 +58,7 @@ from IPython.display import Markdown, display
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import profile_note, show_source
 from fgpo_core.book.findings import post_training_findings
+from fgpo_core.algorithms.head import parse_method
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, set_style
 from fgpo_core.experiments.companion_report import (domain_of, domain_split, id_ood_checkpoints, id_ood_scores,
                                                     id_ood_summary)
@@ -129,7 +130,7 @@ def by_setting(methods, xs):
 # each run from scratch with its own cosine schedule; ID and OOD accuracy of the final heads.
 
 # %%
-epochs = [int(m.split("-e")[1].split("-")[0]) for m in COMPANION["sft_epochs"]]
+epochs = [parse_method(m).overrides["epochs"] for m in COMPANION["sft_epochs"]]
 sft = by_setting(COMPANION["sft_epochs"], epochs)
 display(sft.round(2))
 long = curves[curves.method == COMPANION["sft_epochs"][-1]].groupby("epoch")[["ID", "OOD"]].mean()

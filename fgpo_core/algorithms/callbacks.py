@@ -46,8 +46,9 @@ def closed_form_dead_groups(p_gen: np.ndarray, rewards: np.ndarray, G: int, fail
     if (p < -1e-9).any() or (p.sum(1) > 1 + 1e-6).any():
         raise ValueError("p_gen must be non-negative with at most unit mass per prompt")
     if failure_reward is not None:
-        rest = np.clip(1.0 - p.sum(1, keepdims=True), 0.0, 1.0)
-        p = np.concatenate([p, rest], 1)
+        from ..evaluation.picks import p_gen_with_failures
+
+        p = p_gen_with_failures(p)
         fail = np.broadcast_to(np.asarray(failure_reward, dtype=float), (len(r),))
         r = np.concatenate([r, fail[:, None]], 1)
     return dead_group_probability(np.clip(p, 0.0, None), r, G, atol)

@@ -14,6 +14,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..evaluation.picks import correct_of
 from ..table import RewardTable
 from .study import Study
 
@@ -49,8 +50,7 @@ def id_ood_scores(study: Study, tables: Mapping[str, RewardTable], training_fami
             if s not in tables:
                 continue
             t = tables[s].select(g.question_id.tolist())
-            pick = g["mask"].to_numpy()
-            ok = t.correct[np.arange(len(pick)), pick]
+            ok = correct_of(g["mask"].to_numpy(), t.correct)
             dom = np.array([domain_of(s, fam, fams) for fam in np.asarray(t.family)])
             for d in right:
                 right[d].append(ok[dom == d])
