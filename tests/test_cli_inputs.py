@@ -71,7 +71,8 @@ def test_user_errors_are_one_line_not_a_traceback(tmp_path, capsys, monkeypatch)
     assert "made under different inputs" in capsys.readouterr().err
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text('{"objective": "fg')  # truncated
-    assert main(["evaluate", "--run", str(tmp_path / "run"), "--suite", "core", "--limit", "1"]) == 2
+    assert main(["evaluate", "--run", str(tmp_path / "run"), "--suite", "core", "--limit", "1",
+                 "--out", str(tmp_path / "ev")]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     monkeypatch.setenv("FGPO_TRACEBACK", "1")
     with pytest.raises(FileNotFoundError):
@@ -98,9 +99,26 @@ def test_evaluate_joins_its_picks_to_a_table_and_prints_the_accuracy(capsys):
 
     ev = pd.read_parquet("runs/cpu/grpo/eval/core.parquet")
     assert main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--limit", str(len(ev)),
-                 "--table", "data/tables/cpu/reader"]) == 0
+                 "--table", "data/tables/cpu/reader", "--into-run"]) == 0
     t = load_table("data/tables/cpu/reader/core").select(ev.question_id.tolist())
     want = summarise_picks(ev.generation_pick.to_numpy(), t.correct, t.n_tools)["accuracy"]
     assert f"accuracy {want:.1f}%" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="--threads"):
-        main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--threads", "-1"])
+        main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--threads", "-1", "--into-run"])
+
+
+def test_evaluate_needs_an_output_folder_and_can_skip_scoring(tmp_path):
+    """A committed run folder is written only when asked (--into-run); --generation-only skips
+    controlled scoring and p_gen, and a later full evaluation does not take it for one."""
+    import pandas as pd
+
+    with pytest.raises(SystemExit, match="give --out FOLDER, or --into-run"):
+        main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--limit", "1"])
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out),
+                 "--generation-only", "--threads", "1"]) == 0
+    ev = pd.read_parquet(out / "dev.parquet")
+    assert "generation_pick" in ev and "scoring_pick" not in ev and not any(c.startswith("p_gen") for c in ev)
+    assert main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out),
+                 "--threads", "1"]) == 0
+    assert "scoring_pick" in pd.read_parquet(out / "dev.parquet")

@@ -115,3 +115,34 @@ def test_micro_batched_dpo_takes_the_same_step_as_one_pass(tmp_path):
     scale = max(a.abs().max().item() for a in after[0])
     assert scale > 0  # the step moved the adapter (LoRA's B starts at zero)
     assert max((a - b).abs().max().item() for a, b in zip(*after)) < 1e-4 * max(scale, 1.0)
+
+
+def test_warmup_targets_are_uniform_seeded_and_blind_to_rewards():
+    from fgpo_core.algorithms.warmup import warmup_targets
+
+    a = warmup_targets(16000, 16, seed=0, epoch=1)
+    assert (a == warmup_targets(16000, 16, seed=0, epoch=1)).all()
+    assert (a != warmup_targets(16000, 16, seed=0, epoch=2)).any()
+    counts = np.bincount(a, minlength=16)
+    assert counts.min() > 850 and counts.max() < 1150  # 1000 each in expectation (sd about 31)
+
+
+@needs_trl
+def test_tiny_warmup_raises_the_mass_on_the_policy_strings_and_stops_at_the_target(tmp_path):
+    import json
+
+    from fgpo_core.algorithms.warmup import WarmupConfig, format_mass, train_warmup
+
+    sel, qs = tiny_selector_and_questions()
+    before = format_mass(sel, qs).mean()
+    res = train_warmup(sel, qs, qs[:2], WarmupConfig(lr=2e-2, max_epochs=3, target_mass=1.0, batch_size=4),
+                       tmp_path, progress=False)
+    curve = [c["dev_mass_mean"] for c in res["curve"]]
+    assert len(curve) == 4
+    assert curve[-1] > curve[0] and format_mass(sel, qs).mean() > before
+    assert not res["reached_target"] and res["epochs"] == 3
+    assert json.loads((tmp_path / "warmup.json").read_text())["curve"] == res["curve"]
+    # a target already met: no epoch is run
+    again = train_warmup(sel, qs, qs[:2], WarmupConfig(target_mass=min(curve[-1], 1.0) / 2, batch_size=4),
+                         tmp_path / "b", progress=False)
+    assert again["epochs"] == 0 and again["reached_target"]

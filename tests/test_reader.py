@@ -115,6 +115,10 @@ def test_reader_scores_in_any_batch_order_and_adds_blocks(small, tmp_path):
     outs = reader.answer([(q, lib.render(evs, m_)) for m_ in range(16)])
     again = EvidenceReader(tmp_path).answer([(q, lib.render(evs, m_)) for m_ in range(16)])
     assert [o.letter for o in outs] == [o.letter for o in again]
+    # a score depends on its pair only, not on what it was batched with: a resumed or sharded
+    # build (other batches) gives bit-identical log-probabilities
+    one_by_one = [EvidenceReader(tmp_path).answer([(q, lib.render(evs, m_))])[0] for m_ in (15, 3, 0)]
+    assert [o.logprobs for o in one_by_one] == [outs[m_].logprobs for m_ in (15, 3, 0)]
     for o in outs:
         assert o.letter == max(o.logprobs, key=o.logprobs.get)
         assert abs(sum(np.exp(v) for v in o.logprobs.values()) - 1) < 1e-6

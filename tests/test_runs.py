@@ -11,9 +11,11 @@ from fgpo_core.reasoners.train_reader import ReaderConfig
 from fgpo_core.experiments.grid import GridConfig
 from fgpo_core.experiments.run import OBJECTIVES, RunSetup
 from fgpo_core.algorithms.fgpo import FGPOConfig
+from fgpo_core.algorithms.warmup import WarmupConfig
 
 
-@pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig])
+@pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig,
+                                 WarmupConfig])
 def test_every_config_field_carries_a_docstring(cls):
     docs = field_docs(cls)
     assert set(docs) == {f.name for f in dataclasses.fields(cls)}
@@ -30,10 +32,11 @@ def test_flags_round_trip_to_the_dataclass():
 
 
 @pytest.mark.parametrize("objective,own,other", [("fgpo", "--beta", "--dpo-beta"), ("grpo", "--G", "--beta"),
-                                                 ("sft", "--micro-batch", "--G"), ("dpo", "--dpo-beta", "--G")])
+                                                 ("sft", "--micro-batch", "--G"), ("dpo", "--dpo-beta", "--G"),
+                                                 ("warmup", "--target-mass", "--G")])
 def test_train_offers_each_objectives_own_config(objective, own, other, capsys):
     """`fgpo train --objective X` takes the run setup and X's own config fields, not another's."""
-    assert set(OBJECTIVES) == {"fgpo", "grpo", "sft", "dpo"}
+    assert set(OBJECTIVES) == {"fgpo", "grpo", "sft", "dpo", "warmup"}
     with pytest.raises(SystemExit) as e:
         main(["train", "--objective", objective, "--help"])
     assert e.value.code == 0
@@ -97,7 +100,7 @@ def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_lik
     with pytest.raises(ValueError, match="not a plain name"):
         run.evaluate_run("untrained", str(bench), ["../escape"], out_dir=str(tmp_path))
     _, suites = load_benchmark(bench)
-    frame = pd.DataFrame({"question_id": [q.id for q in suites["core"][:2]]})
+    frame = pd.DataFrame({"question_id": [q.id for q in suites["core"][:2]], "scoring_pick": [0, 0]})
     frame.attrs.update(adapter="untrained", keep="40")
     frame.to_parquet(tmp_path / "core.parquet")
 

@@ -236,3 +236,62 @@ def test_greedy_generation_stops_at_the_closing_tag(prefilled):
     assert full[0].startswith(text)  # the same greedy path, cut at the closing tag at the latest
     assert text == full[0] or "</answer>" in text
     assert mask == prefilled.parse(full[0])
+
+
+def _constrained_by_decoding(sel, q):
+    """Greedy decoding with the vocabulary restricted, token by token, to continuations that
+    keep the text a prefix of some policy string: the definition, one forward pass per token."""
+    prompt = sel.prompt_ids(q)
+    cands = [list(c) for c in sel.candidates]
+    out = []
+    while True:
+        allowed = sorted({c[len(out)] for c in cands if c[:len(out)] == out and len(c) > len(out)})
+        with torch.no_grad():
+            logits = sel.model(input_ids=torch.tensor([prompt + out])).logits[0, -1].double()
+        lp = torch.log_softmax(logits, -1)
+        out.append(max(allowed, key=lambda tok: (float(lp[tok]), -tok)))
+        done = [m for m, c in enumerate(cands) if c == out]
+        if done:
+            return done[0]
+
+
+@pytest.mark.parametrize("fixture", ["selector", "prefilled"])
+def test_constrained_pick_equals_restricted_greedy_decoding(fixture, request):
+    sel = request.getfixturevalue(fixture)
+    for i in range(4):
+        q = question(i)
+        scores, p_gen, pick = sel.scores_p_gen_constrained(q)
+        assert pick == _constrained_by_decoding(sel, q)
+        torch.testing.assert_close(scores, sel.scores_and_p_gen(q)[0])
+
+
+def test_format_term_adds_minus_w_log_mass_and_raises_the_mass(prefilled):
+    """fgpo_step's format term (this book's addition) against autograd of its definition, and
+    one plain gradient step on it alone (constant rewards, no entropy bonus: FGPO's own
+    gradient is zero) raises p_gen's mass on the policy strings."""
+    from fgpo_core.algorithms.fgpo import fgpo_step
+
+    qs = [question(0), question(1)]
+    r = np.random.default_rng(0).random((2, 16))
+    params = [p for p in prefilled.model.parameters()]
+    prefilled.model.zero_grad()
+    masses = []
+    fgpo_step(prefilled, qs, r, 0.03, format_weight=0.5, log_masses=masses)
+    fast = [p.grad.clone() for p in params]
+    prefilled.model.zero_grad()
+    mean = prefilled.candidate_scores(qs)
+    total = prefilled.candidate_scores(qs, reduce="sum")
+    (fgpo_loss(mean, torch.as_tensor(r), 0.03) - 0.5 * torch.logsumexp(total, -1).mean()).backward()
+    for a, p in zip(fast, params):
+        torch.testing.assert_close(a, p.grad, rtol=1e-4, atol=1e-7)  # float32 log-softmax, summation order
+    np.testing.assert_allclose(masses, torch.logsumexp(total, -1).detach().numpy(), rtol=1e-9)
+    before = float(torch.logsumexp(total, -1).mean())
+    prefilled.model.zero_grad()
+    fgpo_step(prefilled, qs, np.ones((2, 16)), 0.0, format_weight=1.0)
+    with torch.no_grad():
+        for p in params:
+            p -= 0.05 * p.grad
+        after = float(torch.logsumexp(prefilled.candidate_scores(qs, reduce="sum"), -1).mean())
+        for p in params:  # undo: the module-scoped selector is shared
+            p += 0.05 * p.grad
+    assert after > before

@@ -52,6 +52,11 @@ class FGPOConfig:
     """Seeds the question order and the adapter's initialisation."""
     eval_every: int = 0
     """Optimiser steps between dev evaluations (0: once per epoch)."""
+    format_weight: float = 0.0
+    """This book's addition, not the paper's (0: FGPO as the paper writes it): the loss also
+    subtracts ``format_weight * log sum_a p_gen(a|s)``, the log of free generation's mass on
+    the policy strings, so that raising q's expected reward cannot move p_gen off the strings
+    that parse (the role GRPO's 0.05 r_fmt plays in its reward)."""
     select_by: str = "generation"
     """Dev metric that picks the kept adapter: "generation" (greedy free generation, how the
     selector is used) or "scoring" (controlled candidate scoring, Eq. 6); ties go to the higher J."""
@@ -80,19 +85,29 @@ class FGPOResult:
     extra: dict = field(default_factory=dict)
 
 
-def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA) -> torch.Tensor:
+def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA,
+              format_weight: float = 0.0, log_masses: list | None = None) -> torch.Tensor:
     """The FGPO loss of a minibatch, back-propagated one question at a time (no optimiser step).
 
     The loss is a mean over questions, so each question's term, divided by the batch size, is
     back-propagated as soon as it is scored: the gradients are those of the whole batch while
-    only one question's graph is held in memory. Returns the detached candidate scores ``[B, 2**n]``.
+    only one question's graph is held in memory. With ``format_weight`` (this book's addition,
+    see :class:`FGPOConfig`) each term also subtracts ``format_weight * log sum_a p_gen(a|s)``;
+    ``log_masses``, if given, receives each question's detached log mass. Returns the detached
+    candidate scores ``[B, 2**n]``.
     """
     B = len(questions)
     rows = []
     for question, r in zip(questions, rewards):
-        scores = selector.candidate_scores([question])
-        (fgpo_loss(scores, torch.as_tensor(r[None], dtype=scores.dtype), beta) / B).backward()
+        scores, log_mass = selector.scores_and_log_mass(question)
+        scores = scores[None]
+        loss = fgpo_loss(scores, torch.as_tensor(r[None], dtype=scores.dtype), beta)
+        if format_weight:
+            loss = loss - format_weight * log_mass
+        (loss / B).backward()
         rows.append(scores.detach()[0])
+        if log_masses is not None:
+            log_masses.append(float(log_mass))
     return torch.stack(rows)
 
 
@@ -158,7 +173,9 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             step = epoch * n_batches + b + 1
             idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
             opt.zero_grad()
-            scores = fgpo_step(selector, [train_qs[i] for i in idx], train_rewards[idx], config.beta)
+            log_masses: list = []
+            scores = fgpo_step(selector, [train_qs[i] for i in idx], train_rewards[idx], config.beta,
+                               config.format_weight, log_masses)
             r = torch.as_tensor(train_rewards[idx], dtype=scores.dtype)
             opt.step()
             sched.step()
@@ -169,6 +186,7 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
                               "loss": float(fgpo_loss(scores, r, config.beta)), "J": float((q * r).sum(-1).mean()),
                               "entropy": float(entropy(q).mean()), "top_mass": float(q.max(-1).values.mean()),
                               "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
+                              "p_gen_mass": float(np.exp(log_masses).mean()),
                               "lr": sched.get_last_lr()[0]})
             bar.update()
             if step % every == 0 or step == total:

@@ -9,11 +9,12 @@ import numpy as np
 from ..genomics.benchmarks.schema import Question
 from .imitation import ImitationConfig, sft_targets, trainer_args
 
-__all__ = ["train_sft"]
+__all__ = ["train_sft", "sft_on_subsets"]
 
 
-def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
-    """Supervised imitation of the table's best subset; returns the trainer's log history.
+def sft_on_subsets(selector, questions: Sequence[Question], masks: Sequence[int], cfg: ImitationConfig, out_dir):
+    """Supervised training of each question's prompt followed by the policy string of its
+    subset in ``masks`` (TRL's SFTTrainer, loss on the completion only); returns the log history.
 
     The examples are given to TRL already tokenized, as the selector tokenizes them when it
     scores and generates (prompt tokens, then the policy string's own tokens): joined as
@@ -22,9 +23,10 @@ def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg:
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    best = sft_targets(rewards)
+    if len(masks) != len(questions):
+        raise ValueError(f"{len(masks)} target subsets for {len(questions)} questions")
     rows = []
-    for q, m in zip(questions, best):
+    for q, m in zip(questions, masks):
         prompt, cand = selector.prompt_ids(q), selector.candidates[int(m)]
         rows.append({"input_ids": prompt + cand, "completion_mask": [0] * len(prompt) + [1] * len(cand)})
     args = trainer_args(SFTConfig, out_dir, cfg, completion_only_loss=True, max_length=None, packing=False)
@@ -32,3 +34,9 @@ def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg:
                     processing_class=selector.tokenizer)
     tr.train()
     return tr.state.log_history
+
+
+def train_sft(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
+    """Supervised imitation of the table's best subset (:func:`sft_targets`); returns the
+    trainer's log history."""
+    return sft_on_subsets(selector, questions, sft_targets(rewards), cfg, out_dir)

@@ -7,9 +7,19 @@ declares in its ``parameters`` cell), executes it headless into
 ``executed/NAME.ipynb``, hides the parameter cells, and builds the HTML with
 ``jupyter-book build -W -n --keep-going``. Math is typeset by a vendored
 MathJax 3, so the rendered book needs no network.
+
+Executed chapters are cached in ``book/cache/<profile>/`` under a key that hashes
+everything their outputs depend on: the chapter's source, the parameters it receives,
+the library's source (``fgpo_core/**/*.py``), the lock (``constraints.txt``) and every
+file under each path the parameters name (the committed tables, runs and studies it
+reads). A chapter whose key matches its cached copy is not executed again; one whose
+inputs changed is. The cpu profile's cache is committed, so a fresh clone renders the
+book from it in minutes.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -20,12 +30,15 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["REPO_ROOT", "PROFILES", "ChapterResult", "chapters", "load_profile", "execute_chapter", "build_book"]
+__all__ = ["REPO_ROOT", "PROFILES", "CACHE", "ChapterResult", "chapters", "load_profile", "execute_chapter",
+           "chapter_inputs", "chapter_key", "cached_chapter", "build_book"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ("ci", "cpu", "gpu")
 EXECUTED = "executed"
 HIDDEN_TAGS = ("parameters", "injected-parameters")
+CACHE = Path("book") / "cache"
+"""Executed chapters by profile (``CACHE/<profile>/NAME.ipynb``) with their keys (``NAME.key.json``)."""
 
 
 @dataclass
@@ -34,6 +47,7 @@ class ChapterResult:
     ok: bool
     seconds: float
     message: str = ""
+    cached: bool = False
 
 
 def chapters(root: Path = REPO_ROOT) -> list[str]:
@@ -116,6 +130,94 @@ def _describe_failure(name: str, nb, exc) -> str:
             f"{ename}: {evalue}\n{src}")
 
 
+
+def _tracked_files(path: Path, root: Path) -> list[Path]:
+    """The files under ``path`` that a clone of the repository holds: git's tracked and
+    not-ignored files when ``root`` is a git checkout (so local build outputs such as
+    checkpoints do not change a key), else every file."""
+    if path.is_file():
+        return [path]
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                              str(path.resolve())], cwd=root, capture_output=True, check=True).stdout
+        files = [root / f for f in out.decode().split("\0") if f]
+        return sorted({f for f in files if f.is_file()})
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(f for f in path.rglob("*") if f.is_file())
+
+
+_FILE_DIGESTS: dict = {}
+
+
+def _file_digest(path: Path) -> str:
+    st = path.stat()
+    memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if memo not in _FILE_DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _FILE_DIGESTS[memo] = h.hexdigest()
+    return _FILE_DIGESTS[memo]
+
+
+def _tree_digest(files: list[Path], base: Path) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{os.path.relpath(f.resolve(), base.resolve())}\0{_file_digest(f)}\n".encode())
+    return h.hexdigest()
+
+
+def chapter_inputs(name: str, params: dict, root: Path = REPO_ROOT) -> dict:
+    """What chapter ``name``'s outputs depend on, each as a SHA-256: its source, the
+    parameters it declares (with the values ``params`` gives them), the library's source,
+    the lock, and, for every parameter whose value names existing paths (relative to
+    ``notebooks/``; a comma-separated list names several), the files under them."""
+    nb = read_chapter(name, root)
+    chosen = {**declared_parameters(nb), **{k: v for k, v in params.items() if k in declared_parameters(nb)}}
+    lib = sorted((root / "fgpo_core").rglob("*.py"))
+    lock = root / "constraints.txt"
+    inputs = {"chapter": _file_digest(root / "notebooks" / f"{name}.py"),
+              "parameters": hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest(),
+              "library": _tree_digest(lib, root),
+              "lock": _file_digest(lock) if lock.exists() else "", "data": {}}
+    for key, value in sorted(chosen.items()):
+        if not isinstance(value, str) or not value.strip():
+            continue
+        paths = [root / "notebooks" / v.strip() for v in value.split(",") if v.strip()]
+        if paths and all(p.exists() for p in paths):
+            inputs["data"][key] = _tree_digest([f for p in paths for f in _tracked_files(p, root)], root)
+    return inputs
+
+
+def chapter_key(inputs: dict) -> str:
+    """One SHA-256 of :func:`chapter_inputs`."""
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+
+
+def cached_chapter(name: str, profile_name: str, inputs: dict, root: Path = REPO_ROOT) -> Path | None:
+    """The cached executed notebook of ``name`` under ``profile_name`` if its key matches ``inputs``."""
+    folder = root / CACHE / profile_name
+    nb, key = folder / f"{name}.ipynb", folder / f"{name}.key.json"
+    if not (nb.exists() and key.exists()):
+        return None
+    try:
+        recorded = json.loads(key.read_text())
+    except json.JSONDecodeError:
+        return None
+    return nb if recorded.get("key") == chapter_key(inputs) else None
+
+
+def _store_in_cache(name: str, profile_name: str, inputs: dict, executed: Path, root: Path) -> None:
+    from ..io import atomic_path, write_json
+
+    folder = root / CACHE / profile_name
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_path(folder / f"{name}.ipynb") as tmp:
+        shutil.copyfile(executed, tmp)
+    write_json(folder / f"{name}.key.json", {"key": chapter_key(inputs), "inputs": inputs}, indent=1)
+
+
 def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_ROOT,
                     timeout: int | None = None) -> ChapterResult:
     """Execute one chapter headless with ``params`` into ``out_dir/NAME.ipynb``."""
@@ -145,11 +247,13 @@ def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_RO
 
 
 def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path = REPO_ROOT,
-               execute: bool = True, html: bool = True) -> int:
+               execute: bool = True, html: bool = True, cache: bool = True) -> int:
     """Execute chapters under ``profile`` and render the book; returns an exit code.
 
     Every chapter is attempted (a failure does not stop the others); failures
-    are reported with the chapter's name, the failing cell and its source.
+    are reported with the chapter's name, the failing cell and its source. With ``cache``
+    a chapter whose inputs match its copy in ``book/cache/<profile>/`` is taken from there
+    instead of executed, and a chapter executed without error is stored there.
     """
     names = chapters(root)
     if only:
@@ -160,12 +264,23 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     params = load_profile(profile, root)
     out_dir = root / EXECUTED
     results: list[ChapterResult] = []
+    profile_name = Path(profile).stem
     if execute:
         for name in names:
+            inputs = chapter_inputs(name, params, root) if cache else None
+            hit = cached_chapter(name, profile_name, inputs, root) if cache else None
+            if hit is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(hit, out_dir / f"{name}.ipynb")
+                results.append(ChapterResult(name, True, 0.0, cached=True))
+                print(f"[fgpo book] {name}: inputs unchanged, taken from {CACHE / profile_name}", flush=True)
+                continue
             print(f"[fgpo book] executing {name} (profile {profile}) ...", flush=True)
             res = execute_chapter(name, params, out_dir, root)
             results.append(res)
             print(f"[fgpo book]   {'ok' if res.ok else 'FAILED'} in {res.seconds:.1f} s", flush=True)
+            if res.ok and cache:
+                _store_in_cache(name, profile_name, inputs, out_dir / f"{name}.ipynb", root)
     missing = [n for n in chapters(root) if not (out_dir / f"{n}.ipynb").exists()]
     if html and missing:
         print(f"[fgpo book] not yet executed: {', '.join(missing)}; run without --chapter first", file=sys.stderr)
@@ -186,5 +301,6 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     for r in failed:
         print(f"[fgpo book] {r.message}", file=sys.stderr)
     if results:
-        print("[fgpo book] chapter times: " + ", ".join(f"{r.name} {r.seconds:.0f} s" for r in results))
+        print("[fgpo book] chapter times: " + ", ".join(f"{r.name} {'cached' if r.cached else f'{r.seconds:.0f} s'}"
+                                                       for r in results))
     return 1 if failed or code else 0

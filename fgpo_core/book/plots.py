@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane"]
+           "plot_id_ood_plane", "plot_subsets_and_methods"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -379,5 +380,26 @@ def plot_id_ood_plane(trajectories: dict, title: str = "ID against OOD over trai
                         arrowprops={"arrowstyle": "-|>", "color": c})
     ax.set(xlabel="in-domain accuracy (%)", ylabel="out-of-domain accuracy (%)", title=title)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_subsets_and_methods(fixed: pd.Series, methods: pd.DataFrame, oracle: float,
+                             title: str = "Every fixed subset, and the trained selectors"):
+    """Accuracy (%) of always choosing each subset (grey bars) beside each trained method's
+    mean over seeds (coloured, with its seeds as dots), and the oracle as a dashed line.
+    ``methods``: one row per (method, seed) with ``method`` and ``accuracy``."""
+    names = list(dict.fromkeys(methods["method"]))
+    labels = list(fixed.index) + names
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(labels) + 2), 3.8))
+    ax.bar(range(len(fixed)), fixed.to_numpy(), color="#b8b8b8", label="always this subset")
+    for i, name in enumerate(names, len(fixed)):
+        acc = methods.loc[methods["method"] == name, "accuracy"].to_numpy()
+        ax.bar(i, acc.mean(), color=color(name))
+        ax.scatter(np.full(len(acc), i), acc, color="black", s=10, zorder=3)
+    ax.axhline(oracle, ls="--", color="#444444", lw=1)
+    ax.text(len(labels) - 0.5, oracle, " oracle", va="center", fontsize=8)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set(ylabel="accuracy on the test questions (%)", title=title)
     fig.tight_layout()
     return fig

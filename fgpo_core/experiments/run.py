@@ -4,8 +4,9 @@ A run folder holds the adapter (``adapter/``, peft format), ``manifest.json`` (t
 objective, its configuration, the tables and questions it saw, the dev curve and
 telemetry, the adapter's hash; written last and atomically, it marks the run as finished)
 and, after evaluation, ``eval/<suite>.parquet``: each question's pick under free generation
-(``generation_pick``, -1 for a format failure) and under controlled scoring
-(``scoring_pick``), its candidate scores (``candidate_score_<mask>``) and its p_gen of every
+(``generation_pick``, -1 for a format failure), under controlled scoring
+(``scoring_pick``) and under constrained decoding (``constrained_pick``: greedy generation
+restricted to the policy strings), its candidate scores (``candidate_score_<mask>``) and its p_gen of every
 subset's policy string (``p_gen_<mask>``). Chapters render from these files.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..selectors.lm import SELECTOR_BASE, load_selector
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "best_dev",
            "config_differences", "run_manifest", "split_data"]
 
-OBJECTIVES = ("fgpo", "grpo", "sft", "dpo")
+OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
 EVAL_SUITES = ("core", "microbe", "mosaic")
 """The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
 
@@ -52,6 +53,8 @@ class RunSetup:
     """Bases kept at each end of a long sequence in the selector's prompt (0: whole sequences)."""
     threads: int = 2
     """torch CPU threads."""
+    init_adapter: str = ""
+    """Start from this run folder's adapter (e.g. the format warm-up's) instead of a fresh one."""
 
 
 def split_data(setup: RunSetup, split: str, n: int = 0):
@@ -92,8 +95,12 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
-    sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
-                        lora_alpha=getattr(config, "lora_alpha", 32))
+    if setup.init_adapter:
+        run_manifest(setup.init_adapter)  # a finished run, or a clear error
+        sel = load_selector(str(Path(setup.init_adapter) / "adapter"), setup.keep, trainable=True)
+    else:
+        sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
+                            lora_alpha=getattr(config, "lora_alpha", 32))
     t0 = time.time()
     extra: dict = {}
     if objective == "fgpo":
@@ -116,6 +123,10 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
                  "reward_evaluations": res.reward_evaluations,
                  "dead_fraction_recount": [float(np.mean([np.ptp(g) <= 1e-8 for g in c]))
                                            for c in res.extra["table_reward"].calls]}
+    elif objective == "warmup":
+        from ..algorithms.warmup import train_warmup
+
+        extra = train_warmup(sel, train_qs, dev_qs, config, out / "ckpt", progress=progress)
     else:
         from ..algorithms.dpo import train_dpo
         from ..algorithms.sft import train_sft
@@ -144,6 +155,7 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
     import hashlib
 
     ident = {"objective": objective, "keep": setup.keep, "bench_dir": str(Path(setup.bench_dir).resolve()),
+             "init_adapter": adapter_hash(Path(setup.init_adapter) / "adapter") if setup.init_adapter else "",
              "table_reasoner": table_manifest.get("reasoner"),
              "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
              "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
@@ -154,7 +166,8 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
             old = json.loads(path.read_text())
         except json.JSONDecodeError:
             old = None
-        diff = sorted(k for k in ident if old is None or old.get(k) != ident[k])
+        recorded_before = {"init_adapter": ""}  # fields added later, at the value older runs had
+        diff = sorted(k for k in ident if old is None or old.get(k, recorded_before.get(k)) != ident[k])
         if diff:
             raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
                              "use another --out-dir or delete the folder")
@@ -191,12 +204,14 @@ def config_differences(config, recorded: dict) -> list[str]:
 
 
 def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: int = 40,
-                 limit: int | dict = 0, out_dir: str | None = None, progress: bool = True) -> dict:
+                 limit: int | dict = 0, out_dir: str | None = None, progress: bool = True,
+                 scoring: bool = True) -> dict:
     """Free generation, controlled scoring (Eq. 6) and p_gen of a trained selector on each
     suite's first ``limit`` questions (0: all; a dict gives a limit per suite), written to
     ``<out_dir>/<suite>.parquet`` (default ``<run_dir>/eval``). ``run_dir`` may also be
     ``"untrained"`` (the bare selector) or :data:`PROMPTED` (the bare selector told the tools'
-    names and descriptions, G.2).
+    names and descriptions, G.2). ``scoring=False`` keeps only free generation (no
+    ``scoring_pick``, ``constrained_pick``, candidate scores or p_gen; a little under half the time).
 
     Picks depend only on the question, not on the reasoner, so one evaluation serves every
     reward table of the same questions (the transfer grid is look-ups). A suite already
@@ -207,6 +222,7 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     from ..genomics.benchmarks import load_benchmark
     from ..genomics.tools import TOOL_NAMES
 
+    suites = list(suites or EVAL_SUITES)
     _, all_suites = load_benchmark(bench_dir)
     odd = [s for s in suites if not s or s in (".", "..") or any(c in s for c in "/\\")]
     if odd:  # a suite's name becomes a file name under out_dir: it may not lead outside it
@@ -231,7 +247,7 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
             old = pd.read_parquet(path)
             # evaluations written before ``keep`` was recorded used the default prompt
             if old.attrs.get("adapter") == digest and str(old.attrs.get("keep", RunSetup.keep)) == str(keep) \
-                    and list(old["question_id"]) == [q.id for q in qs]:
+                    and list(old["question_id"]) == [q.id for q in qs] and ("scoring_pick" in old or not scoring):
                 continue  # already evaluated, with the same adapter, prompt and questions
         todo.append((s, qs, path))
     if not todo:
@@ -244,15 +260,18 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     sel.model.eval()
     for s, qs, path in todo:
         gen, texts = picks_from_generation(sel, qs, progress=progress)
-        pairs = [sel.scores_and_p_gen(q) for q in qs]
-        scores = torch.stack([p[0] for p in pairs]).double().numpy()
-        p_gen = torch.stack([p[1] for p in pairs]).numpy()
         frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs],
-                              "generation_pick": gen, "completion": texts, "scoring_pick": scores.argmax(-1)})
-        for m in range(scores.shape[1]):
-            frame[f"candidate_score_{m}"] = scores[:, m]
-        for m in range(scores.shape[1]):
-            frame[f"p_gen_{m}"] = p_gen[:, m]
+                              "generation_pick": gen, "completion": texts})
+        if scoring:
+            triples = [sel.scores_p_gen_constrained(q) for q in qs]
+            scores = torch.stack([p[0] for p in triples]).double().numpy()
+            p_gen = torch.stack([p[1] for p in triples]).numpy()
+            frame["scoring_pick"] = scores.argmax(-1)
+            frame["constrained_pick"] = np.array([p[2] for p in triples], dtype=int)
+            for m in range(scores.shape[1]):
+                frame[f"candidate_score_{m}"] = scores[:, m]
+            for m in range(scores.shape[1]):
+                frame[f"p_gen_{m}"] = p_gen[:, m]
         frame.attrs["adapter"], frame.attrs["keep"] = digest, str(keep)
         with atomic_path(path) as tmp:
             frame.to_parquet(tmp, index=False)

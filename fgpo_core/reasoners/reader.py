@@ -175,7 +175,7 @@ class ReaderModel:
 class EvidenceReader:
     """The trained, frozen reader as a :class:`~fgpo_core.reasoners.base.Reasoner`."""
 
-    def __init__(self, adapter_dir=None, device: str = "cpu", batch_size: int = 64):
+    def __init__(self, adapter_dir=None, device: str = "cpu"):
         adapter_dir = Path(adapter_dir) if adapter_dir is not None else default_reader_dir()
         if not (adapter_dir / "head.pt").exists():
             raise FileNotFoundError(f"no trained reader in {adapter_dir}: the repository ships one in "
@@ -187,7 +187,6 @@ class EvidenceReader:
         self.adapter_hash = adapter_hash(adapter_dir)
         self.id = f"minilm-evidence-reader({self.adapter_hash})"
         self.fingerprint = self.adapter_hash
-        self.batch_size = batch_size
         self._cache: dict = {}
 
     def clear_cache(self) -> None:
@@ -195,13 +194,19 @@ class EvidenceReader:
         self._cache.clear()
 
     def _scores(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """h(a, b) of each pair, each distinct pair scored once and alone.
+
+        Alone, not in batches: a batched pass pads every pair to its batch's longest and
+        the matrix products' summation order follows the batch's shape, so a score would
+        move by about 1e-6 with the pairs it happened to be batched with, and a resumed or
+        sharded table build would not reproduce a straight one. A pass of one unpadded pair
+        depends on that pair only, and on two cores costs about what padded batches did."""
         import torch
 
         todo = [p for p in dict.fromkeys(pairs) if p not in self._cache]
-        for i in range(0, len(todo), self.batch_size):
-            chunk = todo[i:i + self.batch_size]
+        for pair in todo:
             with torch.no_grad():
-                self._cache.update(zip(chunk, self.model.score(chunk).tolist()))
+                self._cache[pair] = float(self.model.score([pair])[0])
         out = [self._cache[p] for p in pairs]
         if len(self._cache) > 200_000:
             self._cache.clear()

@@ -146,6 +146,14 @@ class LMSelector:
             rows.append(total / mask.sum(1) if reduce == "mean" else total)
         return torch.stack(rows)
 
+    def scores_and_log_mass(self, q: Question) -> tuple[torch.Tensor, torch.Tensor]:
+        """With gradients, from one pass: the Eq. 4 scores ``[2**n]`` of one question and the log
+        of p_gen's mass on the policy strings, ``log sum_a p_gen(a|s)`` (0 when free generation
+        can only emit a policy string; very negative when it mostly fails the format)."""
+        mask = self.cand_mask.to(next(self.model.parameters()).device).float()
+        total = (self._token_logprobs(self.prompt_ids(q), True) * mask).sum(1)
+        return total / mask.sum(1), torch.logsumexp(total, 0)
+
     # -- generation ------------------------------------------------------------------
     def generate(self, q: Question, max_new_tokens: int = 16) -> tuple[str, int]:
         """Greedy free generation (the paper's main evaluation): the completion and its parsed
@@ -158,10 +166,42 @@ class LMSelector:
         probability that free generation at temperature 1 emits exactly each subset's canonical
         string (the exp of its raw-sum score). What is left of the mass goes to other strings,
         mostly format failures."""
+        scores, p_gen, _ = self.scores_p_gen_constrained(q)
+        return scores, p_gen
+
+    def scores_p_gen_constrained(self, q: Question) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """:meth:`scores_and_p_gen` and, from the same pass, the subset that greedy decoding
+        restricted to the policy strings emits (:meth:`constrained_pick`)."""
         mask = self.cand_mask.to(next(self.model.parameters()).device).float()
         with torch.no_grad():
-            total = (self._token_logprobs(self.prompt_ids(q), True) * mask).sum(1)
-        return total / mask.sum(1), total.double().exp()
+            lp = self._token_logprobs(self.prompt_ids(q), True)
+        total = (lp * mask).sum(1)
+        return total / mask.sum(1), total.double().exp(), self.constrained_pick(lp)
+
+    def constrained_pick(self, token_logprobs: torch.Tensor) -> int:
+        """Constrained decoding: greedy generation whose every token must keep the text a prefix
+        of some policy string, so it always ends in a subset. ``token_logprobs [2**n, C]`` are the
+        candidates' own token log-probabilities (from one scoring pass): candidates that share a
+        prefix share the distribution of the next token, so the greedy walk down the trie of
+        policy strings needs nothing more. Ties go to the lower token id. Every string ends with
+        the end-of-turn token, so none is a prefix of another and the walk ends on one subset."""
+        ids, lengths = self.cand_ids, self.cand_mask.sum(1)
+        alive = torch.arange(len(ids))
+        t = 0
+        while len(alive) > 1:
+            toks = ids[alive, t]
+            best = {}
+            for a, tok in zip(alive.tolist(), toks.tolist()):
+                v = float(token_logprobs[a, t])
+                if tok not in best or v > best[tok]:
+                    best[tok] = v
+            top = max(best.values())
+            chosen = min(tok for tok, v in best.items() if v == top)
+            alive = alive[toks == chosen]
+            t += 1
+            if t >= int(lengths[alive].max()):
+                break
+        return int(alive[0])
 
     def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
                generator: torch.Generator | None = None, stop_text: str | None = None):

@@ -217,12 +217,35 @@ def _write_jsonl(rows, path: Path) -> None:
 
 def load_benchmark(bench_dir) -> tuple[dict, dict]:
     """The manifest and every suite of a built benchmark folder, after checking each file's
-    SHA-256 against the manifest (a changed file is refused)."""
+    SHA-256 against the manifest (a changed file is refused).
+
+    A benchmark folder (what ``fgpo benchmark build`` writes) holds one JSONL file of
+    schema-v1 questions per suite, ``references.jsonl`` (the labelled training sequences of
+    the expert and homology tools: rows ``{"id", "family", "seq", "label"}``) and
+    ``manifest.json``::
+
+        {"suites": {"core": {"file": "core.jsonl", "sha256": "..."}, ...},
+         "references": {"file": "references.jsonl", "sha256": "..."}, ...}
+
+    Questions of your own need no such folder: ``fgpo table build --questions FILE.jsonl``
+    (with ``--references FILE`` for the expert's labelled sequences)."""
     bench_dir = Path(bench_dir)
-    manifest = json.loads((bench_dir / "manifest.json").read_text())
-    files = [(name, info["file"], info["sha256"]) for name, info in manifest["suites"].items()]
-    files.append(("references", manifest["references"]["file"], manifest["references"]["sha256"]))
+    if not bench_dir.is_dir():
+        raise FileNotFoundError(f"benchmark folder {bench_dir} does not exist")
+    path = bench_dir / "manifest.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{bench_dir} holds no manifest.json, so it is not a built benchmark folder (made by "
+                                "`fgpo benchmark build`); for a JSONL file of your own questions use --questions FILE")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        files = [(name, info["file"], info["sha256"]) for name, info in manifest["suites"].items()]
+        files.append(("references", manifest["references"]["file"], manifest["references"]["sha256"]))
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a benchmark manifest ({type(exc).__name__}: {exc}); it needs "
+                         '"suites" (name -> {"file", "sha256"}) and "references" ({"file", "sha256"})') from None
     for name, fname, sha in files:
+        if not (bench_dir / fname).exists():
+            raise FileNotFoundError(f"{bench_dir / fname}, named by {path}, does not exist")
         if _sha(bench_dir / fname) != sha:
             raise ValueError(f"{bench_dir / fname} does not match its manifest checksum; rebuild the benchmark")
     suites = {name: read_questions(bench_dir / info["file"]) for name, info in manifest["suites"].items()}
@@ -284,18 +307,11 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
 def tool_library_for(bench_dir, five: bool = False, encoder=None):
     """The tool library of a built benchmark: T4 reference sets per family and the T5
     database, from ``references.jsonl`` (training split only)."""
-    from ..tools import HomologyDatabase, ReferenceSet, ToolLibrary
+    from ..tools import ToolLibrary, references_from_rows
     from ..tools.expert import KmerSpectrumEncoder
 
-    refs = load_references(Path(bench_dir) / "references.jsonl")
     encoder = encoder or KmerSpectrumEncoder()
-    by_family: dict = {}
-    for r in refs:
-        by_family.setdefault(r["family"], []).append(r)
-    references = {f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs],
-                                        encoder) for f, rs in by_family.items()}
+    references, db = references_from_rows(load_references(Path(bench_dir) / "references.jsonl"), encoder)
     if not five:
         return ToolLibrary.main(references, encoder)
-    rep = by_family.get("repeat", [])
-    db = HomologyDatabase([r["id"] for r in rep], [r["seq"] for r in rep], [r["label"] for r in rep])
     return ToolLibrary.five(references, db, encoder)

@@ -19,11 +19,15 @@ from .homology import HomologyDatabase, HomologySearch
 from .motifs import MotifScan
 from .splice import SpliceAnalysis
 from .validate import MAX_LENGTH, SequenceError, validate_sequence
+from .registry import (library_from_names, load_plugin, missing_references, references_from_file,
+                       references_from_rows, register_tool, registered_tools)
 
 __all__ = [
     "Evidence", "Tool", "ToolInput", "render_block", "ToolLibrary", "SequenceError", "validate_sequence",
     "Composition", "MotifScan", "SpliceAnalysis", "GenomicExpert", "HomologySearch", "HomologyDatabase",
-    "ReferenceSet", "KmerSpectrumEncoder", "HFEncoder", "MAX_LENGTH", "TOOL_NAMES",
+    "ReferenceSet", "KmerSpectrumEncoder", "HFEncoder", "MAX_LENGTH", "TOOL_NAMES", "register_tool",
+    "registered_tools", "library_from_names", "load_plugin", "references_from_rows", "references_from_file",
+    "missing_references",
 ]
 
 TOOL_NAMES = ("composition", "motif_scan", "splice", "expert", "homology")

@@ -1,0 +1,196 @@
+"""Tools by name: the five built in, and any a user registers, without editing the library.
+
+A tool is any object with ``name``, ``title``, ``version`` and ``run(ToolInput) -> Evidence``
+(the :class:`~fgpo_core.genomics.tools.base.Tool` protocol). Register a class (or any factory)
+under its name and build libraries by naming their slots::
+
+    from fgpo_core.genomics.tools import Evidence, register_tool, library_from_names
+
+    @register_tool("gc_skew")
+    class GCSkew:
+        name, title, version = "gc_skew", "GC skew", "1"
+
+        def run(self, inp):
+            ...
+            return Evidence(self.name, self.title, records, lines)
+
+    library = library_from_names(["composition", "gc_skew", "expert"], references=refs)
+
+A factory is called with the keyword arguments it declares among ``references`` (the
+expert's labelled reference sets by family), ``database`` (the homology database),
+``encoder`` (the expert's sequence encoder) and ``max_length``; a plain class with no such
+parameters is called with none. On the command line, ``--plugin FILE.py`` imports a file that
+registers its tools, and ``--tools a,b,c`` names the slots (``fgpo table build``, ``fgpo tools``).
+
+The labelled reference sets of the genomic expert (T4) and homology search (T5) come from a
+built benchmark's ``references.jsonl`` or from the user's own labelled file
+(:func:`references_from_file`): rows ``{"id", "family", "seq", "label"}``, or schema-v1
+questions of the ``describe`` shape, whose sequence is labelled by its answer's option text.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+__all__ = ["register_tool", "registered_tools", "make_tool", "library_from_names", "load_plugin",
+           "references_from_rows", "references_from_file", "missing_references"]
+
+_FACTORIES: dict[str, Callable] = {}
+_PLUGINS: set[str] = set()
+_KWARGS = ("references", "database", "encoder", "max_length")
+
+
+def register_tool(name: str, factory: Callable | None = None, replace: bool = False):
+    """Register ``factory`` (a tool class or a function returning a tool) under ``name``; usable
+    as a decorator. A name already taken is refused unless ``replace``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a tool name must be a plain identifier, got {name!r}")
+
+    def add(f: Callable) -> Callable:
+        if not callable(f):
+            raise TypeError(f"tool {name!r}: the factory must be callable, got {type(f).__name__}")
+        old = _FACTORIES.get(name)
+        same = old is f or (old is not None and (getattr(old, "__module__", None), getattr(old, "__qualname__", None))
+                            == (getattr(f, "__module__", None), getattr(f, "__qualname__", None)))
+        if old is not None and not replace and not same:  # the same code imported again is no clash
+            raise ValueError(f"a tool named {name!r} is already registered (pass replace=True to override it)")
+        _FACTORIES[name] = f
+        return f
+
+    return add(factory) if factory is not None else add
+
+
+def registered_tools() -> list[str]:
+    """Every tool name that :func:`library_from_names` knows, the built-in five first."""
+    return list(_FACTORIES)
+
+
+def make_tool(name: str, **available):
+    """One tool by name, given whichever of ``references``, ``database``, ``encoder`` and
+    ``max_length`` its factory declares."""
+    if name not in _FACTORIES:
+        raise ValueError(f"no tool named {name!r}; registered tools: {', '.join(_FACTORIES)} "
+                       "(register your own with fgpo_core.genomics.tools.register_tool, or --plugin FILE.py)")
+    f = _FACTORIES[name]
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kw = {k: v for k, v in available.items() if v is not None and (takes_all or k in params)}
+    tool = f(**kw)
+    for attr in ("name", "title", "version", "run"):
+        if not hasattr(tool, attr):
+            raise TypeError(f"tool {name!r} has no {attr!r}: a tool needs name, title, version and run(ToolInput)")
+    if tool.name != name:
+        raise ValueError(f"the tool registered as {name!r} calls itself {tool.name!r}")
+    return tool
+
+
+def library_from_names(names: Sequence[str], references: Mapping | None = None, database=None, encoder=None,
+                       max_length: int | None = None):
+    """A :class:`~fgpo_core.genomics.tools.ToolLibrary` whose slots hold the named tools, in order."""
+    from . import ToolLibrary
+    from .expert import KmerSpectrumEncoder
+
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise ValueError("name at least one tool")
+    encoder = encoder or KmerSpectrumEncoder()
+    return ToolLibrary([make_tool(n, references=dict(references or {}), database=database, encoder=encoder,
+                                  max_length=max_length) for n in names])
+
+
+def load_plugin(path) -> list[str]:
+    """Import a Python file that registers tools; returns the names it added."""
+    path = Path(path)
+    if not path.is_file() or path.suffix != ".py":
+        raise FileNotFoundError(f"plugin {path} is not a Python file")
+    key = str(path.resolve())
+    if key in _PLUGINS:  # a file is imported once per process
+        return []
+    before = set(_FACTORIES)
+    spec = importlib.util.spec_from_file_location(f"fgpo_plugin_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    _PLUGINS.add(key)
+    return sorted(set(_FACTORIES) - before)
+
+
+def references_from_rows(rows: Sequence[dict], encoder=None):
+    """The expert's reference sets by family and the homology database (repeat family) of
+    labelled rows ``{"id", "family", "seq", "label"}``: ``(references, database)``."""
+    from .expert import KmerSpectrumEncoder, ReferenceSet
+    from .homology import HomologyDatabase
+
+    encoder = encoder or KmerSpectrumEncoder()
+    by_family: dict = {}
+    for r in rows:
+        missing = [k for k in ("id", "family", "seq", "label") if k not in r]
+        if missing:
+            raise ValueError(f"a labelled reference row needs id, family, seq and label; one lacks {', '.join(missing)}")
+        by_family.setdefault(r["family"], []).append(r)
+    refs = {f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs], encoder)
+            for f, rs in by_family.items()}
+    rep = by_family.get("repeat", [])
+    return refs, HomologyDatabase([r["id"] for r in rep], [r["seq"] for r in rep], [r["label"] for r in rep])
+
+
+def _rows_of(path: Path) -> list[dict]:
+    from ..benchmarks.schema import read_questions
+
+    first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), None)
+    if first is None:
+        raise ValueError(f"{path} is empty: a labelled reference file needs at least one row")
+    if "options" not in json.loads(first):  # reference rows
+        return [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    rows = []
+    for q in read_questions(path):  # schema-v1 questions: each describe sequence, labelled by its answer
+        if q.shape == "describe":
+            rows.append({"id": q.id, "family": q.family, "seq": q.sequences[""], "label": q.options[q.answer]})
+    if not rows:
+        raise ValueError(f"{path} holds no describe-shaped question to label a reference sequence")
+    return rows
+
+
+def references_from_file(path, encoder=None):
+    """:func:`references_from_rows` of a JSONL file: labelled rows, or schema-v1 questions
+    (a training file: each describe question's sequence labelled by its correct option)."""
+    return references_from_rows(_rows_of(Path(path)), encoder)
+
+
+def missing_references(library, families: Sequence[str]) -> list[str]:
+    """The question families the library's expert has no labelled reference set for (it would
+    answer "No labelled reference set" on all of them); empty when the library has no expert."""
+    expert = next((t for t in library.tools if getattr(t, "name", "") == "expert"), None)
+    if expert is None:
+        return []
+    return sorted(set(families) - set(getattr(expert, "references", {}) or {}))
+
+
+def _builtin() -> None:
+    from .composition import Composition
+    from .expert import GenomicExpert
+    from .homology import HomologyDatabase, HomologySearch
+    from .motifs import MotifScan
+    from .splice import SpliceAnalysis
+    from .validate import MAX_LENGTH
+
+    def ml(max_length):
+        return max_length or MAX_LENGTH
+
+    register_tool("composition", lambda max_length=None: Composition(ml(max_length)))
+    register_tool("motif_scan", lambda max_length=None: MotifScan(max_length=ml(max_length)))
+    register_tool("splice", lambda max_length=None: SpliceAnalysis(max_length=ml(max_length)))
+    register_tool("expert", lambda references=None, encoder=None, max_length=None:
+                  GenomicExpert(references or {}, encoder, max_length=ml(max_length)))
+    register_tool("homology", lambda database=None, max_length=None:
+                  HomologySearch(database or HomologyDatabase([], [], []), max_length=ml(max_length)))
+
+
+_builtin()
