@@ -138,7 +138,7 @@ def _table_inputs(args):
         refs, db = references_from_rows(load_references(Path(args.bench) / "references.jsonl"))
     else:
         refs, db = {}, None
-    names = [n for n in args.tools.split(",")] if args.tools else \
+    names = args.tools.split(",") if args.tools else \
         ["composition", "motif_scan", "splice", "expert"] + (["homology"] if args.five else [])
     library = library_from_names(names, references=refs, database=db)
     lacking = missing_references(library, [q.family for q in questions])

@@ -130,7 +130,6 @@ def _describe_failure(name: str, nb, exc) -> str:
             f"{ename}: {evalue}\n{src}")
 
 
-
 def _tracked_files(path: Path, root: Path) -> list[Path]:
     """The files under ``path`` that a clone of the repository holds: git's tracked and
     not-ignored files when ``root`` is a git checkout (so local build outputs such as
@@ -173,8 +172,8 @@ def chapter_inputs(name: str, params: dict, root: Path = REPO_ROOT) -> dict:
     parameters it declares (with the values ``params`` gives them), the library's source,
     the lock, and, for every parameter whose value names existing paths (relative to
     ``notebooks/``; a comma-separated list names several), the files under them."""
-    nb = read_chapter(name, root)
-    chosen = {**declared_parameters(nb), **{k: v for k, v in params.items() if k in declared_parameters(nb)}}
+    declared = declared_parameters(read_chapter(name, root))
+    chosen = {**declared, **{k: v for k, v in params.items() if k in declared}}
     lib = sorted((root / "fgpo_core").rglob("*.py"))
     lock = root / "constraints.txt"
     inputs = {"chapter": _file_digest(root / "notebooks" / f"{name}.py"),

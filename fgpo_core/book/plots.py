@@ -194,8 +194,6 @@ def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
 def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
     """Accuracy of every method (rows of ``acc``) on every suite (columns) as grouped bars,
     with the paper's main-benchmark number of each method as a black tick on the first suite."""
-    import numpy as np
-
     methods, suites = list(acc.index), list(acc.columns)
     fig, ax = plt.subplots(figsize=(11, 4.2))
     width = 0.8 / len(suites)
