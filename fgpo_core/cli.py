@@ -115,10 +115,10 @@ def _table_inputs(args):
     for plugin in args.plugin or []:
         load_plugin(plugin)
     if bool(args.questions) == bool(args.bench):
-        raise SystemExit("fgpo table build: give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
+        raise SystemExit(f"fgpo table {args.action}: give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
     if args.bench:
         if not args.suite:
-            raise SystemExit("fgpo table build: --bench needs --suite NAME")
+            raise SystemExit(f"fgpo table {args.action}: --bench needs --suite NAME")
         _, suites = load_benchmark(args.bench)
         if args.suite not in suites:
             raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
@@ -126,7 +126,7 @@ def _table_inputs(args):
     else:
         questions = read_questions(args.questions)
         if not questions:
-            raise SystemExit(f"fgpo table build: {args.questions} holds no question")
+            raise SystemExit(f"fgpo table {args.action}: {args.questions} holds no question")
     if args.limit < 0:
         raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
     questions = questions[:args.limit] if args.limit else questions
@@ -143,7 +143,7 @@ def _table_inputs(args):
     library = library_from_names(names, references=refs, database=db)
     lacking = missing_references(library, [q.family for q in questions])
     if lacking:
-        print(f"fgpo table build: warning: the genomic expert has no labelled reference set for "
+        print(f"fgpo table {args.action}: warning: the genomic expert has no labelled reference set for "
               f"{', '.join(lacking)} and will answer 'No labelled reference set' there; give --references FILE "
               "(labelled rows, or your training questions in schema v1)", file=sys.stderr)
     return questions, library
@@ -167,6 +167,23 @@ def _table(args) -> int:
                     chunk_size=args.chunk_size, extend_from=args.extend)
         if n == 1:
             print(f"merged: {merge_table(args.out)}")
+        return 0
+    if args.action == "blocks":
+        from .reasoners import get_reasoner
+        from .table.fusion import score_blocks
+
+        questions, library = _table_inputs(args)
+        _threads(args.threads)
+        print(f"block scores: {score_blocks(questions, library, get_reasoner(args.reasoner), args.out, args.chunk_size)}")
+        return 0
+    if args.action == "view":
+        from .table.fusion import write_view
+
+        try:
+            out = write_view(args.out, args.blocks, [t.strip() for t in args.tools.split(",") if t.strip()])
+        except (FileNotFoundError, ValueError) as exc:
+            raise SystemExit(f"fgpo table view: {exc}") from None
+        print(f"view: {out} ({load_table(out).n_questions} questions)")
         return 0
     if args.action == "merge":
         print(f"merged: {merge_table(args.dir)}")
@@ -249,7 +266,8 @@ def _evaluate(args) -> int:
     if bool(args.out) == bool(args.into_run):
         raise SystemExit("fgpo evaluate: give --out FOLDER, or --into-run to write into the run's own eval/")
     written = evaluate_run(args.run, args.bench, args.suite or None, keep=args.keep, limit=args.limit,
-                           out_dir=args.out, scoring=not args.generation_only)
+                           out_dir=args.out, scoring=not args.generation_only,
+                           described=args.described)
     for suite, path in written.items():
         print(f"{suite}: {path}")
     if args.table:
@@ -356,26 +374,36 @@ def main(argv: list[str] | None = None) -> int:
     table = sub.add_parser("table", help="build, merge or summarise an exhaustive reward table")
     tsub = table.add_subparsers(dest="action", required=True)
     tb = tsub.add_parser("build", help="build (or resume) a reward table")
-    tb.add_argument("--bench", help="a built benchmark folder (with --suite)")
-    tb.add_argument("--suite", help="suite name inside it (train, dev, core, ...)")
-    tb.add_argument("--questions", metavar="FILE", help="instead of --bench: a JSONL file of questions in schema v1")
-    tb.add_argument("--tools", help="comma-separated tool names for the slots, in order (default: composition,"
-                    "motif_scan,splice,expert; with --five also homology); see --plugin")
-    tb.add_argument("--plugin", action="append", metavar="FILE.py", help="a Python file that registers tools with "
-                    "fgpo_core.genomics.tools.register_tool (repeatable)")
-    tb.add_argument("--references", metavar="FILE", help="labelled sequences for the expert and homology tools: "
-                    "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
-                    "references.jsonl)")
+    tk = tsub.add_parser("blocks", help="score every tool block of a late-fusion reader once (resumable): every "
+                         "subset's table row follows, for libraries too large to enumerate prompt by prompt")
+    for p in (tb, tk):
+        p.add_argument("--bench", help="a built benchmark folder (with --suite)")
+        p.add_argument("--suite", help="suite name inside it (train, dev, core, ...)")
+        p.add_argument("--questions", metavar="FILE", help="instead of --bench: a JSONL file of questions in schema v1")
+        p.add_argument("--tools", help="comma-separated tool names for the slots, in order (default: composition,"
+                       "motif_scan,splice,expert; with --five also homology); see --plugin")
+        p.add_argument("--plugin", action="append", metavar="FILE.py", help="a Python file that registers tools "
+                       "with fgpo_core.genomics.tools.register_tool (repeatable)")
+        p.add_argument("--references", metavar="FILE", help="labelled sequences for the expert and homology tools: "
+                       "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
+                       "references.jsonl)")
+        p.add_argument("--out", required=True, help="output folder (chunks, manifest, merged file)")
+        p.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
+        p.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
+        p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     tb.add_argument("--reasoner", default="reader", help="reader (the trained evidence reader, the default), minilm "
                     "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>")
-    tb.add_argument("--out", required=True, help="table folder (chunks, manifest, table.parquet)")
     tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
-    tb.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
     tb.add_argument("--extend", metavar="FOLDER", help="a merged table of the same questions and reasoner whose "
                     "library lacks only the last tool: its rows are reused, only the new subsets are answered")
     tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
-    tb.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
-    tb.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    tk.add_argument("--reasoner", default="reader", help="a late-fusion reader: reader (the trained evidence "
+                    "reader) or reader:<folder>")
+    tk.add_argument("--chunk-size", type=int, default=32, help="questions per atomically written chunk")
+    tv = tsub.add_parser("view", help="the table of some of a block-score folder's tools (a manifest only)")
+    tv.add_argument("--blocks", required=True, metavar="DIR", help="a folder written by `fgpo table blocks`")
+    tv.add_argument("--tools", required=True, help="comma-separated tool names, in slot order")
+    tv.add_argument("--out", required=True, help="the view folder (load it like any table folder)")
     tm = tsub.add_parser("merge", help="merge finished shards into table.parquet")
     tm.add_argument("dir")
     ts = tsub.add_parser("summary", help="ceilings and cost accounting of a merged table")
@@ -406,8 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--into-run", action="store_true", help="write into the run folder's own eval/ (what the "
                     "chapters read; a committed run's evaluations are replaced only when its adapter or questions "
                     "changed)")
-    ev.add_argument("--generation-only", action="store_true", help="free generation only: skip controlled scoring "
-                    "and p_gen (a little under half the time)")
+    ev.add_argument("--generation-only", action="store_true", help="free generation only: skip controlled scoring, "
+                    "constrained decoding and p_gen (about two thirds of the time)")
+    ev.add_argument("--described", action="store_true", help="tell the run's selector the tools' real names and "
+                    "descriptions instead of anonymous slots (the prompted baseline from a warm-up adapter)")
     ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")

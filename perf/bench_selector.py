@@ -4,7 +4,8 @@ Times, on the first ``--questions`` training questions (default 16, one optimise
 either method): one FGPO update (every subset scored, Eq. 2 + 5, one AdamW step), one step of
 TRL's GRPOTrainer as the chapter "FGPO versus GRPO" trains with it (G completions per prompt,
 table rewards), and, per evaluated question, greedy free generation and the controlled
-scores with p_gen (the two passes of ``fgpo evaluate``). Each method runs in its own process,
+scores with p_gen (two passes), and the one pass that ``fgpo evaluate`` now makes for all of
+them (greedy generation read off the scoring pass where it stays on the policy strings). Each method runs in its own process,
 so each peak resident memory is its own. Prints seconds, seconds per question visit and the
 ratios GRPO / FGPO. Run alone on a quiet machine::
 
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 
 def _data(n: int):
@@ -77,11 +79,11 @@ def bench_grpo(n: int, G: int) -> dict:
     return {"seconds": ends[-1] - begins[-1], "visits": n, "completions": n * G}
 
 
-def bench_eval(n: int) -> dict:
+def bench_eval(n: int, adapter: str = "") -> dict:
     from fgpo_core.selectors.lm import load_selector
 
     qs, _ = _data(n)
-    sel = load_selector(trainable=False)
+    sel = load_selector(str(Path(adapter) / "adapter") if adapter else None, trainable=False)
     sel.model.eval()
     sel.generate(qs[0]), sel.scores_and_p_gen(qs[0])  # warm-up
     t0 = time.perf_counter()
@@ -91,10 +93,14 @@ def bench_eval(n: int) -> dict:
     t0 = time.perf_counter()
     for q in qs:
         sel.scores_and_p_gen(q)
-    return {"generation_per_question": gen / n, "scoring_per_question": (time.perf_counter() - t0) / n}
+    scoring = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    from_pass = sum(sel.evaluate_question(q)["from_pass"] for q in qs)
+    return {"generation_per_question": gen / n, "scoring_per_question": scoring / n,
+            "one_pass_per_question": (time.perf_counter() - t0) / n, "greedy_from_pass": from_pass / n}
 
 
-def child(method: str, n: int, G: int, threads: int) -> None:
+def child(method: str, n: int, G: int, threads: int, adapter: str = "") -> None:
     import torch
 
     from fgpo_core.hf import quiet_transformers
@@ -102,7 +108,7 @@ def child(method: str, n: int, G: int, threads: int) -> None:
     quiet_transformers()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    out = {"fgpo": lambda: bench_fgpo(n), "grpo": lambda: bench_grpo(n, G), "eval": lambda: bench_eval(n)}[method]()
+    out = {"fgpo": lambda: bench_fgpo(n), "grpo": lambda: bench_grpo(n, G), "eval": lambda: bench_eval(n, adapter)}[method]()
     out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(json.dumps(out))
 
@@ -112,29 +118,45 @@ def main(argv=None) -> None:
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--G", type=int, default=6)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--adapter", default="", help="a run folder whose adapter the evaluation timing loads (e.g. the "
+                    "format warm-up, whose greedy generation stays on the policy strings)")
+    ap.add_argument("--only", choices=["fgpo", "grpo", "eval"], action="append", help="time only these (repeatable)")
     ap.add_argument("--child", choices=["fgpo", "grpo", "eval"], help=argparse.SUPPRESS)
     ap.add_argument("--json", help="also write the results to this file")
     a = ap.parse_args(argv)
     if a.child:
-        return child(a.child, a.questions, a.G, a.threads)
+        return child(a.child, a.questions, a.G, a.threads, a.adapter)
     res = {}
-    for m in ("fgpo", "grpo", "eval"):
+    for m in a.only or ("fgpo", "grpo", "eval"):
         cmd = [sys.executable, __file__, "--child", m, "--questions", str(a.questions), "--G", str(a.G),
-               "--threads", str(a.threads)]
+               "--threads", str(a.threads), "--adapter", a.adapter]
         res[m] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
-    f, g, e = res["fgpo"], res["grpo"], res["eval"]
     print(f"{a.questions} questions, {a.threads} threads")
+    if "fgpo" in res and "grpo" in res:
+        report_updates(res["fgpo"], res["grpo"], a)
+    if "eval" in res:
+        report_eval(res["eval"])
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"questions": a.questions, "threads": a.threads, "G": a.G, "adapter": a.adapter, **res}, fh,
+                      indent=1)
+
+
+def report_updates(f: dict, g: dict, a) -> None:
     print(f"FGPO update      {f['seconds']:7.2f} s  {f['seconds'] / a.questions:6.3f} s/visit  "
           f"peak {f['peak_rss_gib']:.2f} GiB")
     print(f"TRL GRPO step    {g['seconds']:7.2f} s  {g['seconds'] / a.questions:6.3f} s/visit  "
           f"peak {g['peak_rss_gib']:.2f} GiB  (G = {a.G})")
     print(f"ratio GRPO/FGPO  {g['seconds'] / f['seconds']:7.2f} x time   "
           f"{g['peak_rss_gib'] / f['peak_rss_gib']:.2f} x memory")
+
+
+def report_eval(e: dict) -> None:
     print(f"evaluation       {e['generation_per_question']:.3f} s/question generation, "
           f"{e['scoring_per_question']:.3f} s/question scores + p_gen")
-    if a.json:
-        with open(a.json, "w") as fh:
-            json.dump({"questions": a.questions, "threads": a.threads, "G": a.G, **res}, fh, indent=1)
+    print(f"one pass         {e['one_pass_per_question']:.3f} s/question for all of them "
+          f"({(e['generation_per_question'] + e['scoring_per_question']) / e['one_pass_per_question']:.2f} x faster; "
+          f"greedy read off the pass on {100 * e['greedy_from_pass']:.0f}% of questions)")
 
 
 if __name__ == "__main__":

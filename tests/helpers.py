@@ -30,3 +30,25 @@ class HashReasoner:
             lp = {L: -float(h[i]) / 64 for i, L in enumerate(LETTERS)}
             outs.append(ReasonerOutput(letter_from_logprobs(lp), lp, len(ev) // 4 + 50, letter_from_logprobs(lp)))
         return outs
+
+
+class HashFusionReader:
+    """A stand-in late-fusion reader (:mod:`fgpo_core.table.fusion`): each (question, block,
+    letter) scores a hash, a subset's logit is their sum, tokens are whitespace words."""
+
+    id = "hash-fusion-reader"
+    fingerprint = "v1"
+
+    def pair_scores(self, q, evidence):
+        import numpy as np
+
+        from fgpo_core.reasoners.reader import split_blocks
+
+        blocks = [""] + split_blocks(evidence)
+        return np.array([[hashlib.sha256(f"{q.id}|{L}|{b}".encode()).digest()[0] / 64 for b in blocks]
+                         for L in LETTERS])
+
+    def prompt_tokens(self, q, evidence):
+        from fgpo_core.reasoners.prompt import user_message
+
+        return len(user_message(q.question, q.options_block(), evidence).split())

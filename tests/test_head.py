@@ -45,7 +45,8 @@ def test_every_method_trains_deterministically_and_learns_the_family_rule(method
     if method != "fgpo-k1":  # one subset per visit: the renormalised q is 1 on it, no gradient at all
         assert best["accuracy"] > first["accuracy"] or first["accuracy"] == 100.0
     kind, k = method_kind(method)
-    per_visit = {"fgpo": k or 16, "grpo": 6, "grpo-eq1": 6, "rloo": 6, "sft": 0, "dpo": 0}.get(kind)
+    per_visit = {"fgpo": k or 16, "grpo": 6, "grpo-eq1": 6, "rloo": 6, "sft": 0, "dpo": 0,
+                 "shortlist-top": k, "shortlist-grow": k}.get(kind)
     if per_visit is not None:
         assert a.reward_evaluations == per_visit * len(t.correct) * cfg.epochs
     else:  # dynamic sampling pays for every group it draws
@@ -193,3 +194,115 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     alone = tw.checkpoints[(tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3")
                            & (tw.checkpoints.epoch == 1.0)].set_index("suite").accuracy
     pd.testing.assert_series_equal(first, alone)  # the pipeline's first stage is the plain SFT run
+
+
+def test_shortlist_top_keeps_the_policys_top_subsets_and_explores():
+    from fgpo_core.algorithms.head import shortlist_top
+
+    q = np.random.default_rng(0).dirichlet(np.ones(64), size=20)
+    sl = shortlist_top(q, 8, np.random.default_rng(1))
+    assert (sl.sum(1) == 8).all()
+    top6 = np.argsort(-q, 1)[:, :6]  # K - K // 4 of the policy's most likely
+    assert sl[np.arange(20)[:, None], top6].all()
+    assert not (sl == shortlist_top(q, 8, np.random.default_rng(2))).all()  # the 2 uniform draws vary
+    assert shortlist_top(q, 64, np.random.default_rng(1)).all()
+    with pytest.raises(ValueError):
+        shortlist_top(q, 65, np.random.default_rng(1))
+
+
+def test_shortlist_grow_walks_the_lattice_from_single_tools_reading_only_paid_rewards():
+    from fgpo_core.algorithms.head import shortlist_grow
+
+    n, A = 4, 16
+    q = np.full((1, A), 1.0 / A)
+    first = shortlist_grow(None, q, np.zeros((1, A)), n, 5)
+    assert sorted(np.flatnonzero(first[0])) == [0, 1, 2, 4, 8]  # the empty subset and the single tools
+    rewards = np.full((1, A), np.nan)  # only the shortlist's rewards may be read
+    rewards[0, [0, 1, 2, 4, 8]] = [0.0, 0.0, 0.9, 0.0, 0.5]
+    second = shortlist_grow(first, q, rewards, n, 8)
+    # the best two ({T2}: mask 2, {T4}: mask 8) and everything one tool from them
+    want = {2, 8} | {2 ^ (1 << t) for t in range(n)} | {8 ^ (1 << t) for t in range(n)}
+    assert set(np.flatnonzero(second[0])) == want
+    small = shortlist_grow(first, q, rewards, n, 3)
+    assert {2, 8} <= set(np.flatnonzero(small[0])) and small.sum() == 3
+
+
+@pytest.mark.parametrize("method", ["shortlist-top4", "shortlist-grow4"])
+def test_shortlists_learn_the_family_rule_and_pay_only_for_what_they_read(method):
+    x, t, fam = family_problem()
+    dx, dt, dfam = family_problem(64, seed=1)
+    run = train_head(x, t, dx, dt, HeadConfig(method=method, lr=0.3, epochs=12, seed=0))
+    picks = run.q(dx).argmax(1)
+    assert ((picks >> dfam) & 1 == 1).mean() > 0.9
+    calls = run.extra["reward_calls"]
+    assert 4 * len(x) <= calls < 16 * len(x)  # at least one shortlist per question, never the whole table
+    assert run.steps["reward_calls"].is_monotonic_increasing and run.steps["reward_calls"].iloc[-1] == calls
+
+
+def test_a_shortlist_of_every_subset_is_exact_fgpo_and_calls_are_counted_once():
+    x, t, fam = family_problem(80)
+    dx, dt, _ = family_problem(32, seed=1)
+    exact = train_head(x, t, dx, dt, HeadConfig(method="fgpo", lr=0.1, epochs=3))
+    full = train_head(x, t, dx, dt, HeadConfig(method="shortlist-top16", lr=0.1, epochs=3))
+    pd.testing.assert_frame_equal(exact.dev, full.dev)  # the same run, step for step
+    assert exact.extra["reward_calls"] == 80 * 16 and exact.reward_evaluations == 3 * 80 * 16
+    g = train_head(x, t, dx, dt, HeadConfig(method="grpo", lr=0.1, epochs=3))
+    assert g.extra["reward_calls"] <= min(g.reward_evaluations, 80 * 16)
+    assert train_head(x, t, dx, dt, HeadConfig(method="sft", lr=0.1, epochs=1)).extra["reward_calls"] == 80 * 16
+
+
+def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_bench, tmp_path):
+    """Six tools (64 subsets) fused from block scores: the shortlists, the dial, GRPO and exact
+    FGPO through `fgpo study`, each charged its distinct (question, subset) pairs; beyond five
+    tools a study keeps picks, not whole policies."""
+    from helpers import HashFusionReader
+
+    import fgpo_core.selectors.features as features
+    from fgpo_core.experiments.study import StudyConfig, load_study, run_study
+    from fgpo_core.genomics.benchmarks import load_benchmark
+    from fgpo_core.genomics.tools import library_from_names
+    from fgpo_core.table.fusion import score_blocks
+
+    bench, _ = ci_bench
+    _, suites = load_benchmark(bench)
+    lib = library_from_names(["composition", "splice", "genes", "cpg_islands", "low_complexity", "restriction"])
+    sizes = {"train": 24, "dev": 8, "core": 8}
+    for s, n in sizes.items():
+        score_blocks(suites[s][:n], lib, HashFusionReader(), tmp_path / "tables" / s, progress=False)
+
+    class Fake:
+        fingerprint = "fake"
+
+        def __call__(self, texts):
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+
+    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm",
+                            n_tools=6, progress=False, model=Fake())
+    methods = "fgpo,grpo,fgpo-k8,shortlist-top8,shortlist-grow8"
+    cfg = StudyConfig(methods=methods, seeds=1, lrs="1e-1", epochs=3, table_dir=str(tmp_path / "tables"),
+                      features_dir=str(tmp_path / "feat"), bench_dir=str(bench), suites="core", n_train=24, n_dev=8,
+                      n_test=8, out_dir=str(tmp_path / "study"))
+    run_study(cfg, progress=False)
+    st = load_study(tmp_path / "study")
+    assert st.q is None and st.picks["mask"].between(0, 63).all() and len(st.picks) == 5 * 8
+    calls = st.sweep.set_index("method")["reward_calls"]
+    assert calls["fgpo"] == 24 * 64
+    assert 24 * 8 <= calls["shortlist-top8"] < 24 * 64 and 24 * 8 <= calls["shortlist-grow8"] < 24 * 64
+    assert calls["grpo"] <= 24 * 6 * 3 and calls["fgpo-k8"] <= 24 * 8 * 3
+    with pytest.raises(ValueError, match="picks only"):
+        st.q_matrix("fgpo", 0)
+
+    from fgpo_core.experiments.larger_report import budget_table, library_rows, method_family, seen_by_epoch
+    from fgpo_core.experiments.study_report import label, study_scores
+    from fgpo_core.table import load_table
+
+    test = load_table(tmp_path / "tables" / "core")
+    b = budget_table(st, study_scores(st, {"core": test}))
+    assert b.loc["fgpo", "calls_per_question"] == 64 and b.loc["shortlist-grow8", "family"] == "shortlist-grow"
+    assert b.accuracy.between(0, 100).all() and label("shortlist-top8") == "Shortlist (top) K=8"
+    assert method_family("fgpo-k8") == "dial" and method_family("grpo-e40") == "grpo"
+    seen = seen_by_epoch(st)
+    assert (seen["fgpo"] == 100).all() and list(seen.index) == [1, 2, 3]
+    lib = library_rows({6: test, 2: test.restrict_tools([0, 1])}, n_train=24)
+    assert list(lib.index) == [2, 6] and lib.loc[6, "table_calls"] == 64 * 24
+    assert (lib.oracle >= lib.best_fixed).all()

@@ -146,3 +146,29 @@ def test_tiny_warmup_raises_the_mass_on_the_policy_strings_and_stops_at_the_targ
     again = train_warmup(sel, qs, qs[:2], WarmupConfig(target_mass=min(curve[-1], 1.0) / 2, batch_size=4),
                          tmp_path / "b", progress=False)
     assert again["epochs"] == 0 and again["reached_target"]
+
+
+@needs_trl
+def test_tiny_warmup_resumes_from_its_last_finished_epoch(tmp_path):
+    import torch
+
+    from fgpo_core.algorithms.common import trainable_parameters
+    from fgpo_core.algorithms.warmup import WarmupConfig, train_warmup
+
+    cfg = dict(lr=2e-2, target_mass=1.0, batch_size=4)
+    sel, qs = tiny_selector_and_questions()
+    first = train_warmup(sel, qs, qs[:2], WarmupConfig(max_epochs=1, **cfg), tmp_path, progress=False)
+    after_one = [p.detach().clone() for p in trainable_parameters(sel.model)]
+    fresh, _ = tiny_selector_and_questions()  # a new process would start from the untrained adapter
+    again = train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=1, **cfg), tmp_path, progress=False)
+    assert again["curve"] == first["curve"]  # nothing left to train: epoch 1's weights, loaded
+    assert all(torch.equal(p, q) for p, q in zip(trainable_parameters(fresh.model), after_one))
+    res = train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=2, **cfg), tmp_path, progress=False)
+    assert [c["epoch"] for c in res["curve"]] == [0, 1, 2] and res["curve"][:2] == first["curve"]
+    assert len(res["log"]) > len(first["log"])
+    moved = [p for p, q in zip(trainable_parameters(fresh.model), after_one) if not torch.equal(p, q)]
+    assert moved  # trained on from epoch 1's weights
+    # the same folder with another config is refused, not mixed
+    with pytest.raises(ValueError, match="another config"):
+        train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=2, **{**cfg, "lr": 1e-3}), tmp_path, progress=False)
+

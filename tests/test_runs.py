@@ -99,6 +99,8 @@ def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_lik
     bench, _ = ci_bench
     with pytest.raises(ValueError, match="not a plain name"):
         run.evaluate_run("untrained", str(bench), ["../escape"], out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="described applies to a run folder"):
+        run.evaluate_run("untrained", str(bench), ["core"], out_dir=str(tmp_path), described=True)
     _, suites = load_benchmark(bench)
     frame = pd.DataFrame({"question_id": [q.id for q in suites["core"][:2]], "scoring_pick": [0, 0]})
     frame.attrs.update(adapter="untrained", keep="40")
@@ -138,3 +140,45 @@ def test_a_run_restarted_on_other_questions_or_a_finished_run_of_another_setup_i
                                   "n_train": 8, "n_dev": 32, "keep": 40}}))
     with pytest.raises(ValueError, match="setup.n_train"):
         run_grid(GridConfig(out_dir=str(tmp_path / "g"), lrs="1e-3", epochs=3, n_train=16), progress=False)
+
+
+def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, tmp_path, monkeypatch):
+    import pandas as pd
+
+    import fgpo_core.experiments.run as run
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    bench, _ = ci_bench
+    _, suites = load_benchmark(bench)
+    n = 5
+    ids = [q.id for q in suites["core"][:n]]
+
+    class Model:
+        def eval(self):
+            return self
+
+    class Stub:
+        model = Model()
+
+    calls = []
+
+    def chunk(sel, qs, scoring):
+        calls.append([q.id for q in qs])
+        if len(calls) == 2 and not getattr(chunk, "resumed", False):
+            raise KeyboardInterrupt  # stopped in the middle of the second part
+        return pd.DataFrame({"question_id": [q.id for q in qs], "generation_pick": [1] * len(qs),
+                             "scoring_pick": [2] * len(qs)})
+
+    monkeypatch.setattr(run, "EVAL_CHUNK", 2)
+    monkeypatch.setattr(run, "load_selector", lambda *a, **k: Stub())
+    monkeypatch.setattr(run, "_evaluate_chunk", chunk)
+    with pytest.raises(KeyboardInterrupt):
+        run.evaluate_run("untrained", str(bench), ["core"], limit=n, out_dir=str(tmp_path), progress=False)
+    assert not (tmp_path / "core.parquet").exists() and len(list((tmp_path / "parts" / "core").iterdir())) == 1
+    chunk.resumed = True
+    calls.clear()
+    run.evaluate_run("untrained", str(bench), ["core"], limit=n, out_dir=str(tmp_path), progress=False)
+    assert calls == [ids[2:4], ids[4:]]  # the first part was kept
+    out = pd.read_parquet(tmp_path / "core.parquet")
+    assert list(out.question_id) == ids and out.attrs["adapter"] == "untrained"
+    assert not (tmp_path / "parts" / "core").exists()

@@ -265,6 +265,75 @@ def test_constrained_pick_equals_restricted_greedy_decoding(fixture, request):
         torch.testing.assert_close(scores, sel.scores_and_p_gen(q)[0])
 
 
+def test_greedy_read_off_the_pass_follows_the_trie_and_declines_off_it_or_at_a_near_tie(prefilled):
+    from fgpo_core.selectors.lm import GREEDY_MARGIN
+
+    sel = prefilled
+    A, C = sel.cand_ids.shape
+    target = 11
+    path = sel.candidates[target]
+    vals = torch.zeros(A, C, 2, dtype=torch.float64)
+    vals[..., 0] = 1.0  # a clear top token everywhere
+    ids = torch.zeros(A, C, 2, dtype=torch.long)
+    ids[..., 0] = torch.tensor(path + [sel.end_id] * (C - len(path)))[None, :]
+    text, pick = sel.greedy_from_pass(vals, ids)
+    assert pick == target and text == sel.completion_text(target, end=False)
+    off = ids.clone()
+    off[:, 1, 0] = max(sel.tokenizer.get_vocab().values()) + 1  # no candidate's token
+    assert sel.greedy_from_pass(vals, off) is None
+    tie = vals.clone()
+    tie[:, 0, 1] = 1.0 - GREEDY_MARGIN / 2
+    assert sel.greedy_from_pass(tie, ids) is None
+
+
+def test_evaluate_question_gives_every_look_of_one_question(prefilled):
+    for i in range(4):
+        q = question(i)
+        ev = prefilled.evaluate_question(q)
+        scores, p_gen, pick = prefilled.scores_p_gen_constrained(q)
+        torch.testing.assert_close(ev["scores"], scores)
+        torch.testing.assert_close(ev["p_gen"], p_gen)
+        assert ev["constrained_pick"] == pick
+        assert (ev["completion"], ev["generation_pick"]) == prefilled.generate(q)
+
+
+def test_greedy_read_off_the_pass_equals_decoding_once_the_format_is_learned(tiny_lm):
+    """A tiny model taught two policy strings (full-vocabulary cross-entropy on the string
+    alone): greedy free generation is then read off the scoring pass, and it is what
+    token-by-token decoding emits."""
+    from fgpo_core.selectors import LMSelector
+
+    model, tok = tiny_lm()
+    sel = LMSelector(model, tok, n_tools=4, keep=12, prefill="<answer>")
+    qs = [question(i) for i in range(4)]
+    targets = [5, 9, 5, 9]
+    opt = torch.optim.Adam(sel.model.parameters(), lr=1e-2)
+    for _ in range(6):
+        opt.zero_grad()
+        loss = -sum(sel.candidate_scores([q], reduce="sum")[0, t] for q, t in zip(qs, targets))
+        loss.backward()
+        opt.step()
+    evs = [sel.evaluate_question(q) for q in qs]
+    assert sum(ev["from_pass"] for ev in evs) >= 2  # the learned format keeps greedy on the trie
+    for q, ev in zip(qs, evs):
+        assert (ev["completion"], ev["generation_pick"]) == sel.generate(q)
+
+
+def test_dev_evaluation_from_one_pass_equals_scoring_and_generation_apart(prefilled):
+    from fgpo_core.evaluation.picks import evaluate_dev, evaluate_generation, evaluate_scoring
+
+    qs = [question(i) for i in range(4)]
+    rng = np.random.default_rng(1)
+    rewards, correct = rng.random((4, 16)), rng.random((4, 16)) < 0.5
+    row = evaluate_dev(prefilled, qs, rewards, correct)
+    apart = evaluate_scoring(prefilled, qs, rewards, correct)
+    gen = evaluate_generation(prefilled, qs, rewards, correct)
+    for k, v in apart.items():
+        assert row[k] == pytest.approx(v, rel=1e-9, abs=1e-12), k
+    assert (row["gen_accuracy"], row["gen_format_failures"], row["gen_tools"]) == \
+        (gen["accuracy"], gen["format_failures"], gen["tools"])
+
+
 def test_format_term_adds_minus_w_log_mass_and_raises_the_mass(prefilled):
     """fgpo_step's format term (this book's addition) against autograd of its definition, and
     one plain gradient step on it alone (constant rewards, no entropy bonus: FGPO's own

@@ -55,6 +55,9 @@ def test_format_failures_are_counted_not_raised(text, reason):
 def test_bad_construction_and_masks():
     with pytest.raises(ValueError):
         ActionSpace(0)
+    assert ActionSpace(12).n_actions == 4096
+    with pytest.raises(ValueError, match="between 1 and 12"):
+        ActionSpace(13)
     with pytest.raises(TypeError):
         ActionSpace(2.0)
     space = ActionSpace(3)

@@ -7,6 +7,9 @@ is how a visit turns rewards into a gradient (:mod:`fgpo_core.core.estimators`):
 
 * ``fgpo``: the exact objective over all ``2**n`` subsets (Eq. 2, 5), Eq. 1 rewards;
 * ``fgpo-k<k>``: the coverage dial, ``k`` subsets drawn uniformly per visit, q renormalised;
+* ``shortlist-top<K>`` and ``shortlist-grow<K>``: exact optimisation inside a compact candidate
+  set of ``K`` subsets per question, rebuilt from the current policy at every epoch (the paper's
+  future work for large libraries; :func:`shortlist_top`, :func:`shortlist_grow`);
 * ``grpo``: ``G`` subsets drawn from q, the paper's differential reward, group-normalised
   advantages as TRL computes them (Eq. 3); ``grpo-eq1``: the same on Eq. 1 rewards;
 * ``rloo``: the same draws and reward, leave-one-out baselines;
@@ -32,7 +35,9 @@ Telemetry per step: J (Eq. 1 under q), entropy, top-action mass, tools of the ar
 closed-form dead-group probability of the current policy at ``G`` (Eq. 7) under Eq. 1 classes
 and under the differential reward, the observed dead fraction of the sampled methods, the share
 of visits whose evaluated subsets included one of the question's Eq. 1-optimal subsets
-(``best_seen``) and the reward evaluations used so far.
+(``best_seen``), the reward evaluations used so far and the reasoner calls they cost
+(``reward_calls``: distinct (question, subset) pairs, each paid once, as a shared cache of the
+reasoner's answers would bill them; for ``dapo`` only its kept groups are counted, a lower bound).
 """
 from __future__ import annotations
 
@@ -52,11 +57,15 @@ from ..selectors.head import PolicyHead, StackedHead
 from .common import cosine_schedule
 from .imitation import dpo_pairs
 
-__all__ = ["METHODS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind", "parse_method",
-           "parse_stages", "policy_telemetry"]
+__all__ = ["METHODS", "SHORTLISTS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind",
+           "parse_method", "parse_stages", "policy_telemetry", "shortlist_top", "shortlist_grow"]
 
-METHODS = ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo", "fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")
-"""The method names of ``fgpo study`` (``fgpo-k<k>`` takes any k in 1..2**n)."""
+METHODS = ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo", "fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8",
+           "shortlist-top16", "shortlist-grow16")
+"""The method names of ``fgpo study`` (``fgpo-k<k>`` takes any k in 1..2**n, and the shortlists any K)."""
+
+SHORTLISTS = ("shortlist-top", "shortlist-grow")
+"""The two constructions of a compact candidate set (``<name><K>``)."""
 
 
 @dataclass
@@ -124,14 +133,18 @@ def parse_method(method: str) -> MethodSpec:
     """Parse ``<base>[-<modifier>...]`` (see the module docstring); a bad name raises ValueError."""
     if not isinstance(method, str):
         raise ValueError(f"a method name is a string, got {method!r}")
-    hint = f"use one of {', '.join(METHODS)} (fgpo-k<k> for any k), optionally with modifiers " + \
+    hint = f"use one of {', '.join(METHODS)} (fgpo-k<k>, shortlist-top<K>, shortlist-grow<K> for any k, K), " \
+        "optionally with modifiers " + \
         " ".join(f"-{k}<value>" for k in _MODIFIERS)
     bases = sorted(METHODS, key=len, reverse=True)
-    m = re.match(r"fgpo-k(\d+)(?=-|$)", method)
-    base = "fgpo" if m else next((b for b in bases if method == b or method.startswith(b + "-")), None)
+    m = re.match(r"(fgpo-k|shortlist-top|shortlist-grow)(\d+)(?=-|$)", method)
+    base = ("fgpo" if m.group(1) == "fgpo-k" else m.group(1)) if m else \
+        next((b for b in bases if method == b or method.startswith(b + "-")), None)
     if base is None:
         raise ValueError(f"unknown method {method!r}; {hint}")
-    k = int(m.group(1)) if m else None
+    k = int(m.group(2)) if m else None
+    if m and k < 1:
+        raise ValueError(f"{method!r}: the number of subsets per question must be at least 1")
     rest = method[m.end() if m else len(base):]
     overrides, run = {}, {"n_train": None, "drop_tool": None}
     for part in [x for x in rest.split("-") if x] if rest else []:
@@ -170,10 +183,58 @@ def parse_stages(method: str) -> list[MethodSpec]:
 
 
 def method_kind(method: str) -> tuple[str, int | None]:
-    """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, else ``(base, None)``;
-    modifiers are allowed and ignored."""
+    """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, ``(shortlist, K)``
+    for a shortlist, else ``(base, None)``; modifiers are allowed and ignored."""
     spec = parse_method(method)
-    return ("fgpo", spec.k) if spec.k is not None else (spec.base, None)
+    return (spec.base, spec.k) if spec.k is not None else (spec.base, None)
+
+
+def shortlist_top(q: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
+    """The policy's top candidates plus a few uniform draws: per question the ``K - u`` subsets
+    of highest q and ``u = K // 4`` (at least one when ``K > 1``) drawn uniformly from the
+    rest, so the set keeps exploring; boolean ``[N, A]``."""
+    N, A = q.shape
+    if not 1 <= K <= A:
+        raise ValueError(f"K must lie in 1..{A}, got {K}")
+    u = max(1, K // 4) if 1 < K < A else 0
+    out = np.zeros((N, A), dtype=bool)
+    top = np.argsort(-q, axis=1, kind="stable")[:, :K - u]
+    out[np.arange(N)[:, None], top] = True
+    for i in range(N):
+        if u:
+            out[i, rng.choice(np.flatnonzero(~out[i]), u, replace=False)] = True
+    return out
+
+
+def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, n_tools: int, K: int,
+                   keep: int = 2) -> np.ndarray:
+    """Greedy growth through the subset lattice: per question, the ``keep`` best subsets of the
+    previous shortlist by their (already paid) reward, ties broken by q, and every subset one
+    tool away from them (one tool added or removed), the most likely under q first, up to ``K``.
+    The first shortlist (``prev=None``) is the empty subset and the single tools, by q.
+    Boolean ``[N, A]``; only rewards inside ``prev`` are read."""
+    N, A = q.shape
+    if not 1 <= K <= A:
+        raise ValueError(f"K must lie in 1..{A}, got {K}")
+    flips = 1 << np.arange(n_tools)
+    out = np.zeros((N, A), dtype=bool)
+    for i in range(N):
+        if prev is None:
+            cands = np.concatenate([[0], flips])
+            best = np.array([], dtype=int)
+        else:
+            inside = np.flatnonzero(prev[i])
+            order = np.lexsort((-q[i, inside], -rewards[i, inside]))  # reward first, then q
+            best = inside[order[:keep]]
+            cands = np.unique(np.concatenate([best, (best[:, None] ^ flips[None, :]).ravel()]))
+        rest = np.setdiff1d(cands, best)
+        rest = rest[np.argsort(-q[i, rest], kind="stable")]
+        chosen = np.concatenate([best, rest])[:K]
+        if len(chosen) < K:  # a small neighbourhood: fill with the policy's next most likely subsets
+            extra = [a for a in np.argsort(-q[i], kind="stable") if a not in set(chosen.tolist())]
+            chosen = np.concatenate([chosen, extra[:K - len(chosen)]])
+        out[i, chosen.astype(int)] = True
+    return out
 
 
 @dataclass
@@ -233,7 +294,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     if len(train_x) != N or len(dev_x) != dev_table.n_questions:
         raise ValueError("features and table rows must align")
     if k is not None and not 1 <= k <= A:
-        raise ValueError(f"coverage k must lie in 1..{A}, got {k}")
+        raise ValueError(f"{'coverage k' if kind == 'fgpo' else 'shortlist K'} must lie in 1..{A}, got {k}")
     torch.manual_seed(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
@@ -253,9 +314,14 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     targets = torch.as_tensor(train_table.rewards("eq1", lam=config.lam).argmax(1))
     optimal = r_eq1 == r_eq1.max(1, keepdim=True).values  # each question's Eq. 1-optimal subsets (ties kept)
     pairs = {i: (c, r) for i, c, r in dpo_pairs(train_table.rewards("eq1", lam=config.lam))}
-    train_r = r_eq1 if kind in ("fgpo", "grpo-eq1") else r_diff
+    train_r = r_eq1 if kind in ("fgpo", "grpo-eq1") + SHORTLISTS else r_diff
     every = config.eval_every or n_batches
     steps, dev_rows, n_reward = [], [], 0
+    paid = np.zeros((N, A), dtype=bool)  # the (question, subset) pairs whose reward was read: reasoner calls
+    if kind in ("sft", "dpo"):
+        paid[:] = True  # their targets are the table's optimal (and worst) subsets: the whole table
+    shortlist = None
+    r_np = train_r.numpy()
     best_state, best_key = None, None
 
     def evaluate(step: int) -> None:
@@ -263,6 +329,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
         with torch.no_grad():
             q = head.q(DX).numpy()
         row = {"step": step, "epoch": step / n_batches, "reward_evaluations": n_reward,
+               "reward_calls": int(paid.sum()),
                **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G)}
         dev_rows.append(row)
         key = (row["accuracy"], row["J"], -step) if keep == "best" else (step, 0.0, -step)
@@ -274,17 +341,29 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     bar = tqdm(total=total, desc=config.method, disable=not progress, leave=False)
     for _epoch in range(config.epochs):
         order = rng.permutation(N)
+        if kind in SHORTLISTS:  # rebuilt from the current policy once per epoch
+            with torch.no_grad():
+                q_all = head.q(X).numpy()
+            shortlist = (shortlist_top(q_all, k, rng) if kind == "shortlist-top" else
+                         shortlist_grow(shortlist, q_all, r_np, train_table.n_tools, k))
         for b in range(n_batches):
             idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
             scores = head(X[idx])
             r = train_r[idx]
             row = {"step": step + 1, "visits": _epoch * N + min((b + 1) * config.batch_size, N)}
-            if kind == "fgpo":
-                mask = None if k is None or k == A else coverage_mask(len(idx), A, k, gen)
+            if kind == "fgpo" or kind in SHORTLISTS:
+                if kind in SHORTLISTS:
+                    mask = torch.as_tensor(shortlist[idx.numpy()])
+                else:
+                    mask = None if k is None or k == A else coverage_mask(len(idx), A, k, gen)
                 loss = fgpo_loss(scores, r, config.beta, mask)
                 row["best_seen"] = (100.0 if mask is None else
                                     100.0 * float((mask & optimal[idx]).any(1).double().mean()))
                 n_reward += len(idx) * (A if mask is None else k)
+                if mask is None:
+                    paid[idx.numpy()] = True
+                else:
+                    paid[idx.numpy()] |= mask.numpy()
             elif kind in ("grpo", "grpo-eq1", "rloo", "dapo"):
                 with torch.no_grad():
                     probs = torch.softmax(scores, -1)
@@ -296,6 +375,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
                     live = torch.ones(len(idx), dtype=torch.bool)
                     n_reward += draws.numel()
                 group_r = r.gather(1, draws)
+                paid[np.repeat(idx.numpy(), draws.shape[1]), draws.reshape(-1).numpy()] = True
                 row["best_seen"] = 100.0 * float(optimal[idx].gather(1, draws).any(1).double().mean())
                 row["dead_observed"] = 100.0 * float(dead_group_mask(group_r).double().mean())
                 adv = (rloo_advantages(group_r) if kind == "rloo" else grpo_advantages(group_r, "trl"))
@@ -325,7 +405,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             step += 1
             with torch.no_grad():
                 q = torch.softmax(head(X[idx]), -1).numpy()
-            row.update({"loss": float(loss.detach()), "reward_evaluations": n_reward,
+            row.update({"loss": float(loss.detach()), "reward_evaluations": n_reward, "reward_calls": int(paid.sum()),
                         **policy_telemetry(q, train_table.correct[idx.numpy()], r_eq1[idx].numpy(),
                                            r_diff[idx].numpy(), sizes, config.telemetry_G)})
             steps.append(row)
@@ -337,4 +417,4 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     bar.close()
     trained.load_state_dict(best_state)
     return HeadRun(config, head.float(), pd.DataFrame(steps), pd.DataFrame(dev_rows), -best_key[2], n_reward,
-                   {"snapshots": snapshots})
+                   {"snapshots": snapshots, "reward_calls": int(paid.sum())})

@@ -57,12 +57,22 @@ def format_mass(selector, questions: Sequence[Question]) -> np.ndarray:
     return np.array([float(selector.scores_and_p_gen(q)[1].sum()) for q in questions])
 
 
+RESUME_FILE = "resume.pt"
+
+
 def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Question], cfg: WarmupConfig,
                  out_dir, progress: bool = True) -> dict:
     """Warm ``selector.model`` (LoRA-wrapped) up on the format; returns the log: the dev mass
-    before training and after each epoch, and the epochs taken. ``out_dir`` holds TRL's output
-    and ``warmup.json`` (the log, rewritten after every epoch)."""
+    before training and after each epoch, and the epochs taken. ``out_dir`` holds TRL's output,
+    ``warmup.json`` (the log, rewritten after every epoch) and ``resume.pt`` (the adapter's
+    trainable weights after the last finished epoch, with the log).
+
+    Interrupted, the warm-up resumes from the last finished epoch: called again on the same
+    ``out_dir`` with the same config, it loads that epoch's weights and goes on; a folder
+    holding a warm-up with another config is refused."""
     from tqdm.auto import tqdm
+
+    from .common import load_checkpoint, save_checkpoint, trainable_parameters
 
     if not 0 < cfg.target_mass <= 1:
         raise ValueError(f"target_mass must lie in (0, 1], got {cfg.target_mass}")
@@ -70,11 +80,24 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
         raise ValueError(f"max_epochs must be at least 1, got {cfg.max_epochs}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    params = trainable_parameters(selector.model)
+    curve, logs = [], []
+    if (out / RESUME_FILE).exists():
+        state = load_checkpoint(out / RESUME_FILE)
+        same = {k: v for k, v in state["config"].items() if k != "max_epochs"} == \
+            {k: v for k, v in asdict(cfg).items() if k != "max_epochs"}
+        if not same:
+            raise ValueError(f"{out} holds a warm-up with another config {state['config']}; "
+                             "use another folder or delete it")
+        for p, v in zip(params, state["params"]):
+            p.data.copy_(v)
+        curve, logs = list(state["curve"]), list(state["log"])
     selector.model.eval()
-    curve = [{"epoch": 0, "dev_mass_mean": float(format_mass(selector, dev_qs).mean())}]
-    logs = []
-    bar = tqdm(total=cfg.max_epochs, desc="format warm-up", disable=not progress)
-    for epoch in range(1, cfg.max_epochs + 1):
+    if not curve:
+        curve = [{"epoch": 0, "dev_mass_mean": float(format_mass(selector, dev_qs).mean())}]
+    bar = tqdm(total=cfg.max_epochs, initial=min(curve[-1]["epoch"], cfg.max_epochs), desc="format warm-up",
+               disable=not progress)
+    for epoch in range(curve[-1]["epoch"] + 1, cfg.max_epochs + 1):
         if curve[-1]["dev_mass_mean"] >= cfg.target_mass:
             break
         targets = warmup_targets(len(train_qs), selector.space.n_actions, cfg.seed, epoch)
@@ -85,6 +108,8 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
         selector.model.eval()
         mass = format_mass(selector, dev_qs)
         curve.append({"epoch": epoch, "dev_mass_mean": float(mass.mean()), "dev_mass_min": float(mass.min())})
+        save_checkpoint(out / RESUME_FILE, {"config": asdict(cfg), "curve": curve, "log": logs,
+                                            "params": [p.detach().clone() for p in params]})
         write_json(out / "warmup.json", {"config": asdict(cfg), "curve": curve}, indent=1)
         bar.update()
     bar.close()

@@ -17,7 +17,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["ActionSpace", "ParsedAction", "FORMAT_FAILURE"]
+__all__ = ["ActionSpace", "ParsedAction", "FORMAT_FAILURE", "MAX_TOOLS"]
+
+MAX_TOOLS = 12
+"""The largest library an action space enumerates (4,096 subsets, the chapter "Past enumeration")."""
 
 FORMAT_FAILURE = -1
 """The mask recorded for a completion that does not parse: a format failure (counted as wrong
@@ -51,8 +54,8 @@ class ActionSpace:
     def __post_init__(self) -> None:
         if not isinstance(self.n_tools, (int, np.integer)) or isinstance(self.n_tools, bool):
             raise TypeError(f"n_tools must be an int, got {type(self.n_tools).__name__}")
-        if not 1 <= self.n_tools <= 10:
-            raise ValueError(f"n_tools must be between 1 and 10 (2**n actions), got {self.n_tools}")
+        if not 1 <= self.n_tools <= MAX_TOOLS:
+            raise ValueError(f"n_tools must be between 1 and {MAX_TOOLS} (2**n actions), got {self.n_tools}")
 
     # -- sizes ---------------------------------------------------------------
     @property

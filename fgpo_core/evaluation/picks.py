@@ -18,7 +18,7 @@ from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import Question
 
 __all__ = ["Picks", "picks_from_generation", "correct_of", "summarise_picks", "tool_rates_by_family",
-           "p_gen_with_failures", "evaluate_scoring", "evaluate_generation", "evaluate_dev"]
+           "p_gen_with_failures", "scoring_summary", "evaluate_scoring", "evaluate_generation", "evaluate_dev"]
 
 Picks = np.ndarray
 """One entry per question: the chosen subset's mask, or -1 for a format failure."""
@@ -85,21 +85,23 @@ def p_gen_with_failures(p_gen: np.ndarray) -> np.ndarray:
     return np.concatenate([p_gen, rest], -1)
 
 
+def scoring_summary(scores: torch.Tensor, rewards: np.ndarray, correct: np.ndarray, n_tools: int) -> dict:
+    """Controlled candidate scoring (Eq. 6) of Eq. 4 ``scores [N, 2**n]``: :func:`summarise_picks`
+    of each question's argmax-score subset, the expected reward ``J`` under q, and the entropy of q."""
+    scores = scores.double()
+    q = torch.softmax(scores, -1)
+    s = summarise_picks(scores.argmax(-1).numpy().astype(int), correct, n_tools)
+    return {"accuracy": s["accuracy"], "J": float((q * torch.as_tensor(rewards)).sum(-1).mean()),
+            "tools": s["tools"], "entropy": float(entropy(q).mean()), "empty_argmax": s["empty_rate"]}
+
+
 def evaluate_scoring(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray,
                      batch_size: int = 16) -> dict:
-    """Controlled candidate scoring (Eq. 6): :func:`summarise_picks` of each question's
-    argmax-score subset, the expected reward ``J`` under q, and the entropy of q."""
-    picks, J, H = [], [], []
+    """Controlled candidate scoring (Eq. 6) of the selector on ``questions``: :func:`scoring_summary`."""
     with torch.no_grad():
-        for i in range(0, len(questions), batch_size):
-            scores = selector.candidate_scores(questions[i:i + batch_size]).double()
-            q = torch.softmax(scores, -1)
-            picks += scores.argmax(-1).tolist()
-            J += (q * torch.as_tensor(rewards[i:i + batch_size])).sum(-1).tolist()
-            H += entropy(q).tolist()
-    s = summarise_picks(np.array(picks, dtype=int), correct, selector.space.n_tools)
-    return {"accuracy": s["accuracy"], "J": float(np.mean(J)), "tools": s["tools"], "entropy": float(np.mean(H)),
-            "empty_argmax": s["empty_rate"]}
+        scores = torch.cat([selector.candidate_scores(questions[i:i + batch_size])
+                            for i in range(0, len(questions), batch_size)])
+    return scoring_summary(scores, rewards, correct, selector.space.n_tools)
 
 
 def evaluate_generation(selector, questions: Sequence[Question], rewards: np.ndarray | None,
@@ -110,9 +112,12 @@ def evaluate_generation(selector, questions: Sequence[Question], rewards: np.nda
 
 
 def evaluate_dev(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray) -> dict:
-    """Both dev evaluations of the selector: controlled scoring (:func:`evaluate_scoring`'s
-    fields) and greedy free generation (``gen_accuracy``, ``gen_format_failures``, ``gen_tools``)."""
-    row = evaluate_scoring(selector, questions, rewards, correct)
-    gen = evaluate_generation(selector, questions, rewards, correct)
+    """Both dev evaluations of the selector from one scoring pass per question
+    (:meth:`~fgpo_core.selectors.lm.LMSelector.evaluate_question`): controlled scoring
+    (:func:`scoring_summary`'s fields) and greedy free generation (``gen_accuracy``,
+    ``gen_format_failures``, ``gen_tools``)."""
+    evs = [selector.evaluate_question(q) for q in questions]
+    row = scoring_summary(torch.stack([e["scores"] for e in evs]), rewards, correct, selector.space.n_tools)
+    gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), correct, selector.space.n_tools)
     return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
             "gen_tools": gen["tools"]}

@@ -12,6 +12,7 @@ subset's policy string (``p_gen_<mask>``). Chapters render from these files.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
@@ -203,22 +204,56 @@ def config_differences(config, recorded: dict) -> list[str]:
     return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
 
 
+EVAL_CHUNK = 50
+"""Questions per evaluated part: an interrupted evaluation loses at most one part."""
+
+
+def _evaluate_chunk(sel, qs, scoring: bool) -> pd.DataFrame:
+    """One part of an evaluation: free generation, and with ``scoring`` every other look from
+    the same scoring pass (:meth:`fgpo_core.selectors.lm.LMSelector.evaluate_question`)."""
+    frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs]})
+    if not scoring:
+        from ..evaluation.picks import picks_from_generation
+
+        gen, texts = picks_from_generation(sel, qs)
+        frame["generation_pick"], frame["completion"] = gen, texts
+        return frame
+    rows = [sel.evaluate_question(q) for q in qs]
+    frame["generation_pick"] = np.array([r["generation_pick"] for r in rows], dtype=int)
+    frame["completion"] = [r["completion"] for r in rows]
+    frame["generation_from_pass"] = [r["from_pass"] for r in rows]
+    scores = np.stack([r["scores"].double().cpu().numpy() for r in rows])
+    p_gen = np.stack([r["p_gen"].cpu().numpy() for r in rows])
+    frame["scoring_pick"] = scores.argmax(-1)
+    frame["constrained_pick"] = np.array([r["constrained_pick"] for r in rows], dtype=int)
+    for m in range(scores.shape[1]):
+        frame[f"candidate_score_{m}"] = scores[:, m]
+    for m in range(scores.shape[1]):
+        frame[f"p_gen_{m}"] = p_gen[:, m]
+    return frame
+
+
 def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: int = 40,
                  limit: int | dict = 0, out_dir: str | None = None, progress: bool = True,
-                 scoring: bool = True) -> dict:
+                 scoring: bool = True, described: bool = False) -> dict:
     """Free generation, controlled scoring (Eq. 6) and p_gen of a trained selector on each
     suite's first ``limit`` questions (0: all; a dict gives a limit per suite), written to
     ``<out_dir>/<suite>.parquet`` (default ``<run_dir>/eval``). ``run_dir`` may also be
     ``"untrained"`` (the bare selector) or :data:`PROMPTED` (the bare selector told the tools'
-    names and descriptions, G.2). ``scoring=False`` keeps only free generation (no
-    ``scoring_pick``, ``constrained_pick``, candidate scores or p_gen; a little under half the time).
+    names and descriptions, G.2); ``described`` tells a run's own selector the tools' names and
+    descriptions instead of anonymous slots (the prompted baseline from the format warm-up's
+    adapter; recorded with the adapter's hash). ``scoring=False`` keeps only free generation (no
+    ``scoring_pick``, ``constrained_pick``, candidate scores or p_gen). With scoring, greedy
+    generation is read off the scoring pass wherever it stays on the policy strings
+    (``generation_from_pass``), so the full evaluation costs little more than scoring alone.
 
     Picks depend only on the question, not on the reasoner, so one evaluation serves every
     reward table of the same questions (the transfer grid is look-ups). A suite already
-    written with the same adapter and questions is skipped, so an interrupted evaluation resumes."""
-    import torch
+    written with the same adapter and questions is skipped, and each suite is written in parts
+    of :data:`EVAL_CHUNK` questions under ``<out_dir>/parts/`` as it goes, so an interrupted
+    evaluation resumes at its last finished part."""
+    from tqdm.auto import tqdm
 
-    from ..evaluation.picks import picks_from_generation
     from ..genomics.benchmarks import load_benchmark
     from ..genomics.tools import TOOL_NAMES
 
@@ -235,7 +270,12 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         raise ValueError("give out_dir for an untrained selector")
     if not prompted:
         run_manifest(run_dir)  # refuses a missing or unfinished run before any work
-    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter")
+    if described and prompted:
+        raise ValueError(f"described applies to a run folder's adapter; {run_dir!r} has none "
+                         f"(use {PROMPTED!r} for the bare selector told the tools)")
+    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter") + (":described" if described else "")
+    if described and out_dir is None:
+        raise ValueError("give out_dir for a described evaluation: the run's own eval/ holds its anonymous one")
     out = Path(out_dir or Path(run_dir) / "eval")
     result, todo = {}, []
     for s in suites:
@@ -256,23 +296,30 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         sel = load_selector(None, keep, trainable=False,
                             tool_names=list(TOOL_NAMES[:4]) if run_dir == PROMPTED else None)
     else:
-        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False)
+        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False,
+                            tool_names=list(TOOL_NAMES[:4]) if described else None)
     sel.model.eval()
     for s, qs, path in todo:
-        gen, texts = picks_from_generation(sel, qs, progress=progress)
-        frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs],
-                              "generation_pick": gen, "completion": texts})
-        if scoring:
-            triples = [sel.scores_p_gen_constrained(q) for q in qs]
-            scores = torch.stack([p[0] for p in triples]).double().numpy()
-            p_gen = torch.stack([p[1] for p in triples]).numpy()
-            frame["scoring_pick"] = scores.argmax(-1)
-            frame["constrained_pick"] = np.array([p[2] for p in triples], dtype=int)
-            for m in range(scores.shape[1]):
-                frame[f"candidate_score_{m}"] = scores[:, m]
-            for m in range(scores.shape[1]):
-                frame[f"p_gen_{m}"] = p_gen[:, m]
+        parts = out / "parts" / s
+        frames = []
+        for start in tqdm(range(0, len(qs), EVAL_CHUNK), desc=f"evaluate {s}", disable=not progress):
+            chunk = qs[start:start + EVAL_CHUNK]
+            part = parts / f"{start:06d}.parquet"
+            if part.exists():
+                old = pd.read_parquet(part)
+                if old.attrs.get("adapter") == digest and old.attrs.get("keep") == str(keep) \
+                        and list(old["question_id"]) == [q.id for q in chunk] and ("scoring_pick" in old or not scoring):
+                    frames.append(old)
+                    continue
+            frame = _evaluate_chunk(sel, chunk, scoring)
+            frame.attrs["adapter"], frame.attrs["keep"] = digest, str(keep)
+            parts.mkdir(parents=True, exist_ok=True)
+            with atomic_path(part) as tmp:
+                frame.to_parquet(tmp, index=False)
+            frames.append(frame)
+        frame = pd.concat(frames, ignore_index=True)
         frame.attrs["adapter"], frame.attrs["keep"] = digest, str(keep)
         with atomic_path(path) as tmp:
             frame.to_parquet(tmp, index=False)
+        shutil.rmtree(parts, ignore_errors=True)
     return result

@@ -73,15 +73,23 @@ split 0/20/50/80/100% between SFT and RL; and the head width of each stage at th
 SFT runs at one fixed rate (0.1, its best in the main study), so the SFT stage of every pipeline
 is the same head; the RL stage's rate is swept and chosen on dev."""
 
+Q_KEPT_MAX_TOOLS = 5
+"""A study keeps each head's whole policy on the main suite (``q.parquet``) up to this many tools;
+beyond, only its picks."""
+
 PRESETS = {
     "main": "fgpo,grpo,grpo-eq1,rloo,dapo,sft,dpo,fgpo-k1,fgpo-k2,fgpo-k4,fgpo-k8",
     "ablations": ",".join(dict.fromkeys(m for ms in ABLATIONS.values() for m in ms)),
     "five": "fgpo,grpo,sft,fgpo-noT5",
     "companion": ",".join(dict.fromkeys(m for ms in COMPANION.values() for m in ms)),
+    "larger": ",".join(["fgpo", "grpo", "grpo-e40", "grpo-e80"] + [f"fgpo-k{k}" for k in (4, 16, 64)]
+                       + [f"shortlist-{c}{K}" for c in ("top", "grow") for K in (4, 16, 64)]),
 }
 """Named method lists for ``fgpo study --methods``: the main comparison, every ablation of
 :data:`ABLATIONS`, the five-tool library's runs and the post-training study of :data:`COMPANION`
-(run with ``--keep last``)."""
+(run with ``--keep last``) and the larger libraries' methods, each charged the reasoner calls it
+causes: exact FGPO, GRPO at 20, 40 and 80 epochs, the coverage dial and the two shortlists at
+4, 16 and 64 subsets per question (the chapter "Past enumeration")."""
 
 
 @dataclass
@@ -268,13 +276,17 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
         n_keep = st[0].n_train or len(data["train"][0])
         tr_x, tr_t = view["train"][0][:n_keep], view["train"][1].subset(np.arange(n_keep))
         full = _full_masks(kept)
-        run, base, offset, evals, frames = None, None, 0.0, 0, {"steps": [], "dev": [], "checkpoints": []}
+        run, base, offset, evals, calls = None, None, 0.0, 0, 0
+        frames = {"steps": [], "dev": [], "checkpoints": []}
         for i, hc in enumerate(hcs):  # each stage trains a fresh head stacked on the frozen one before it
             last = i == len(hcs) - 1
             snaps = _snapshot_steps(n_keep, hc.epochs, cfg.checkpoints, hc.batch_size)
             run = train_head(tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base,
                              keep=cfg.keep if last else "last")
             base, evals = run.head, evals + run.reward_evaluations
+            # stages share one cache of the reasoner's answers: at least the larger stage's pairs (exactly
+            # that whenever one stage is SFT or DPO, which read the whole table)
+            calls = max(calls, run.extra["reward_calls"])
             for name, f in (("steps", run.steps), ("dev", run.dev),
                             ("checkpoints", _checkpoint_rows(run, view, tests, n_keep))):
                 f = f.copy()
@@ -287,8 +299,12 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
         best = run.dev.set_index("step").loc[run.best_step]
         summary = {"method": m, "lr": lr, "seed": s, "best_step": run.best_step, "dev_accuracy": best["accuracy"],
                    "dev_J": best["J"], "dev_tools": best["tools"], "reward_evaluations": evals,
+                   "reward_calls": calls,
                    "seconds": round(time.time() - t1, 2)}
-        arrays = {f"q_{t}": run.q(data[t][1]).astype(np.float32) for t in tests}
+        if n_tools <= Q_KEPT_MAX_TOOLS:
+            arrays = {f"q_{t}": run.q(data[t][1]).astype(np.float32) for t in tests}
+        else:  # 4,096 subsets: the policy is too large to keep for every question; its picks are kept
+            arrays = {f"pick_{t}": run.q(data[t][1]).argmax(1).astype(np.int32) for t in tests}
         if full is not None:
             arrays["full_masks"] = full
         joined = {k: pd.concat(v, ignore_index=True).to_json(orient="split") for k, v in frames.items()}
@@ -307,6 +323,10 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
             with np.load(parts / f"{m}__lr{chosen[m]:g}__s{s}.npz", allow_pickle=False) as z:
                 full = z["full_masks"] if "full_masks" in z.files else None
                 for t in tests:
+                    if f"pick_{t}" in z.files:
+                        picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
+                                                   "mask": z[f"pick_{t}"].astype(int)}))
+                        continue
                     q = z[f"q_{t}"]
                     pick = q.argmax(1).astype(int)
                     picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
@@ -322,8 +342,11 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
                 if cfg.checkpoints:
                     ckpts.append(pd.read_json(io.StringIO(str(z["checkpoints"])), orient="split")
                                  .assign(method=m, seed=s))
-    frames = [("picks", pd.concat(picks)), ("q", pd.concat(qrows)), ("curves", pd.concat(curves)),
-              ("dev", pd.concat(devs)), ("sweep", sweep)] + ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+    frames = [("picks", pd.concat(picks))] + ([("q", pd.concat(qrows))] if qrows else []) + [
+        ("curves", pd.concat(curves)), ("dev", pd.concat(devs)), ("sweep", sweep)] + \
+        ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+    if not qrows:
+        (out / "q.parquet").unlink(missing_ok=True)
     for name, frame in frames:
         with atomic_path(out / f"{name}.parquet") as tmp:
             frame.reset_index(drop=True).to_parquet(tmp, index=False)
@@ -343,7 +366,8 @@ class Study:
 
     manifest: dict
     picks: pd.DataFrame
-    q: pd.DataFrame
+    q: pd.DataFrame | None
+    """Each head's policy on the main suite (None for libraries beyond :data:`Q_KEPT_MAX_TOOLS` tools)."""
     curves: pd.DataFrame
     dev: pd.DataFrame
     sweep: pd.DataFrame
@@ -352,6 +376,9 @@ class Study:
 
     def q_matrix(self, method: str, seed: int) -> np.ndarray:
         """The policy ``[N, 2**n]`` of one chosen head on the main suite, in question order."""
+        if self.q is None:
+            raise ValueError("this study kept its heads' picks only (a library of more than "
+                             f"{Q_KEPT_MAX_TOOLS} tools)")
         f = self.q[(self.q.method == method) & (self.q.seed == seed)]
         return f[[c for c in f if c.startswith("q_")]].to_numpy(dtype=float)
 
@@ -368,7 +395,8 @@ def load_study(out_dir) -> Study:
     out = Path(out_dir)
     if not (out / "manifest.json").exists():
         raise FileNotFoundError(f"{out} holds no finished study: run `fgpo study --out-dir {out}`")
-    frames = {n: pd.read_parquet(out / f"{n}.parquet") for n in ("picks", "q", "curves", "dev", "sweep")}
+    frames = {n: pd.read_parquet(out / f"{n}.parquet") for n in ("picks", "curves", "dev", "sweep")}
+    frames["q"] = pd.read_parquet(out / "q.parquet") if (out / "q.parquet").exists() else None
     if (out / "checkpoints.parquet").exists():
         frames["checkpoints"] = pd.read_parquet(out / "checkpoints.parquet")
     return Study(json.loads((out / "manifest.json").read_text()), **frames)

@@ -22,7 +22,8 @@ __all__ = ["METHOD_LABELS", "label", "study_scores", "study_summary", "study_bas
 
 METHOD_LABELS = {"fgpo": "FGPO", "grpo": "GRPO", "grpo-eq1": "GRPO (Eq. 1)", "rloo": "RLOO",
                  "dapo": "GRPO + dynamic sampling", "sft": "SFT", "dpo": "DPO"}
-"""How the chapters name the study's methods (the coverage dial reads ``FGPO k=<k>``)."""
+"""How the chapters name the study's methods (the coverage dial reads ``FGPO k=<k>``, the
+shortlists ``Shortlist (top) K=<K>`` and ``Shortlist (grow) K=<K>``)."""
 
 
 def label(method: str) -> str:
@@ -36,7 +37,10 @@ def label(method: str) -> str:
         spec = parse_method(method)
     except ValueError:
         return method
-    name = f"FGPO k={spec.k}" if spec.k is not None else METHOD_LABELS.get(spec.base, spec.base)
+    if spec.base in ("shortlist-top", "shortlist-grow"):
+        name = f"Shortlist ({'top' if spec.base == 'shortlist-top' else 'grow'}) K={spec.k}"
+    else:
+        name = f"FGPO k={spec.k}" if spec.k is not None else METHOD_LABELS.get(spec.base, spec.base)
     words = {"lam": "λ={:g}", "beta": "β={:g}", "dpo_beta": "β={:g}", "temperature": "τ={:g}", "G": "G={:d}",
              "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}"}
     mods = [words[k].format(v) for k, v in spec.overrides.items() if k in words]

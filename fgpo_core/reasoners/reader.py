@@ -212,12 +212,20 @@ class EvidenceReader:
             self._cache.clear()
         return out
 
-    def logits(self, q: Question, evidence: str) -> np.ndarray:
+    def pair_scores(self, q: Question, evidence: str) -> np.ndarray:
+        """``[4, 1 + blocks]``: per letter, h of the no-evidence pair, then of each tool block in order.
+        A subset's logit is the sum of its row's entries (:meth:`logits`); the late fusion that
+        :mod:`fgpo_core.table.fusion` uses to give every subset's answer from one scoring per block."""
         per_letter = pair_texts(q, evidence)
         flat = [p for ps in per_letter for p in ps]
-        s = self._scores(flat)
-        k = len(per_letter[0])
-        return np.array([sum(s[i * k:(i + 1) * k]) for i in range(4)])
+        return np.array(self._scores(flat), dtype=float).reshape(len(per_letter), -1)
+
+    def logits(self, q: Question, evidence: str) -> np.ndarray:
+        return np.array([sum(row.tolist()) for row in self.pair_scores(q, evidence)])
+
+    def prompt_tokens(self, q: Question, evidence: str) -> int:
+        """Input tokens of the whole prompt, as the reasoner's table rows count them."""
+        return len(self.model.tokenizer.encode(user_message(q.question, q.options_block(), evidence), verbose=False))
 
     def prefetch(self, items: Sequence[tuple[Question, str]]) -> None:
         """Score every distinct pair of many prompts in full batches (the table builder's fast path)."""
@@ -231,8 +239,7 @@ class EvidenceReader:
             s = self.logits(q, ev) + tie_break(q.id, 1e-7)  # a select question without evidence ties
             logp = s - np.logaddexp.reduce(s)
             lp = {L: float(v) for L, v in zip(LETTERS, logp)}
-            n_tokens = len(self.model.tokenizer.encode(user_message(q.question, q.options_block(), ev),
-                                                       verbose=False))
+            n_tokens = self.prompt_tokens(q, ev)
             letter = letter_from_logprobs(lp)
             outs.append(ReasonerOutput(letter, lp, n_tokens, letter, True))
         return outs

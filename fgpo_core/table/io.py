@@ -26,9 +26,26 @@ class ManifestMismatch(ValueError):
     """A table (or a partial build) was made under different inputs."""
 
 
+def _fused_format(folder: Path) -> str | None:
+    """The format of a folder whose table is fused from block scores (a view or a block-score
+    folder, :mod:`fgpo_core.table.fusion`), else None."""
+    path = folder / MANIFEST
+    if not path.exists() or (folder / TABLE).exists():
+        return None
+    try:
+        fmt = json.loads(path.read_text()).get("format")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return fmt if fmt in ("fused-view-1", "blocks-1") else None
+
+
 def has_table(folder) -> bool:
-    """Whether ``folder`` holds a merged table."""
-    return (Path(folder) / TABLE).exists() and (Path(folder) / MANIFEST).exists()
+    """Whether ``folder`` holds a merged table (or a table fused from block scores)."""
+    folder = Path(folder)
+    if (folder / TABLE).exists() and (folder / MANIFEST).exists():
+        return True
+    fmt = _fused_format(folder)
+    return fmt == "fused-view-1" or (fmt == "blocks-1" and (folder / "blocks.parquet").exists())
 
 
 def load_table(out_dir, expect: dict | None = None) -> RewardTable:
@@ -38,6 +55,16 @@ def load_table(out_dir, expect: dict | None = None) -> RewardTable:
     if not has_table(out):
         raise FileNotFoundError(f"{out} holds no merged reward table ({TABLE} and {MANIFEST}); "
                                 "build it with `fgpo table build` and merge it")
+    fmt = _fused_format(out)
+    if fmt is not None:  # a large library's table, fused from the reader's block scores
+        from .fusion import load_blocks, load_view
+
+        table = load_view(out) if fmt == "fused-view-1" else load_blocks(out).table()
+        if expect is not None:
+            diff = sorted(k for k, v in expect.items() if table.manifest.get(k) != v)
+            if diff:
+                raise ManifestMismatch(f"{out} does not match the expected inputs ({', '.join(diff)})")
+        return table
     manifest = json.loads((out / MANIFEST).read_text())
     if expect is not None:
         diff = sorted(k for k, v in expect.items() if manifest.get(k) != v)

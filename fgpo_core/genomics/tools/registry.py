@@ -22,6 +22,12 @@ expert's labelled reference sets by family), ``database`` (the homology database
 parameters is called with none. On the command line, ``--plugin FILE.py`` imports a file that
 registers its tools, and ``--tools a,b,c`` names the slots (``fgpo table build``, ``fgpo tools``).
 
+Beyond the paper's five, more are registered for larger libraries: ``genes`` (T6,
+pyrodigal), ``cpg_islands`` (T7), ``low_complexity`` (T8, DUST and tandem repeats),
+``thermo`` (T9, primer3), ``signature`` (T10, Karlin's genomic signature against the shipped
+genomes), ``restriction`` (T11, Biopython's REBASE sites) and ``profiles`` (T12, HMMER3 on
+the six-frame translation against the protein profiles pyhmmer ships).
+
 The labelled reference sets of the genomic expert (T4) and homology search (T5) come from a
 built benchmark's ``references.jsonl`` or from the user's own labelled file
 (:func:`references_from_file`): rows ``{"id", "family", "seq", "label"}``, or schema-v1
@@ -191,6 +197,46 @@ def _builtin() -> None:
                   GenomicExpert(references or {}, encoder, max_length=ml(max_length)))
     register_tool("homology", lambda database=None, max_length=None:
                   HomologySearch(database or HomologyDatabase([], [], []), max_length=ml(max_length)))
+
+    def lazy(module: str, cls: str):  # the larger library's tools import their packages when built
+        def make(max_length=None):
+            import importlib
+
+            return getattr(importlib.import_module(f"{__package__}.{module}"), cls)(ml(max_length))
+        make.__qualname__ = f"make_{cls}"
+        return make
+
+    for name, module, cls in EXTRA_TOOLS:
+        register_tool(name, lazy(module, cls))
+
+    def signature(references=None, max_length=None):  # noqa: ARG001 (the expert's references are not genomes)
+        from .signature import GenomicSignature
+
+        return GenomicSignature(default_signature_references(), ml(max_length))
+
+    register_tool("signature", signature)
+
+
+def default_signature_references() -> dict:
+    """The genomic signature's references: the training share of each shipped genome (the
+    splits cut every genome by position, so no test fragment lies in a reference) and the
+    human training exons joined, by organism name."""
+    from ..benchmarks.sources import exons_for_split, genome_region
+    from ..data import GENOMES, genome
+
+    refs = {}
+    for org in GENOMES:
+        g, region = genome(org), genome_region(org, "train")
+        refs[org] = "N".join(g[a:b] for a, b in region.intervals)
+    refs["Homo sapiens"] = "N".join(s for _, s in exons_for_split("train"))
+    return refs
+
+
+EXTRA_TOOLS = (("genes", "genes", "GeneCalls"), ("cpg_islands", "cpg_islands", "CpGIslands"),
+               ("low_complexity", "low_complexity", "LowComplexity"), ("thermo", "thermo", "Thermodynamics"),
+               ("restriction", "restriction", "RestrictionSites"), ("profiles", "profiles", "ProfileScan"))
+"""T6-T9, T11 and T12, the larger library's tools beyond the paper's five: (name, module, class);
+T10, the genomic signature, is registered with its reference genomes."""
 
 
 _builtin()
