@@ -225,7 +225,10 @@ def test_shortlist_grow_walks_the_lattice_from_single_tools_reading_only_paid_re
     assert set(np.flatnonzero(second[0])) == want
     small = shortlist_grow(first, q, rewards, n, 3)
     assert {2, 8} <= set(np.flatnonzero(small[0])) and small.sum() == 3
-
+    # a uniform policy's ties go to random single tools, not always the first ones
+    draws = {tuple(np.flatnonzero(shortlist_grow(None, q, rewards, n, 2, rng=np.random.default_rng(s))[0]))
+             for s in range(8)}
+    assert len(draws) > 1
 
 @pytest.mark.parametrize("method", ["shortlist-top4", "shortlist-grow4"])
 def test_shortlists_learn_the_family_rule_and_pay_only_for_what_they_read(method):
@@ -306,3 +309,10 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     lib = library_rows({6: test, 2: test.restrict_tools([0, 1])}, n_train=24)
     assert list(lib.index) == [2, 6] and lib.loc[6, "table_calls"] == 64 * 24
     assert (lib.oracle >= lib.best_fixed).all()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fgpo_core.book.plots import plot_budget
+
+    fig = plot_budget({6: b}, no_tool={6: 25.0})
+    assert len(fig.axes) == 1 and fig.axes[0].get_xscale() == "log"

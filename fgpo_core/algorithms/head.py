@@ -207,11 +207,12 @@ def shortlist_top(q: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray
 
 
 def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, n_tools: int, K: int,
-                   keep: int = 2) -> np.ndarray:
+                   keep: int = 2, rng: np.random.Generator | None = None) -> np.ndarray:
     """Greedy growth through the subset lattice: per question, the ``keep`` best subsets of the
     previous shortlist by their (already paid) reward, ties broken by q, and every subset one
     tool away from them (one tool added or removed), the most likely under q first, up to ``K``.
     The first shortlist (``prev=None``) is the empty subset and the single tools, by q.
+    Remaining ties (a uniform policy) are broken at random with ``rng`` (by mask without one).
     Boolean ``[N, A]``; only rewards inside ``prev`` are read."""
     N, A = q.shape
     if not 1 <= K <= A:
@@ -219,19 +220,21 @@ def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, 
     flips = 1 << np.arange(n_tools)
     out = np.zeros((N, A), dtype=bool)
     for i in range(N):
+        jitter = rng.random(A) if rng is not None else np.zeros(A)
         if prev is None:
             cands = np.concatenate([[0], flips])
             best = np.array([], dtype=int)
         else:
             inside = np.flatnonzero(prev[i])
-            order = np.lexsort((-q[i, inside], -rewards[i, inside]))  # reward first, then q
+            order = np.lexsort((jitter[inside], -q[i, inside], -rewards[i, inside]))  # reward, then q
             best = inside[order[:keep]]
             cands = np.unique(np.concatenate([best, (best[:, None] ^ flips[None, :]).ravel()]))
         rest = np.setdiff1d(cands, best)
-        rest = rest[np.argsort(-q[i, rest], kind="stable")]
+        rest = rest[np.lexsort((jitter[rest], -q[i, rest]))]
         chosen = np.concatenate([best, rest])[:K]
         if len(chosen) < K:  # a small neighbourhood: fill with the policy's next most likely subsets
-            extra = [a for a in np.argsort(-q[i], kind="stable") if a not in set(chosen.tolist())]
+            taken = set(chosen.tolist())
+            extra = [a for a in np.lexsort((jitter, -q[i])) if a not in taken]
             chosen = np.concatenate([chosen, extra[:K - len(chosen)]])
         out[i, chosen.astype(int)] = True
     return out
@@ -345,7 +348,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             with torch.no_grad():
                 q_all = head.q(X).numpy()
             shortlist = (shortlist_top(q_all, k, rng) if kind == "shortlist-top" else
-                         shortlist_grow(shortlist, q_all, r_np, train_table.n_tools, k))
+                         shortlist_grow(shortlist, q_all, r_np, train_table.n_tools, k, rng=rng))
         for b in range(n_batches):
             idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
             scores = head(X[idx])

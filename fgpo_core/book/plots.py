@@ -401,3 +401,36 @@ def plot_subsets_and_methods(fixed: pd.Series, methods: pd.DataFrame, oracle: fl
     ax.set(ylabel="accuracy on the test questions (%)", title=title)
     fig.tight_layout()
     return fig
+
+
+FAMILY_STYLE = {"fgpo": ("FGPO, every subset", "#1b7f79", "*"), "shortlist-top": ("Shortlist (top)", "#2a6fb0", "o"),
+                "shortlist-grow": ("Shortlist (grow)", "#7fb3e0", "s"), "dial": ("Coverage dial", "#9c6fb6", "^"),
+                "grpo": ("GRPO (G = 6)", "#c8553d", "D")}
+"""How the chapter "Past enumeration" draws each family of methods."""
+
+
+def plot_budget(budgets: dict, no_tool: dict | None = None, title: str = "Accuracy against the reasoner calls paid"):
+    """One panel per library size: each method's test accuracy (mean, bars: one standard
+    deviation over seeds) against the reasoner calls its training read per training question
+    (log scale), methods of one family joined in order of calls. ``budgets``: n -> a frame of
+    :func:`~fgpo_core.experiments.larger_report.budget_table`; ``no_tool``: n -> the No-Tool
+    accuracy, drawn as a dotted line."""
+    fig, axes = plt.subplots(1, len(budgets), figsize=(5.2 * len(budgets), 4.0), sharey=True, squeeze=False)
+    for ax, (n, b) in zip(axes[0], sorted(budgets.items())):
+        for fam, (name, col, marker) in FAMILY_STYLE.items():
+            f = b[b.family == fam].sort_values("calls_per_question")
+            if f.empty:
+                continue
+            ax.errorbar(f.calls_per_question, f.accuracy, yerr=f.accuracy_sd, color=col, marker=marker, ms=6,
+                        lw=1.4, capsize=2, label=name)
+        if no_tool and n in no_tool:
+            ax.axhline(no_tool[n], ls=":", color="#444444", lw=1)
+            ax.text(ax.get_xlim()[0], no_tool[n], " No-Tool", va="bottom", fontsize=8)
+        ax.axvline(2 ** n, ls="--", color="#1b7f79", lw=0.8)
+        ax.set_xscale("log")
+        ax.set(xlabel="reasoner calls per training question", title=f"{n} tools ({2 ** n:,} subsets)")
+    axes[0][0].set_ylabel("test accuracy (%)")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title, fontweight="bold")
+    fig.tight_layout()
+    return fig
