@@ -94,8 +94,9 @@ def class_masses(probs, rewards, atol: float = DEFAULT_ATOL) -> np.ndarray:
     p, r = _check_pair(probs, rewards)
     ids = reward_classes(r, atol)
     A = p.shape[-1]
-    onehot = ids[..., :, None] == np.arange(A)  # [..., A(actions), A(classes)]
-    return (p[..., :, None] * onehot).sum(-2)
+    rows = int(np.prod(p.shape[:-1], dtype=np.int64))
+    flat = (ids.reshape(rows, A) + A * np.arange(rows)[:, None]).ravel()  # one bin per (row, class)
+    return np.bincount(flat, weights=p.reshape(-1).astype(float), minlength=rows * A).reshape(p.shape)
 
 
 def dead_group_probability_from_masses(masses, G: int) -> np.ndarray:
