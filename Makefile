@@ -98,10 +98,10 @@ larger: $(STAMP)
 	  --out data/features/cpu/minilm-eight
 	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 12 \
 	  --out data/features/cpu/minilm-twelve
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --table-dir $(TABLES)/reader-eight \
-	  --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --table-dir $(TABLES)/reader-twelve \
-	  --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2,1e-1 --seeds 5 \
+	  --table-dir $(TABLES)/reader-eight --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2 --seeds 3 \
+	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
 ## make lm: the LM selector's Table 2 at scale (issue plan: 256 training questions x 2 epochs, 200 dev;
 ## about 20 h on 2 cores, every step resumable or short; a finished step is skipped). One format
