@@ -186,7 +186,7 @@ def method_kind(method: str) -> tuple[str, int | None]:
     """``(family, k)`` of a method name: ``("fgpo", k)`` for the coverage dial, ``(shortlist, K)``
     for a shortlist, else ``(base, None)``; modifiers are allowed and ignored."""
     spec = parse_method(method)
-    return (spec.base, spec.k) if spec.k is not None else (spec.base, None)
+    return spec.base, spec.k
 
 
 def shortlist_top(q: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
@@ -212,7 +212,8 @@ def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, 
     previous shortlist by their (already paid) reward, ties broken by q, and every subset one
     tool away from them (one tool added or removed), the most likely under q first, up to ``K``.
     The first shortlist (``prev=None``) is the empty subset and the single tools, by q.
-    Remaining ties (a uniform policy) are broken at random with ``rng`` (by mask without one).
+    Remaining ties (as under a uniform policy) are broken at random with ``rng``; without it,
+    by the lower mask.
     Boolean ``[N, A]``; only rewards inside ``prev`` are read."""
     N, A = q.shape
     if not 1 <= K <= A:
