@@ -83,7 +83,7 @@ companion: $(STAMP)
 	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion
 
 ## make larger: past enumeration: the reader's block scores of a 12-tool library (resumable; about
-## 4 s per question on 2 cores), its 8- and 12-tool tables as views, their features, and the study of
+## 2.5 s per question on 2 quiet cores), its 8- and 12-tool tables as views, their features, and the study of
 ## exact FGPO, GRPO, the coverage dial and the shortlists, each charged its reasoner calls
 LARGER_TOOLS := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo,homology,signature,restriction,profiles
 EIGHT_TOOLS  := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo
@@ -98,9 +98,9 @@ larger: $(STAMP)
 	  --out data/features/cpu/minilm-eight
 	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 12 \
 	  --out data/features/cpu/minilm-twelve
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2,1e-1 --seeds 5 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2,1e-1 --seeds 5 --threads 2 \
 	  --table-dir $(TABLES)/reader-eight --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2 --seeds 3 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 3e-2,1e-1 --seeds 3 --threads 2 \
 	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
 ## make lm: the LM selector's Table 2 at scale (issue plan: 256 training questions x 2 epochs, 200 dev;

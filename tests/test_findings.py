@@ -14,3 +14,27 @@ def test_drift_reading():
     up_kept = pd.DataFrame({"J": [0.1, 0.3], "p_gen_valid": [0.1, 0.09], "format_failures": [0.0, 0.0]})
     assert mass_left_candidates(up_leak) and not mass_left_candidates(up_kept)
     assert "from 0.1 to 0.001" in drift_sentence("lr=1", up_leak) and "0% to 100%" in drift_sentence("lr=1", up_leak)
+
+
+def test_past_enumeration_findings_say_what_the_numbers_say():
+    from fgpo_core.book.findings import past_enumeration_findings
+
+    lib = pd.DataFrame({"oracle": [80.0, 90.0], "best_fixed": [55.0, 60.0], "all_tools": [53.0, 50.0]}, index=[4, 12])
+    effects = pd.DataFrame({"marginal": [2.0, -1.5]}, index=["splice", "thermo"])
+    budget = pd.DataFrame({"family": ["fgpo", "shortlist-top", "grpo"], "accuracy": [60.0, 55.0, 50.0],
+                           "accuracy_sd": [1.0, 1.0, 1.0], "tools": [1.0, 1.0, 2.0],
+                           "calls_per_question": [4096.0, 40.0, 30.0]}, index=["fgpo", "shortlist-top16", "grpo"])
+    ve = pd.DataFrame({"rival": ["fgpo"], "calls per question": [40.0], "rival's calls per question": [4096.0],
+                       "difference (points)": [-5.0], "median p": [0.001], "seeds with p < 0.05": ["3 of 3"]},
+                      index=["shortlist-top16"])
+    vg = pd.DataFrame({"rival": ["grpo"], "difference (points)": [5.0], "median p": [0.2]}, index=["shortlist-top16"])
+    text = "\n".join(past_enumeration_findings(lib, effects, {12: budget}, {12: ve}, {12: vg}, {}, {}))
+    assert "10.0 points below the best fixed subset" in text and "thermo (-1.5)" in text and "splice" not in text
+    assert "pays 1% of those calls and loses 5.0 points" in text and "a real loss" in text
+    assert "0 of 1 methods win" in text and "GRPO's runs read" not in text
+    two = pd.concat([budget, budget.loc[["grpo"]].rename(index={"grpo": "grpo-e80"}).assign(calls_per_question=40.0)])
+    text = "\n".join(past_enumeration_findings(lib, effects, {12: two}, {12: ve}, {12: vg}, {}, {}))
+    assert "GRPO 30.0, GRPO (80 epochs) 40.0" in text and "barely buy more" in text
+    ve.loc["shortlist-top16", "median p"] = 0.3
+    text = "\n".join(past_enumeration_findings(lib, effects.abs(), {12: budget}, {12: ve}, {12: vg}, {}, {}))
+    assert "no difference the test can see" in text and "No tool is a distractor" in text

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from . import paper
+from ..experiments.study_report import label
 
 __all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_selector_findings",
-           "head_study_findings", "appendix_findings", "post_training_findings"]
+           "head_study_findings", "appendix_findings", "post_training_findings", "past_enumeration_findings"]
 
 
 def significance_phrase(p_value: float, alpha: float = 0.05) -> str:
@@ -416,4 +417,82 @@ def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[
                       if max(span_id, span_ood) < 1.0 else
                       "The same shape: the larger SFT head, the smaller RL head." if same else
                       "Not the same shape here."))
+    return out
+
+
+def _sig(p: float, seeds: str) -> str:
+    return f"median p {p:.2g}, p < 0.05 in {seeds} seeds"
+
+
+def past_enumeration_findings(library: pd.DataFrame, effects: pd.DataFrame, budgets: Mapping[int, pd.DataFrame],
+                              vs_exact: Mapping[int, pd.DataFrame], vs_grpo: Mapping[int, pd.DataFrame],
+                              seen: Mapping[int, pd.DataFrame], dead: Mapping[int, pd.DataFrame]) -> list[str]:
+    """The chapter "Past enumeration" in plain words: ``library`` (:func:`~fgpo_core.experiments.larger_report.library_rows`),
+    ``effects`` (:func:`~fgpo_core.experiments.larger_report.tool_effects` of the largest library), and per
+    library size the :func:`~fgpo_core.experiments.larger_report.budget_table`, the paired tests against
+    exact FGPO and against GRPO at the nearest budget (:func:`~fgpo_core.experiments.larger_report.budget_tests`),
+    what the shortlists saw (:func:`~fgpo_core.experiments.larger_report.seen_by_epoch`) and GRPO's
+    observed dead groups (:func:`~fgpo_core.experiments.larger_report.dead_by_epoch`)."""
+    out = []
+    lo, hi = library.index.min(), library.index.max()
+    a, b = library.loc[lo], library.loc[hi]
+    gap = float(b.best_fixed - b.all_tools)
+    out.append(f"- **More tools, more ways to be right, and more to be misled by.** From {lo} to {hi} tools the oracle "
+               f"goes {a.oracle:.1f}% → {b.oracle:.1f}% and the best fixed subset {a.best_fixed:.1f}% → "
+               f"{b.best_fixed:.1f}%, while All-Tools goes {a.all_tools:.1f}% → {b.all_tools:.1f}%"
+               + (f", {gap:.1f} points below the best fixed subset: showing the reader everything costs accuracy."
+                  if gap > 0 else "."))
+    bad = effects[effects.marginal < 0].sort_values("marginal")
+    if len(bad):
+        out.append(f"- **Distractors.** Added to a subset, {len(bad)} of {len(effects)} tools lower the reader's "
+                   "accuracy on average: " + ", ".join(f"{t} ({v:+.1f})" for t, v in bad.marginal.items())
+                   + " points. Every tool helps on some pairs and hurts on others; the selector's job is to know which.")
+    else:
+        out.append(f"- **No tool is a distractor on average**: each of the {len(effects)} raises accuracy when added "
+                   "to a subset, though every one hurts on some pairs.")
+    for n in sorted(budgets):
+        bt = budgets[n]
+        if "fgpo" in bt.index:
+            f = bt.loc["fgpo"]
+            out.append(f"- **{n} tools, exact FGPO** reaches {f.accuracy:.1f} ± {f.accuracy_sd:.1f}% "
+                       f"({f.tools:.2f} tools per question) for {f.calls_per_question:,.0f} reasoner calls per "
+                       "training question: every subset.")
+        ve = vs_exact.get(n)
+        if ve is not None and len(ve):
+            for m, r in ve.iterrows():
+                if bt.loc[m, "family"] not in ("shortlist-top", "shortlist-grow"):
+                    continue
+                share = 100 * r["calls per question"] / r["rival's calls per question"]
+                sig = r["median p"] < 0.05
+                out.append(f"  - {label(m)} pays {share:.0f}% of those calls and "
+                           + ("loses" if r["difference (points)"] < 0 else "gains")
+                           + f" {abs(r['difference (points)']):.1f} points against it ({_sig(r['median p'], r['seeds with p < 0.05'])}"
+                           + ("): a real loss." if sig and r["difference (points)"] < 0 else
+                              "): a real gain." if sig else "): no difference the test can see."))
+        g = bt[bt.family == "grpo"].sort_values("calls_per_question")
+        if len(g) > 1:
+            ratio = float(g.calls_per_question.max() / g.calls_per_question.min())
+            out.append("  - GRPO's runs read " + ", ".join(f"{label(m)} {v:.1f}" for m, v in g.calls_per_question.items())
+                       + " distinct pairs per training question"
+                       + (": more epochs barely buy more of the table, because a concentrating policy draws again "
+                          "what it has already paid for." if ratio < 2 else ": more epochs buy more of the table."))
+        vg = vs_grpo.get(n)
+        if vg is not None and len(vg):
+            wins = vg[(vg["difference (points)"] > 0) & (vg["median p"] < 0.05)]
+            losses = vg[(vg["difference (points)"] < 0) & (vg["median p"] < 0.05)]
+            best = vg["difference (points)"].idxmax()
+            out.append(f"  - Against GRPO at the nearest budget, {len(wins)} of {len(vg)} methods win and {len(losses)} "
+                       f"lose significantly (median p < 0.05); the largest gap is {label(best)}'s "
+                       f"{vg.loc[best, 'difference (points)']:+.1f} points over {label(vg.loc[best, 'rival'])}.")
+        s = seen.get(n)
+        if s is not None and len(s):
+            cols = [c for c in s.columns if str(c).startswith("shortlist")]
+            if cols:
+                last = s[cols].iloc[-1]
+                out.append("  - In the last epoch the shortlists held one of a question's best subsets on "
+                           + ", ".join(f"{v:.0f}% ({label(c)})" for c, v in last.items()) + " of visits.")
+        d = dead.get(n)
+        if d is not None and len(d) and "grpo" in d:
+            out.append(f"  - GRPO's observed dead groups: {d.grpo.iloc[0]:.0f}% in its first epoch, "
+                       f"{d.grpo.iloc[-1]:.0f}% in its last.")
     return out

@@ -6,20 +6,23 @@ Every method of a larger-library study (``fgpo study --methods larger``) is char
 whole prompt bills, each pair once, with a shared cache). :func:`budget_table` puts those calls
 beside test accuracy over seeds; :func:`library_rows` shows the tables themselves as the library
 grows (the reference points and the exhaustive table's cost); :func:`seen_by_epoch` how often a
-method's evaluated subsets held one of a question's best subsets, epoch by epoch.
+method's evaluated subsets held one of a question's best subsets, epoch by epoch;
+:func:`tool_effects` what each tool does to the reader; :func:`budget_tests` each method
+against a rival of the same budget, question-paired; :func:`dead_by_epoch` GRPO's dead groups.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..table import RewardTable
 from .study import Study
-from .study_report import label
+from .study_report import label, paired_tests
 
-__all__ = ["library_rows", "budget_table", "seen_by_epoch", "method_family"]
+__all__ = ["library_rows", "budget_table", "seen_by_epoch", "method_family", "tool_effects", "nearest_budget",
+           "budget_tests", "dead_by_epoch"]
 
 
 def method_family(method: str) -> str:
@@ -78,3 +81,73 @@ def seen_by_epoch(study: Study) -> pd.DataFrame:
     n_train = study.manifest["n_questions"]["train"]
     c = c.assign(epoch=np.ceil(c.visits / n_train).astype(int))
     return c.groupby(["method", "epoch"]).best_seen.mean().unstack("method")
+
+
+def tool_effects(table: RewardTable) -> pd.DataFrame:
+    """What each tool does to the reader, from the table alone (all in % of its questions):
+    ``alone`` (the single-tool subset's accuracy), ``marginal`` (the mean change in accuracy
+    from adding the tool to a subset without it, over all ``2**(n-1)`` such subsets: negative
+    for a distractor), ``helps`` and ``hurts`` (the share of (question, subset) pairs where
+    adding it turns a wrong answer right, or a right one wrong), and ``all_but`` (All-Tools
+    without it). Rows in slot order, indexed by tool name."""
+    c = table.correct.astype(np.int8)
+    A = table.n_actions
+    masks = np.arange(A)
+    rows = {}
+    for t, name in enumerate(table.names()):
+        bit = 1 << t
+        without = masks[(masks & bit) == 0]
+        d = c[:, without | bit] - c[:, without]
+        rows[name] = {"alone": 100.0 * c[:, bit].mean(), "marginal": 100.0 * d.mean(),
+                      "helps": 100.0 * (d > 0).mean(), "hurts": 100.0 * (d < 0).mean(),
+                      "all_but": 100.0 * c[:, (A - 1) ^ bit].mean()}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def nearest_budget(budget: pd.DataFrame, method: str, family: str = "grpo") -> str | None:
+    """The method of ``family`` in ``budget`` (:func:`budget_table`) whose reasoner calls lie
+    nearest to ``method``'s on a log scale (None if the family is absent or is the method's own)."""
+    rivals = budget[(budget.family == family) & (budget.index != method)]
+    if rivals.empty or budget.loc[method, "family"] == family:
+        return None
+    gap = np.abs(np.log(rivals.reward_calls.astype(float)) - np.log(float(budget.loc[method, "reward_calls"])))
+    return str(gap.idxmin())
+
+
+def budget_tests(scores: pd.DataFrame, budget: pd.DataFrame, family: str = "grpo", rival: str | None = None,
+                 suite: str = "core", methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each method of ``methods`` (default: every method of ``budget``) against a rival,
+    question-paired per seed on ``suite`` (exact McNemar, :func:`~fgpo_core.experiments.study_report.paired_tests`).
+    The rival is one method of ``budget`` when ``rival`` names it (exact FGPO: ``"fgpo"``),
+    else the member of ``family`` nearest in reasoner calls (:func:`nearest_budget`), and then
+    the family's own members are not tested.
+    Columns: the rival, both methods' calls per training question, the mean difference
+    (method minus rival, points), the median p over seeds and the seeds with p < 0.05."""
+    methods = list(budget.index if methods is None else methods)
+    rows = {}
+    for m in methods:
+        if rival is not None and rival not in budget.index:
+            raise ValueError(f"no method {rival!r} in the budget table; it has {', '.join(budget.index)}")
+        r = rival if rival is not None else nearest_budget(budget, m, family)
+        if r is None or r == m:
+            continue
+        t = paired_tests(scores[scores.method.isin([m, r])], ref=m, suite=suite)
+        if r not in t.index:
+            continue
+        rows[m] = {"rival": r, "calls per question": budget.loc[m, "calls_per_question"],
+                   "rival's calls per question": budget.loc[r, "calls_per_question"],
+                   "difference (points)": float(t.loc[r, "difference (points)"]),
+                   "median p": float(t.loc[r, "median p"]), "seeds with p < 0.05": t.loc[r, "seeds with p < 0.05"]}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def dead_by_epoch(study: Study) -> pd.DataFrame:
+    """Per sampled method and epoch, the observed share (%) of its groups that were dead (all
+    rewards equal; mean over the epoch's steps and the seeds)."""
+    c = study.curves
+    if "dead_observed" not in c or "visits" not in c:
+        return pd.DataFrame()
+    c = c[c.dead_observed.notna()]
+    n_train = study.manifest["n_questions"]["train"]
+    c = c.assign(epoch=np.ceil(c.visits / n_train).astype(int))
+    return c.groupby(["method", "epoch"]).dead_observed.mean().unstack("method")
