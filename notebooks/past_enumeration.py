@@ -31,7 +31,8 @@
 #   (`fgpo_core.table.fusion`). The paper's 7B reasoner reads the whole prompt, so each
 #   (question, subset) pair is a call. Every method below is therefore **charged** the distinct
 #   pairs whose reward it read, as that reasoner would bill them (a shared cache: each pair
-#   once). The fused table serves only as the ground truth the methods are measured against.
+#   once). The fused table stands in for that reasoner: a method reads its rewards there and is
+#   charged for each pair it reads; the whole table is the ground truth it is measured against.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
