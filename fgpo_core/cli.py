@@ -290,6 +290,20 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _format(args) -> int:
+    from .experiments.run import format_run
+
+    _threads(args.threads)
+    if args.samples < 1 or args.limit < 0:
+        raise SystemExit("fgpo format: --samples must be positive and --limit 0 (all) or positive")
+    f = format_run(args.run, args.bench, args.suite, limit=args.limit, G=args.samples, seed=args.seed,
+                   keep=args.keep, out_path=args.out)
+    print(f"{args.suite}: {len(f)} questions, {args.samples} samples each at temperature 1: parse rate "
+          f"{100 * f.parse_rate.mean():.1f}%, canonical strings {100 * f.canonical_rate.mean():.1f}% "
+          f"(exact canonical mass {100 * f.canonical_mass.mean():.1f}%)")
+    return 0
+
+
 def _features(args) -> int:
     from .genomics.benchmarks import load_benchmark
     from .selectors.features import build_features
@@ -445,6 +459,17 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--table", metavar="DIR", help="a folder of reward tables (one subfolder per suite): print "
                     "each suite's accuracy, tools per question and format failures of the free-generation picks")
     ev.set_defaults(func=_evaluate)
+    fm = sub.add_parser("format", help="free generation's format by sampling, beside p_gen's canonical mass")
+    fm.add_argument("--run", required=True, help="a run folder or 'untrained'")
+    fm.add_argument("--bench", default="data/benchmarks/cpu")
+    fm.add_argument("--suite", default="dev")
+    fm.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
+    fm.add_argument("--samples", type=int, default=8, help="completions per question at temperature 1")
+    fm.add_argument("--seed", type=int, default=0)
+    fm.add_argument("--keep", type=int, default=40)
+    fm.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    fm.add_argument("--out", help="output parquet (default <run>/format-<suite>.parquet; required for 'untrained')")
+    fm.set_defaults(func=_format)
 
     from .selectors.features import ENCODERS
 

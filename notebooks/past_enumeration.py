@@ -254,9 +254,7 @@ display(pd.DataFrame(rows).T.rename_axis("tools").round(1))
 
 # %%
 # each method's own last epoch: the longer GRPO runs extend the epoch index past the others' end
-last = {n: s.ffill() for n, s in seen.items()}
-display(Markdown("\n".join(past_enumeration_findings(lib, eff, budgets, vs_exact, vs_grpo, last,
-                                                      {n: d.ffill() for n, d in dead.items()}))))
+display(Markdown("\n".join(past_enumeration_findings(lib, eff, budgets, vs_exact, vs_grpo, seen, dead))))
 
 # %% [markdown]
 # ## Re-running it

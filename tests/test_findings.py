@@ -38,3 +38,10 @@ def test_past_enumeration_findings_say_what_the_numbers_say():
     ve.loc["shortlist-top16", "median p"] = 0.3
     text = "\n".join(past_enumeration_findings(lib, effects.abs(), {12: budget}, {12: ve}, {12: vg}, {}, {}))
     assert "no difference the test can see" in text and "No tool is a distractor" in text
+    # calls under 1% keep a digit; each method's own last epoch, though GRPO's longer runs pad the others with NaN
+    ve.loc["shortlist-top16", "calls per question"] = 10.0
+    seen = pd.DataFrame({"shortlist-top16": [40.0, 70.0, None, None], "grpo": [1.0, 2.0, 3.0, 4.0]}, index=[1, 2, 3, 4])
+    dead = pd.DataFrame({"grpo": [47.0, 97.0, None]}, index=[1, 2, 3])
+    text = "\n".join(past_enumeration_findings(lib, effects, {12: budget}, {12: ve}, {12: vg}, {12: seen}, {12: dead}))
+    assert "pays 0.2% of those calls" in text and "70% (Shortlist (top) K=16)" in text
+    assert "47% in its first epoch, 97% in its last" in text

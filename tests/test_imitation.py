@@ -172,3 +172,109 @@ def test_tiny_warmup_resumes_from_its_last_finished_epoch(tmp_path):
     with pytest.raises(ValueError, match="another config"):
         train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=2, **{**cfg, "lr": 1e-3}), tmp_path, progress=False)
 
+
+
+def test_uniform_format_loss_is_the_mean_sft_loss_over_every_policy_string():
+    """Eq.: -(1/2^n) sum_a log p_gen(a|s), against each string's log-probability summed token by
+    token from a plain forward pass of prompt + string (no shared cache), value and gradient."""
+    import torch
+
+    from fgpo_core.algorithms.common import trainable_parameters
+    from fgpo_core.algorithms.warmup import format_mass, uniform_format_loss
+
+    sel, qs = tiny_selector_and_questions()
+    params = trainable_parameters(sel.model)
+    torch.manual_seed(1)
+    with torch.no_grad():  # move LoRA's B off zero so the adapter's gradients are not trivial
+        for p in params:
+            p.add_(0.05 * torch.randn_like(p))
+    loss, mass = uniform_format_loss(sel, qs[0])
+    grads = torch.autograd.grad(loss, params)
+    prompt = sel.prompt_ids(qs[0])
+    by_hand = []
+    for cand in sel.candidates:
+        ids = torch.tensor([prompt + cand])
+        logp = torch.log_softmax(sel.model(input_ids=ids).logits[0, :-1].float(), -1)
+        by_hand.append(logp[len(prompt) - 1:].gather(-1, torch.tensor(cand)[:, None]).sum())
+    by_hand = torch.stack(by_hand)
+    expected = -by_hand.mean()
+    assert abs(float(loss.detach()) - float(expected)) < 1e-4
+    assert abs(mass - float(by_hand.detach().exp().sum())) < 1e-5
+    assert abs(mass - format_mass(sel, qs[:1])[0]) < 1e-5
+    for g, h in zip(grads, torch.autograd.grad(expected, params)):
+        assert torch.allclose(g, h, atol=1e-5, rtol=1e-3)
+    # the mass term: minus the log of the summed string probabilities, and the decomposition
+    # -log M + KL(uniform || p / M) + log 2^n of the cross-entropy
+    weighted, _ = uniform_format_loss(sel, qs[0], mass_weight=2.0)
+    log_m = torch.logsumexp(by_hand, 0)
+    assert abs(float(weighted.detach()) - float(expected - 2.0 * log_m)) < 1e-4
+    share = (by_hand - log_m).detach()
+    kl = float((-(share + np.log(16))).mean())
+    assert abs(float(expected) - (-float(log_m) + kl + np.log(16))) < 1e-4
+
+
+def test_tiny_exact_warmup_raises_the_mass_spreads_it_and_resumes(tmp_path):
+    import torch
+
+    from fgpo_core.algorithms.common import trainable_parameters
+    from fgpo_core.algorithms.warmup import WarmupConfig, format_mass, train_warmup, uniform_format_loss
+
+    def loss_and_spread(sel, qs):
+        """Mean uniform loss, and the mean entropy of p_gen renormalised over the strings."""
+        with torch.no_grad():
+            p_gen = torch.stack([sel.scores_and_p_gen(q)[1] for q in qs])
+            share = p_gen / p_gen.sum(-1, keepdim=True)
+            return (float(np.mean([float(uniform_format_loss(sel, q)[0]) for q in qs])),
+                    float(-(share * share.clamp_min(1e-300).log()).sum(-1).mean()))
+
+    cfg = dict(lr=2e-2, target_mass=1.0, batch_size=2, targets="all")
+    sel, qs = tiny_selector_and_questions()
+    before = format_mass(sel, qs).mean()
+    loss0, spread0 = loss_and_spread(sel, qs)
+    first = train_warmup(sel, qs, qs[:2], WarmupConfig(max_epochs=1, **cfg), tmp_path, progress=False)
+    assert [row["step"] for row in first["log"]] == [1, 2] and all("train_mass" in r for r in first["log"])
+    after_one = [p.detach().clone() for p in trainable_parameters(sel.model)]
+    res = train_warmup(sel, qs, qs[:2], WarmupConfig(max_epochs=3, **cfg), tmp_path, progress=False)
+    curve = [c["dev_mass_mean"] for c in res["curve"]]
+    assert len(curve) == 4 and res["curve"][:2] == first["curve"]
+    assert curve[-1] > curve[0] and format_mass(sel, qs).mean() > before
+    loss3, spread3 = loss_and_spread(sel, qs)
+    assert loss3 < loss0 and spread3 > spread0  # nearer the uniform distribution over the strings
+    fresh, _ = tiny_selector_and_questions()
+    again = train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=1, **cfg), tmp_path / "b", progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(trainable_parameters(fresh.model), after_one))  # seeded
+    assert again["curve"] == first["curve"]
+    with pytest.raises(ValueError, match="targets must be one of"):
+        train_warmup(fresh, qs, qs[:2], WarmupConfig(targets="some"), tmp_path / "c", progress=False)
+
+
+def test_sampled_format_agrees_with_the_exact_mass_by_monte_carlo():
+    """The share of samples that are a policy string's canonical tokens estimates sum_a p_gen(a|s)."""
+    import torch
+
+    from fgpo_core.algorithms.warmup import format_mass, sampled_format
+
+    sel, qs = tiny_selector_and_questions()
+    # teach the whole tiny model the empty subset's string, so the mass is far from 0 and 1
+    for p in sel.model.parameters():
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(sel.model.parameters(), lr=3e-3)
+    ids = torch.tensor([sel.prompt_ids(qs[0]) + sel.candidates[0]])
+    for _ in range(200):
+        opt.zero_grad()
+        logp = torch.log_softmax(sel.model(input_ids=ids).logits[0, :-1], -1)
+        n = len(sel.candidates[0])
+        (-logp[-n:].gather(-1, ids[0, -n:, None]).sum()).backward()
+        opt.step()
+        if format_mass(sel, qs[:1])[0] > 0.3:
+            break
+    mass = float(format_mass(sel, qs[:1])[0])
+    assert 0.05 < mass < 0.95
+    G = 400
+    a = sampled_format(sel, qs[:1], G=G, seed=3)
+    sd = (mass * (1 - mass) / G) ** 0.5
+    assert abs(a.canonical_rate[0] - mass) < 4 * sd
+    assert a.parse_rate[0] >= a.canonical_rate[0]  # a canonical string always parses
+    assert sampled_format(sel, qs[:1], G=G, seed=3).equals(a)  # seeded
+    with pytest.raises(ValueError, match="G must be"):
+        sampled_format(sel, qs[:1], G=0)

@@ -182,3 +182,31 @@ def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, t
     out = pd.read_parquet(tmp_path / "core.parquet")
     assert list(out.question_id) == ids and out.attrs["adapter"] == "untrained"
     assert not (tmp_path / "parts" / "core").exists()
+
+
+def test_fgpo_format_samples_the_format_beside_the_exact_mass(ci_bench, tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    import fgpo_core.experiments.run as run
+    from fgpo_core.cli import main
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    from test_imitation import tiny_selector_and_questions
+
+    bench, _ = ci_bench
+    monkeypatch.setattr(run, "load_selector", lambda *a, **k: tiny_selector_and_questions()[0])
+    out = tmp_path / "f.parquet"
+    assert main(["format", "--run", "untrained", "--bench", str(bench), "--suite", "dev", "--limit", "3",
+                 "--samples", "4", "--out", str(out)]) == 0
+    assert "parse rate" in capsys.readouterr().out
+    f = pd.read_parquet(out)
+    _, suites = load_benchmark(bench)
+    assert list(f.question_id) == [q.id for q in suites["dev"][:3]] and f.attrs["G"] == "4"
+    assert f.parse_rate.between(0, 1).all() and (f.canonical_rate <= f.parse_rate).all()
+    assert f.canonical_mass.between(0, 1).all()
+    with pytest.raises(ValueError, match="give out_path"):
+        run.format_run("untrained", str(bench))
+    with pytest.raises(ValueError, match="has no suite"):
+        run.format_run("untrained", str(bench), suite="nope", out_path=out)
+    with pytest.raises(FileNotFoundError, match="no finished run"):
+        run.format_run(str(tmp_path / "none"), str(bench))

@@ -464,7 +464,8 @@ def past_enumeration_findings(library: pd.DataFrame, effects: pd.DataFrame, budg
                     continue
                 share = 100 * r["calls per question"] / r["rival's calls per question"]
                 sig = r["median p"] < 0.05
-                out.append(f"  - {label(m)} pays {share:.0f}% of those calls and "
+                share_text = f"{share:.0f}" if share >= 1 else f"{share:.1g}"  # 0.24% is not "0%"
+                out.append(f"  - {label(m)} pays {share_text}% of those calls and "
                            + ("loses" if r["difference (points)"] < 0 else "gains")
                            + f" {abs(r['difference (points)']):.1f} points against it ({_sig(r['median p'], r['seeds with p < 0.05'])}"
                            + ("): a real loss." if sig and r["difference (points)"] < 0 else
@@ -488,11 +489,12 @@ def past_enumeration_findings(library: pd.DataFrame, effects: pd.DataFrame, budg
         if s is not None and len(s):
             cols = [c for c in s.columns if str(c).startswith("shortlist")]
             if cols:
-                last = s[cols].iloc[-1]
+                last = s[cols].ffill().iloc[-1]  # each method's own last epoch (runs differ in length)
                 out.append("  - In the last epoch the shortlists held one of a question's best subsets on "
                            + ", ".join(f"{v:.0f}% ({label(c)})" for c, v in last.items()) + " of visits.")
         d = dead.get(n)
-        if d is not None and len(d) and "grpo" in d:
-            out.append(f"  - GRPO's observed dead groups: {d.grpo.iloc[0]:.0f}% in its first epoch, "
-                       f"{d.grpo.iloc[-1]:.0f}% in its last.")
+        if d is not None and len(d) and "grpo" in d and d.grpo.notna().any():
+            g = d.grpo.dropna()
+            out.append(f"  - GRPO's observed dead groups: {g.iloc[0]:.0f}% in its first epoch, "
+                       f"{g.iloc[-1]:.0f}% in its last.")
     return out

@@ -25,7 +25,7 @@ from ..hf import adapter_hash, portable_adapter
 from ..io import atomic_path, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
 
-__all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "best_dev",
+__all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
            "config_differences", "run_manifest", "split_data"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
@@ -323,3 +323,36 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
             frame.to_parquet(tmp, index=False)
         shutil.rmtree(parts, ignore_errors=True)
     return result
+
+
+def format_run(run_dir: str, bench_dir: str, suite: str = "dev", limit: int = 0, G: int = 8, seed: int = 0,
+               keep: int = 40, out_path=None, progress: bool = True) -> pd.DataFrame:
+    """Free generation's format on a suite, measured by sampling (:func:`~fgpo_core.algorithms.warmup.sampled_format`:
+    ``G`` completions per question at temperature 1, seeded), beside p_gen's exact mass on the
+    canonical policy strings (``canonical_mass``); written to ``out_path`` (default
+    ``<run_dir>/format-<suite>.parquet``) with the adapter's hash. ``run_dir`` may be
+    ``"untrained"`` (then ``out_path`` is required)."""
+    from ..algorithms.warmup import format_mass, sampled_format
+    from ..genomics.benchmarks import load_benchmark
+
+    _, all_suites = load_benchmark(bench_dir)
+    if suite not in all_suites:
+        raise ValueError(f"{bench_dir} has no suite {suite!r}; it has {', '.join(sorted(all_suites))}")
+    qs = all_suites[suite][:limit] if limit else all_suites[suite]
+    if run_dir == "untrained":
+        if out_path is None:
+            raise ValueError("give out_path for the untrained selector")
+        sel, digest = load_selector(None, keep, trainable=False), "untrained"
+    else:
+        run_manifest(run_dir)
+        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False)
+        digest = adapter_hash(Path(run_dir) / "adapter")
+    sel.model.eval()
+    frame = sampled_format(sel, qs, G=G, seed=seed, progress=progress)
+    frame["canonical_mass"] = format_mass(sel, qs)
+    frame.attrs.update({"adapter": digest, "keep": str(keep), "G": str(G), "seed": str(seed), "suite": suite})
+    path = Path(out_path or Path(run_dir) / f"format-{suite}.parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+    return frame
