@@ -113,8 +113,8 @@ LMINIT := --init-adapter $(LM)/warmup
 lm: $(STAMP)
 	[ -f $(LM)/warmup/manifest.json ] || $(LMRUN) --objective warmup --targets all --mass-weight 1 --lr 1e-3 --max-epochs 2 \
 	  --out-dir $(LM)/warmup
-	[ -f $(LM)/warmup/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup --suite dev --limit 200 --threads 2
-	[ -f $(LM)/untrained/format-dev.parquet ] || $(VENV)/bin/fgpo format --run untrained --suite dev --limit 200 \
+	[ -f $(LM)/warmup/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup --suite dev --limit 100 --threads 2
+	[ -f $(LM)/untrained/format-dev.parquet ] || $(VENV)/bin/fgpo format --run untrained --suite dev --limit 100 \
 	  --threads 2 --out $(LM)/untrained/format-dev.parquet
 	[ -f $(LM)/fgpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
 	  --out-dir $(LM)/fgpo
