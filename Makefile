@@ -105,15 +105,21 @@ larger: $(STAMP)
 
 ## make lm: the LM selector's Table 2 at scale (issue plan: 256 training questions x 2 epochs, 200 dev;
 ## about 20 h on 2 cores, every step resumable or short; a finished step is skipped). One format
-## warm-up, then every method from its adapter, then each selector evaluated on all 1,000 core and
-## the first 250 microbe and mosaic questions.
+## warm-up in two stages (the uniform cross-entropy with mass weight 1 stopped at 94% of p_gen's
+## mass on the policy strings; a second stage with mass weight 3 from its adapter reached 95%),
+## then every method from its adapter, then each selector evaluated on all 1,000 core and the
+## first 250 microbe and mosaic questions.
 LM     := runs/cpu/lm
 LMRUN  := $(VENV)/bin/fgpo train --n-train 256 --n-dev 200 --threads 2
-LMINIT := --init-adapter $(LM)/warmup
+LMINIT := --init-adapter $(LM)/warmup-stage2
 lm: $(STAMP)
 	[ -f $(LM)/warmup/manifest.json ] || $(LMRUN) --objective warmup --targets all --mass-weight 1 --lr 1e-3 --max-epochs 2 \
 	  --out-dir $(LM)/warmup
 	[ -f $(LM)/warmup/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup --suite dev --limit 100 --threads 2
+	[ -f $(LM)/warmup-stage2/manifest.json ] || $(LMRUN) --init-adapter $(LM)/warmup --objective warmup --targets all \
+	  --mass-weight 3 --lr 3e-4 --max-epochs 2 --out-dir $(LM)/warmup-stage2
+	[ -f $(LM)/warmup-stage2/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup-stage2 --suite dev \
+	  --limit 100 --threads 2
 	[ -f $(LM)/untrained/format-dev.parquet ] || $(VENV)/bin/fgpo format --run untrained --suite dev --limit 100 \
 	  --threads 2 --out $(LM)/untrained/format-dev.parquet
 	[ -f $(LM)/fgpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
@@ -123,12 +129,12 @@ lm: $(STAMP)
 	  --format-weight 0.05 --out-dir $(LM)/fgpo-format
 	[ -f $(LM)/dpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective dpo --lr 3e-4 --epochs 2 --dpo-beta 0.3 \
 	  --out-dir $(LM)/dpo
-	for r in warmup fgpo fgpo-format sft dpo; do \
+	for r in warmup-stage2 fgpo fgpo-format sft dpo; do \
 	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite core --threads 2 || exit 1; \
 	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite microbe --suite mosaic --limit 250 --threads 2 || exit 1; \
 	done
-	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup --described --out $(LM)/tools-with-descriptions/eval --suite core --threads 2
-	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup --described --out $(LM)/tools-with-descriptions/eval \
+	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup-stage2 --described --out $(LM)/tools-with-descriptions/eval --suite core --threads 2
+	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup-stage2 --described --out $(LM)/tools-with-descriptions/eval \
 	  --suite microbe --suite mosaic --limit 250 --threads 2
 	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite core --threads 2
 	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite microbe --suite mosaic --limit 250 \
