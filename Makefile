@@ -143,3 +143,9 @@ lm: $(STAMP)
 	  --out-dir $(LM)/grpo
 	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite core --threads 2
 	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite microbe --suite mosaic --limit 250 --threads 2
+	[ -f $(LM)/fgpo-named/manifest.json ] || $(LMRUN) $(LMINIT) --described true --objective fgpo --lr 1e-3 --epochs 2 \
+	  --eval-every 8 --out-dir $(LM)/fgpo-named
+	$(VENV)/bin/fgpo evaluate --run $(LM)/fgpo-named --into-run --suite core --threads 2
+	$(VENV)/bin/fgpo choose --runs-dir runs/cpu --method fgpo=lm/fgpo --method fgpo-format=lm/fgpo-format \
+	  --method grpo=lm/grpo --method sft=lm/sft --method dpo=lm/dpo --method tools-with-descriptions=lm/tools-with-descriptions \
+	  --method untrained=lm/untrained --method warmup=lm/warmup-stage2 --method fgpo-named=lm/fgpo-named

@@ -304,6 +304,21 @@ def _format(args) -> int:
     return 0
 
 
+def _choose(args) -> int:
+    from .experiments.report import choose_runs
+
+    candidates = {}
+    for item in args.method:
+        name, sep, folders = item.partition("=")
+        if not sep or not name or not folders:
+            raise SystemExit(f"fgpo choose: --method takes METHOD=FOLDER[,FOLDER...], got {item!r}")
+        candidates[name] = [f for f in folders.split(",") if f]
+    chosen = choose_runs(args.runs_dir, candidates)
+    for method, folder in chosen.items():
+        print(f"{method}: {folder}")
+    return 0
+
+
 def _features(args) -> int:
     from .genomics.benchmarks import load_benchmark
     from .selectors.features import build_features
@@ -470,6 +485,14 @@ def main(argv: list[str] | None = None) -> int:
     fm.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     fm.add_argument("--out", help="output parquet (default <run>/format-<suite>.parquet; required for 'untrained')")
     fm.set_defaults(func=_format)
+
+    ch = sub.add_parser("choose", help="record which run of each method a chapter uses (<runs-dir>/chosen.json)")
+    ch.add_argument("--runs-dir", default="runs/cpu")
+    ch.add_argument("--method", action="append", required=True, metavar="METHOD=FOLDER[,FOLDER...]",
+                    help="a method (fgpo, fgpo-format, grpo, sft, dpo, tools-with-descriptions, untrained, warmup, "
+                         "fgpo-named) and its run folder relative to --runs-dir; several finished FGPO runs: the "
+                         "one best on dev")
+    ch.set_defaults(func=_choose)
 
     from .selectors.features import ENCODERS
 

@@ -118,3 +118,33 @@ def test_study_summary_and_paired_tests_pair_within_seeds():
     assert t.loc["grpo", "difference (points)"] == 50.0 and t.loc["grpo", "seeds with p < 0.05"] == "2 of 2"
     assert t.loc["fgpo-k2", "largest p"] == 1.0  # identical vectors: no discordant pair
     assert coverage_rows(s).index.tolist() == [2, 16]
+
+
+def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp_path, capsys):
+    from fgpo_core.cli import main
+    from fgpo_core.experiments.report import CHOSEN_FILE, choose_runs, load_chosen
+
+    ids = ["a", "b"]
+    write_run(tmp_path / "lm" / "fgpo-lr1e-3", "fgpo", np.array([1, 1]), ids, dev_acc=(10.0, 40.0))
+    write_run(tmp_path / "lm" / "fgpo-lr3e-4", "fgpo", np.array([2, 2]), ids, dev_acc=(10.0, 30.0))
+    write_run(tmp_path / "lm" / "grpo", "grpo", np.array([0, -1]), ids)
+    (tmp_path / "lm" / "desc" / "eval").mkdir(parents=True)  # a prompted selector: evaluations only
+    pd.read_parquet(tmp_path / "lm" / "grpo" / "eval" / "core.parquet").to_parquet(
+        tmp_path / "lm" / "desc" / "eval" / "core.parquet")
+    assert main(["choose", "--runs-dir", str(tmp_path), "--method", "fgpo=lm/fgpo-lr3e-4,lm/fgpo-lr1e-3",
+                 "--method", "grpo=lm/grpo", "--method", "tools-with-descriptions=lm/desc"]) == 0
+    assert "fgpo: lm/fgpo-lr1e-3" in capsys.readouterr().out  # the better one on dev
+    assert json.loads((tmp_path / CHOSEN_FILE).read_text()) == {
+        "fgpo": "lm/fgpo-lr1e-3", "grpo": "lm/grpo", "tools-with-descriptions": "lm/desc"}
+    runs = load_chosen(tmp_path)
+    assert list(runs) == ["FGPO", "GRPO", "Tools w/ Desc"] and runs["Tools w/ Desc"].manifest is None
+    assert runs["FGPO"].picks("core").tolist() == [1, 1] and runs["GRPO"].picks("core").tolist() == [0, -1]
+    with pytest.raises(ValueError, match="unknown method"):
+        choose_runs(tmp_path, {"ppo": "lm/grpo"})
+    with pytest.raises(FileNotFoundError, match="no finished run"):
+        choose_runs(tmp_path, {"sft": "lm/sft"})
+    (tmp_path / CHOSEN_FILE).write_text(json.dumps({"sft": "lm/sft"}))
+    with pytest.raises(FileNotFoundError, match="holds no finished run"):
+        load_chosen(tmp_path)
+    with pytest.raises(FileNotFoundError, match="fgpo choose"):
+        load_chosen(tmp_path / "lm")

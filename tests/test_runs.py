@@ -210,3 +210,53 @@ def test_fgpo_format_samples_the_format_beside_the_exact_mass(ci_bench, tmp_path
         run.format_run("untrained", str(bench), suite="nope", out_path=out)
     with pytest.raises(FileNotFoundError, match="no finished run"):
         run.format_run(str(tmp_path / "none"), str(bench))
+
+
+def test_a_run_trained_with_tool_names_is_evaluated_and_checked_with_them(ci_bench, tmp_path, monkeypatch):
+    import json
+
+    import fgpo_core.experiments.run as run
+    from fgpo_core.genomics.tools import TOOL_NAMES
+
+    bench, _ = ci_bench
+    for name, described in (("named", True), ("anonymous", False)):
+        (tmp_path / name / "adapter").mkdir(parents=True)
+        (tmp_path / name / "adapter" / "adapter_model.safetensors").write_bytes(b"weights")
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"setup": {"described": described}}))
+    old = tmp_path / "old"  # a run trained before the field existed: anonymous
+    (old / "adapter").mkdir(parents=True)
+    (old / "adapter" / "adapter_model.safetensors").write_bytes(b"weights")
+    (old / "manifest.json").write_text(json.dumps({"setup": {}}))
+    assert run.run_tool_names(tmp_path / "named") == list(TOOL_NAMES[:4])
+    assert run.run_tool_names(tmp_path / "anonymous") is None and run.run_tool_names(old) is None
+
+    seen = []
+
+    class Loaded(Exception):
+        pass
+
+    def capture(*a, **k):
+        seen.append(k.get("tool_names"))
+        raise Loaded
+
+    monkeypatch.setattr(run, "load_selector", capture)
+    for name in ("named", "anonymous"):
+        with pytest.raises(Loaded):
+            run.evaluate_run(str(tmp_path / name), str(bench), ["core"], limit=2, progress=False)
+        with pytest.raises(Loaded):
+            run.format_run(str(tmp_path / name), str(bench), limit=2, progress=False)
+    assert seen == [list(TOOL_NAMES[:4])] * 2 + [None] * 2
+    # a named run's own eval/ is its named evaluation; an anonymous run's named one needs its own folder
+    with pytest.raises(ValueError, match="give out_dir for a described evaluation"):
+        run.evaluate_run(str(tmp_path / "anonymous"), str(bench), ["core"], described=True)
+
+    setup = run.RunSetup(out_dir=str(tmp_path / "r"), described=True)
+    (tmp_path / "r").mkdir()
+    run._check_setup(tmp_path / "r", setup, "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+    with pytest.raises(ValueError, match="another setup.*described"):
+        run._check_setup(tmp_path / "r", run.RunSetup(), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+    setup_file = tmp_path / "r" / run.SETUP_FILE
+    recorded = json.loads(setup_file.read_text())
+    del recorded["described"]  # a setup recorded before the field existed restarts as anonymous
+    setup_file.write_text(json.dumps(recorded))
+    run._check_setup(tmp_path / "r", run.RunSetup(), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})

@@ -20,9 +20,21 @@ import pandas as pd
 from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 
-__all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix"]
+__all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
+           "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "choose_runs", "load_chosen"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
+
+CHOSEN_FILE = "chosen.json"
+"""Under a runs folder: which run of each method a chapter uses (method -> folder relative to it)."""
+
+CHOSEN_METHODS = {"fgpo": "FGPO", "fgpo-format": "FGPO + format term", "grpo": "GRPO", "sft": "SFT", "dpo": "DPO",
+                  "tools-with-descriptions": "Tools w/ Desc"}
+"""The methods of the LM selector's main table, by their key in :data:`CHOSEN_FILE`, and their row labels."""
+
+CHOSEN_EXTRAS = {"untrained": "Untrained", "warmup": "Warm-up", "fgpo-named": "FGPO (named tools)"}
+"""Further rows a :data:`CHOSEN_FILE` may name: the selector before and after the format warm-up,
+and FGPO trained with the tools' names in its prompt (the named-versus-anonymous sensitivity)."""
 
 
 @dataclass
@@ -78,6 +90,62 @@ def load_runs(runs_dir) -> dict[str, SelectorRun]:
     missing = [m for m in ("FGPO", "GRPO") if m not in out]
     if missing:
         raise FileNotFoundError(f"{root} lacks the finished run(s) {missing}")
+    return out
+
+
+def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict[str, str]:
+    """Write ``<runs_dir>/chosen.json``: for each method (a key of :data:`CHOSEN_METHODS` or
+    :data:`CHOSEN_EXTRAS`) its run folder, relative to ``runs_dir``. A method given several
+    finished FGPO-style runs (e.g. a learning-rate sweep) gets the one best on dev
+    (:func:`~fgpo_core.experiments.run.best_dev`); a single folder is taken as it is, and must
+    hold a finished run or an ``eval/`` folder. Returns the mapping written."""
+    from ..io import write_json
+    from .run import best_dev
+
+    root = Path(runs_dir)
+    known = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
+    unknown = sorted(set(candidates) - set(known))
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; known: {', '.join(known)}")
+    chosen = {}
+    for method, folders in candidates.items():
+        folders = [folders] if isinstance(folders, str) else list(folders)
+        if not folders:
+            raise ValueError(f"no run given for {method}")
+        for f in folders:
+            if not ((root / f / "manifest.json").exists() or (root / f / "eval").is_dir()):
+                raise FileNotFoundError(f"{root / f} holds no finished run and no evaluation")
+        if len(folders) == 1:
+            chosen[method] = folders[0]
+        else:
+            best = best_dev([root / f for f in folders])[0]
+            chosen[method] = next(f for f in folders if str(root / f) == best)
+    write_json(root / CHOSEN_FILE, chosen, indent=1)
+    return chosen
+
+
+def load_chosen(runs_dir) -> dict[str, SelectorRun]:
+    """The runs ``<runs_dir>/chosen.json`` names, keyed by their row labels (:data:`CHOSEN_METHODS`,
+    then :data:`CHOSEN_EXTRAS`), each with its manifest (None where the folder holds only
+    evaluations: a prompted or untrained selector) and its evaluations."""
+    root = Path(runs_dir)
+    path = root / CHOSEN_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: record the chosen runs with `fgpo choose`")
+    chosen = json.loads(path.read_text())
+    known = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        raise ValueError(f"{path} names unknown method(s) {unknown}; known: {', '.join(known)}")
+    out: dict[str, SelectorRun] = {}
+    for key, label in known.items():
+        if key not in chosen:
+            continue
+        folder = root / chosen[key]
+        m = folder / "manifest.json"
+        if not (m.exists() or (folder / "eval").is_dir()):
+            raise FileNotFoundError(f"{path} names {folder} for {key}, which holds no finished run")
+        out[label] = SelectorRun(label, folder, json.loads(m.read_text()) if m.exists() else None, _evals(folder))
     return out
 
 

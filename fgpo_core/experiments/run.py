@@ -26,7 +26,7 @@ from ..io import atomic_path, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
-           "config_differences", "run_manifest", "split_data"]
+           "config_differences", "run_manifest", "run_tool_names", "split_data"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
 EVAL_SUITES = ("core", "microbe", "mosaic")
@@ -56,6 +56,10 @@ class RunSetup:
     """torch CPU threads."""
     init_adapter: str = ""
     """Start from this run folder's adapter (e.g. the format warm-up's) instead of a fresh one."""
+    described: bool = False
+    """Train with the tools' real names and descriptions in the selector's prompt (G.2) instead of
+    anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
+    then use the same prompt."""
 
 
 def split_data(setup: RunSetup, split: str, n: int = 0):
@@ -80,6 +84,14 @@ def run_manifest(run_dir) -> dict:
         raise ValueError(f"{path} is not valid JSON ({exc}); delete the run folder and train it again") from exc
 
 
+def run_tool_names(run_dir) -> list[str] | None:
+    """The tool names a finished run's selector was trained to see in its prompt (``RunSetup.described``),
+    or None for the anonymous slots; its evaluations use the same prompt."""
+    from ..genomics.tools import TOOL_NAMES
+
+    return list(TOOL_NAMES[:4]) if run_manifest(run_dir)["setup"].get("described", False) else None
+
+
 def train_run(objective: str, setup: RunSetup, config, progress: bool = True) -> dict:
     """Train one selector; returns (and writes) the run's manifest."""
     import torch
@@ -96,12 +108,15 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
+    from ..genomics.tools import TOOL_NAMES
+
+    names = list(TOOL_NAMES[:4]) if setup.described else None
     if setup.init_adapter:
         run_manifest(setup.init_adapter)  # a finished run, or a clear error
-        sel = load_selector(str(Path(setup.init_adapter) / "adapter"), setup.keep, trainable=True)
+        sel = load_selector(str(Path(setup.init_adapter) / "adapter"), setup.keep, trainable=True, tool_names=names)
     else:
         sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
-                            lora_alpha=getattr(config, "lora_alpha", 32))
+                            lora_alpha=getattr(config, "lora_alpha", 32), tool_names=names)
     t0 = time.time()
     extra: dict = {}
     if objective == "fgpo":
@@ -160,14 +175,14 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
              "table_reasoner": table_manifest.get("reasoner"),
              "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
              "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
-             "n_train": len(train_ids), "n_dev": len(dev_ids)}
+             "n_train": len(train_ids), "n_dev": len(dev_ids), "described": setup.described}
     path = out / SETUP_FILE
     if path.exists():
         try:
             old = json.loads(path.read_text())
         except json.JSONDecodeError:
             old = None
-        recorded_before = {"init_adapter": ""}  # fields added later, at the value older runs had
+        recorded_before = {"init_adapter": "", "described": False}  # fields added later, at the value older runs had
         diff = sorted(k for k in ident if old is None or old.get(k, recorded_before.get(k)) != ident[k])
         if diff:
             raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
@@ -268,14 +283,14 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     prompted = run_dir in ("untrained", PROMPTED)
     if prompted and out_dir is None:
         raise ValueError("give out_dir for an untrained selector")
-    if not prompted:
-        run_manifest(run_dir)  # refuses a missing or unfinished run before any work
     if described and prompted:
         raise ValueError(f"described applies to a run folder's adapter; {run_dir!r} has none "
                          f"(use {PROMPTED!r} for the bare selector told the tools)")
-    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter") + (":described" if described else "")
-    if described and out_dir is None:
+    trained_names = None if prompted else run_tool_names(run_dir)  # refuses a missing or unfinished run first
+    if described and out_dir is None and trained_names is None:
         raise ValueError("give out_dir for a described evaluation: the run's own eval/ holds its anonymous one")
+    described = described or trained_names is not None
+    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter") + (":described" if described else "")
     out = Path(out_dir or Path(run_dir) / "eval")
     result, todo = {}, []
     for s in suites:
@@ -344,9 +359,9 @@ def format_run(run_dir: str, bench_dir: str, suite: str = "dev", limit: int = 0,
             raise ValueError("give out_path for the untrained selector")
         sel, digest = load_selector(None, keep, trainable=False), "untrained"
     else:
-        run_manifest(run_dir)
-        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False)
-        digest = adapter_hash(Path(run_dir) / "adapter")
+        names = run_tool_names(run_dir)  # the prompt the run was trained with
+        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False, tool_names=names)
+        digest = adapter_hash(Path(run_dir) / "adapter") + (":described" if names else "")
     sel.model.eval()
     frame = sampled_format(sel, qs, G=G, seed=seed, progress=progress)
     frame["canonical_mass"] = format_mass(sel, qs)
