@@ -129,7 +129,7 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
     write_run(tmp_path / "lm" / "fgpo-lr3e-4", "fgpo", np.array([2, 2]), ids, dev_acc=(10.0, 30.0))
     write_run(tmp_path / "lm" / "grpo", "grpo", np.array([0, -1]), ids)
     (tmp_path / "lm" / "desc" / "eval").mkdir(parents=True)  # a prompted selector: evaluations only
-    pd.read_parquet(tmp_path / "lm" / "grpo" / "eval" / "core.parquet").to_parquet(
+    pd.read_parquet(tmp_path / "lm" / "grpo" / "eval" / "core.parquet").assign(constrained_pick=[3, 4]).to_parquet(
         tmp_path / "lm" / "desc" / "eval" / "core.parquet")
     assert main(["choose", "--runs-dir", str(tmp_path), "--method", "fgpo=lm/fgpo-lr3e-4,lm/fgpo-lr1e-3",
                  "--method", "grpo=lm/grpo", "--method", "tools-with-descriptions=lm/desc"]) == 0
@@ -139,6 +139,11 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
     runs = load_chosen(tmp_path)
     assert list(runs) == ["FGPO", "GRPO", "Tools w/ Desc"] and runs["Tools w/ Desc"].manifest is None
     assert runs["FGPO"].picks("core").tolist() == [1, 1] and runs["GRPO"].picks("core").tolist() == [0, -1]
+    assert runs["Tools w/ Desc"].picks("core", "constrained").tolist() == [3, 4]
+    with pytest.raises(ValueError, match="no constrained picks"):
+        runs["GRPO"].picks("core", "constrained")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        runs["GRPO"].picks("core", "sampled")
     with pytest.raises(ValueError, match="unknown method"):
         choose_runs(tmp_path, {"ppo": "lm/grpo"})
     with pytest.raises(FileNotFoundError, match="no finished run"):
@@ -148,3 +153,52 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
         load_chosen(tmp_path)
     with pytest.raises(FileNotFoundError, match="fgpo choose"):
         load_chosen(tmp_path / "lm")
+
+
+def test_the_training_panels_draw_the_closed_form_beside_trls_dead_fraction():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fgpo_core.book.plots import plot_selector_training
+
+    fgpo = {"steps": [{"visits": 16 * i, "entropy": 2.7 - 0.1 * i, "tools": 2.0} for i in range(1, 4)],
+            "dev": [{"visits": 16 * i, "gen_accuracy": 30.0 + i, "accuracy": 40.0 + i} for i in range(0, 4, 2)]}
+    steps = [{"step": i, "frac_reward_zero_std": 0.5, "entropy": 1.0} for i in range(1, 4)]
+    steps[0]["dead_group_closed_form"] = 0.25
+    grpo = {"config": {"prompts_per_step": 16}, "steps": steps,
+            "dev": [{"step": i, "accuracy": 30.0, "tools": 2.0} for i in range(0, 4, 2)]}
+    fig = plot_selector_training(fgpo, grpo)
+    dead = fig.axes[1]
+    assert [len(line.get_xdata()) for line in dead.get_lines()] == [3, 1]  # TRL's every step, the closed form once
+    assert dead.get_lines()[1].get_ydata()[0] == 25.0
+    del steps[0]["dead_group_closed_form"]
+    assert len(plot_selector_training(fgpo, grpo).axes[1].get_lines()) == 1  # a run that did not log it
+
+
+def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summarise():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fgpo_core.book.plots import plot_warmup
+    from fgpo_core.experiments.report import format_summary, warmup_curve
+
+    def stage(masses, mass_weight):
+        log = [{"epoch": e, "step": s, "loss": 3.0, "train_mass": 0.5, "learning_rate": 1e-3}
+               for e in range(1, len(masses)) for s in (1, 2)]
+        return {"objective": "warmup", "config": {"mass_weight": mass_weight, "lr": 1e-3}, "epochs": len(masses) - 1,
+                "curve": [{"epoch": e, "dev_mass_mean": m, "dev_mass_min": m - 0.01} for e, m in enumerate(masses)],
+                "log": log}
+
+    dev, steps = warmup_curve([stage([0.1, 0.9, 0.94], 1), stage([0.94, 0.99], 3)])
+    assert dev.epoch.tolist() == [0, 1, 2, 3] and dev.stage.tolist() == [1, 1, 1, 2]
+    assert dev.dev_mass_mean.tolist() == [0.1, 0.9, 0.94, 0.99] and dev.mass_weight.tolist() == [1, 1, 1, 3]
+    assert steps.epoch_float.tolist() == [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    with pytest.raises(ValueError, match="not a format warm-up"):
+        warmup_curve([{"objective": "fgpo"}])
+    assert plot_warmup(dev, steps).axes[0].get_ylim()[1] == 1.02
+
+    f = pd.DataFrame({"parse_rate": [1.0, 0.5], "canonical_rate": [1.0, 0.25], "canonical_mass": [0.9, 0.3]})
+    f.attrs["G"] = "8"
+    row = format_summary({"warm-up": f}).loc["warm-up"]
+    assert row.questions == 2 and row.samples == 8 and row.parse_rate == 75.0 and row.canonical_rate == 62.5
+    assert row.canonical_mass == pytest.approx(60.0) and row.least_canonical_mass == pytest.approx(30.0)

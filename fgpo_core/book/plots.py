@@ -118,7 +118,8 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
 
 def plot_selector_training(fgpo: dict, grpo: dict):
     """Four panels from two run manifests, against question visits: dev accuracy (both by free
-    generation; FGPO also by controlled scoring), GRPO's observed dead-group fraction, the
+    generation; FGPO also by controlled scoring), GRPO's observed dead-group fraction (and, where
+    the run logged it, the closed form of Eq. 7 from its p_gen on probe questions), the
     policies' entropy (FGPO: of q over subsets; GRPO: per token of p_gen) and tools per question."""
     fs, gs = pd.DataFrame(fgpo["steps"]), pd.DataFrame(grpo["steps"])
     fd, gd = pd.DataFrame(fgpo["dev"]), pd.DataFrame(grpo["dev"])
@@ -138,6 +139,10 @@ def plot_selector_training(fgpo: dict, grpo: dict):
         exact = grpo["dead_fraction_recount"]
         ax.plot(gs.visits[:len(exact)], [100 * x for x in exact], "s-", c=cg, label="exact count (six equal rewards)")
     ax.plot(gs.visits, 100 * gs.frac_reward_zero_std, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
+    if "dead_group_closed_form" in gs and gs.dead_group_closed_form.notna().any():
+        cf_rows = gs.dropna(subset=["dead_group_closed_form"])
+        ax.plot(cf_rows.visits, 100 * cf_rows.dead_group_closed_form, "k--", lw=1.2,
+                label="closed form from p_gen (Eq. 7, probe questions)")
     ax.set(title="GRPO's dead groups (all G = 6 rewards equal)", xlabel="question visits",
            ylabel="dead groups (%)", ylim=(-3, 103))
     ax.legend(fontsize=8)
@@ -432,5 +437,26 @@ def plot_budget(budgets: dict, no_tool: dict | None = None, title: str = "Accura
     axes[0][0].set_ylabel("test accuracy (%)")
     axes[0][-1].legend(fontsize=8, loc="lower right")
     fig.suptitle(title, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
+    """The format warm-up (:func:`fgpo_core.experiments.report.warmup_curve`): p_gen's mass on the
+    policy strings, on dev after each epoch (mean and least question) and on each training batch,
+    with the target; stages shaded apart."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for stage, rows in steps.groupby("stage"):
+        ax.plot(rows.epoch_float, rows.train_mass, "-", c=color("SFT"), alpha=0.45, lw=1,
+                label="training batch" if stage == 1 else None)
+        if stage > 1:
+            ax.axvspan(rows.epoch_float.min() - 1 / max(len(rows), 1), rows.epoch_float.max(), color="0.93", zorder=0,
+                       label=f"stage {stage}")
+    ax.plot(dev.epoch, dev.dev_mass_mean, "o-", c=color("FGPO"), label="dev mean")
+    ax.plot(dev.epoch, dev.dev_mass_min, "v:", c=color("FGPO"), alpha=0.7, label="dev least question")
+    ax.axhline(target, c="k", ls="--", lw=1, label=f"target {target:.0%}")
+    ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
+           title="The format warm-up")
+    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig

@@ -21,9 +21,12 @@ from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
-           "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "choose_runs", "load_chosen"]
+           "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "choose_runs", "load_chosen"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
+
+PICK_MODES = ("generation", "scoring", "constrained")
+"""How a selector's pick is read: free generation, controlled scoring (Eq. 6), constrained decoding."""
 
 CHOSEN_FILE = "chosen.json"
 """Under a runs folder: which run of each method a chapter uses (method -> folder relative to it)."""
@@ -48,10 +51,14 @@ class SelectorRun:
     evals: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def picks(self, suite: str, mode: str = "generation") -> np.ndarray:
-        """Free-generation picks (-1: format failure) or controlled-scoring picks (Eq. 6)."""
-        if mode not in ("generation", "scoring"):
-            raise ValueError("mode must be 'generation' or 'scoring'")
-        return self.evals[suite][f"{mode}_pick"].to_numpy()
+        """Free-generation picks (-1: format failure), controlled-scoring picks (Eq. 6) or
+        constrained-decoding picks (greedy generation restricted to the policy strings)."""
+        if mode not in PICK_MODES:
+            raise ValueError(f"mode must be one of {', '.join(PICK_MODES)}, got {mode!r}")
+        frame = self.evals[suite]
+        if f"{mode}_pick" not in frame:
+            raise ValueError(f"{self.name}'s {suite} evaluation has no {mode} picks (evaluated with --generation-only?)")
+        return frame[f"{mode}_pick"].to_numpy()
 
 
 def _evals(folder: Path) -> dict[str, pd.DataFrame]:
@@ -154,7 +161,8 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
     """Long frame: one row per (reasoner, suite, method) with accuracy (%), tools per question,
     input tokens, format failures (%) and ``n``, the questions both evaluated and in the table.
 
-    ``tables`` maps a reasoner's label to its tables by suite (:func:`fgpo_core.table.load_tables`);
+    ``mode`` reads the picks of free generation, controlled scoring or constrained decoding
+    (:data:`PICK_MODES`). ``tables`` maps a reasoner's label to its tables by suite (:func:`fgpo_core.table.load_tables`);
     a selector's picks on a suite are looked up in every reasoner's table of that suite, and the
     table-only rows (No-Tool ... Oracle) are :meth:`~fgpo_core.table.RewardTable.baselines` of
     the questions both hold.
@@ -209,3 +217,43 @@ def p_gen_matrix(run: SelectorRun, suite: str) -> np.ndarray:
 def score_matrix(run: SelectorRun, suite: str) -> np.ndarray:
     """The Eq. 4 candidate scores ``[N, 2**n]``."""
     return _columns(run.evals[suite], "candidate_score_")
+
+
+def warmup_curve(stages: Sequence[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The format warm-up read back from its stages' manifests, in order (a later stage starts
+    from the earlier one's adapter): ``(dev, steps)``. ``dev``: p_gen's mean (and least) mass on
+    the policy strings over the dev questions after each epoch, with ``stage`` and ``epoch``
+    counted across stages (a later stage's epoch 0 repeats the earlier's end and is dropped);
+    ``steps``: each optimiser step's training mass, loss and learning rate, with ``epoch_float``
+    on the same axis."""
+    dev, steps, offset = [], [], 0
+    for i, m in enumerate(stages, 1):
+        if m.get("objective") != "warmup":
+            raise ValueError(f"stage {i} is a {m.get('objective')!r} run, not a format warm-up")
+        curve = [c for c in m["curve"] if i == 1 or c["epoch"] > 0]
+        for c in curve:
+            dev.append({"stage": i, "epoch": offset + c["epoch"], "dev_mass_mean": c["dev_mass_mean"],
+                        "dev_mass_min": c.get("dev_mass_min", np.nan), "mass_weight": m["config"]["mass_weight"],
+                        "lr": m["config"]["lr"]})
+        per_epoch = {}
+        for row in m["log"]:
+            per_epoch[row["epoch"]] = max(per_epoch.get(row["epoch"], 0), row["step"])
+        for row in m["log"]:
+            steps.append({"stage": i, "epoch_float": offset + row["epoch"] - 1 + row["step"] / per_epoch[row["epoch"]],
+                          **{k: row[k] for k in ("loss", "train_mass", "learning_rate") if k in row}})
+        offset += m["epochs"]
+    return pd.DataFrame(dev), pd.DataFrame(steps)
+
+
+def format_summary(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per selector from its ``fgpo format`` frame: the questions, the samples per
+    question, the share of sampled completions that parse to a subset and that are exactly a
+    canonical policy string (%), and p_gen's exact mass on the canonical strings (%), with the
+    least over questions."""
+    rows = []
+    for label, f in frames.items():
+        rows.append({"selector": label, "questions": len(f), "samples": int(f.attrs.get("G", 0)),
+                     "parse_rate": 100 * f.parse_rate.mean(), "canonical_rate": 100 * f.canonical_rate.mean(),
+                     "canonical_mass": 100 * f.canonical_mass.mean(),
+                     "least_canonical_mass": 100 * f.canonical_mass.min()})
+    return pd.DataFrame(rows).set_index("selector")
