@@ -364,3 +364,41 @@ def test_format_term_adds_minus_w_log_mass_and_raises_the_mass(prefilled):
         for p in params:  # undo: the module-scoped selector is shared
             p += 0.05 * p.grad
     assert after > before
+
+
+def test_an_fgpo_run_interrupted_mid_epoch_resumes_to_the_same_weights_and_logs(tmp_path, tiny_lm, monkeypatch):
+    import fgpo_core.algorithms.fgpo as fgpo
+    from fgpo_core.algorithms.common import trainable_parameters
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    qs, rewards, correct = _tiny_problem()
+    config = fgpo.FGPOConfig(lr=0.05, epochs=2, batch_size=4, eval_every=3, lora_r=4, lora_alpha=8)
+
+    def fresh():
+        torch.manual_seed(0)
+        model, tok = tiny_lm()
+        return LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+
+    whole = fresh()
+    ref = fgpo.train_fgpo(whole, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path / "a", progress=False)
+    real_step, calls = fgpo.fgpo_step, []
+
+    def counted(*a, **k):
+        calls.append(1)
+        if len(calls) == 2 and not getattr(counted, "resumed", False):  # mid-epoch: two batches per epoch
+            raise KeyboardInterrupt
+        return real_step(*a, **k)
+
+    monkeypatch.setattr(fgpo, "fgpo_step", counted)
+    cut = fresh()
+    with pytest.raises(KeyboardInterrupt):
+        fgpo.train_fgpo(cut, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path / "b", progress=False)
+    assert torch.load(tmp_path / "b" / "last.pt", weights_only=False)["step"] == 1
+    counted.resumed, calls[:] = True, []
+    resumed = fresh()  # a new process: fresh weights, restored from the checkpoint
+    res = fgpo.train_fgpo(resumed, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path / "b", progress=False)
+    assert len(calls) == 3  # steps 2, 3 and 4: the first was not taken again
+    assert res.steps.equals(ref.steps) and res.dev.equals(ref.dev) and res.best_step == ref.best_step
+    for p, q in zip(trainable_parameters(resumed.model), trainable_parameters(whole.model)):
+        torch.testing.assert_close(p, q)

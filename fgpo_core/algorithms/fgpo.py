@@ -7,7 +7,7 @@ reward table; no reasoner is called. The learning rate follows a cosine schedule
 ``eval_every`` steps (default: every epoch) the dev split is evaluated by ``evaluate``
 (default :func:`~fgpo_core.evaluation.picks.evaluate_dev`: greedy free generation, the
 paper's main evaluation, and controlled candidate scoring, Eq. 6), and the weights that
-rank best by ``select_by`` are kept. Checkpoints are written atomically after every epoch,
+rank best by ``select_by`` are kept. Checkpoints are written atomically after every step,
 and a run restarted with the same configuration resumes from the last one.
 """
 from __future__ import annotations
@@ -118,9 +118,10 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
 
     ``evaluate(selector, dev_qs, dev_rewards, dev_correct) -> dict`` scores the dev split (default
     :func:`~fgpo_core.evaluation.picks.evaluate_dev`; its row must hold the ``select_by`` field
-    and ``J``). With ``out_dir`` a checkpoint (trainable weights, optimiser, logs) is written after
-    every epoch and the weights of the best dev evaluation are saved as ``best.pt``; a restarted
-    run resumes.
+    and ``J``). With ``out_dir`` a checkpoint (trainable weights, optimiser, schedule, logs) is
+    written after every optimiser step (and its dev evaluation, where one falls) and the weights
+    of the best dev evaluation are saved as ``best.pt``; a restarted run resumes at the step after
+    the last one written, with the same batches, so an interruption costs at most one step.
     """
     from tqdm import tqdm
 
@@ -138,7 +139,7 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
     sched = cosine_schedule(opt, total)
     rng = np.random.default_rng(config.seed)
     orders = [rng.permutation(len(train_qs)) for _ in range(config.epochs)]
-    steps, dev_rows, start_epoch = [], [], 0
+    steps, dev_rows, start_step = [], [], 0
     out = Path(out_dir) if out_dir else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
@@ -153,7 +154,9 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
                 p.data.copy_(v)
             opt.load_state_dict(state["opt"])
             sched.load_state_dict(state["sched"])
-            steps, dev_rows, start_epoch = state["steps"], state["dev"], state["epoch"] + 1
+            steps, dev_rows = state["steps"], state["dev"]
+            # checkpoints written once per epoch (before per-step ones) hold no step: their epoch's end
+            start_step = int(state.get("step", (state["epoch"] + 1) * n_batches))
 
     def evaluate_at(step: int, visits: int) -> None:
         model.eval()
@@ -166,11 +169,13 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
 
     if not dev_rows:
         evaluate_at(0, 0)  # the untrained adapter
-    bar = tqdm(total=total, initial=start_epoch * n_batches, desc="FGPO", disable=not progress)
-    for epoch in range(start_epoch, config.epochs):
+    bar = tqdm(total=total, initial=start_step, desc="FGPO", disable=not progress)
+    for epoch in range(start_step // n_batches, config.epochs):
         model.train()
         for b in range(n_batches):
             step = epoch * n_batches + b + 1
+            if step <= start_step:
+                continue
             idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
             opt.zero_grad()
             log_masses: list = []
@@ -191,10 +196,10 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             bar.update()
             if step % every == 0 or step == total:
                 evaluate_at(step, steps[-1]["visits"])
-        if out:
-            save_checkpoint(out / "last.pt", {"params": [p.detach().clone() for p in params], "opt": opt.state_dict(),
-                                              "sched": sched.state_dict(), "steps": steps, "dev": dev_rows,
-                                              "epoch": epoch})
+            if out:
+                save_checkpoint(out / "last.pt", {"params": [p.detach().clone() for p in params],
+                                                  "opt": opt.state_dict(), "sched": sched.state_dict(),
+                                                  "steps": steps, "dev": dev_rows, "epoch": epoch, "step": step})
     bar.close()
     best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
     return FGPOResult(config, pd.DataFrame(steps), pd.DataFrame(dev_rows), int(best["step"]))
