@@ -122,14 +122,16 @@ lm: $(STAMP)
 	  --limit 100 --threads 2
 	[ -f $(LM)/untrained/format-dev.parquet ] || $(VENV)/bin/fgpo format --run untrained --suite dev --limit 100 \
 	  --threads 2 --out $(LM)/untrained/format-dev.parquet
-	[ -f $(LM)/fgpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
-	  --out-dir $(LM)/fgpo
+	# FGPO's learning rate on dev: 1e-3 emptied p_gen's mass on the policy strings within 9 steps and was
+	# stopped by hand after 16 of 32 (its logs: $(LM)/fgpo-lr1e-3/stopped.json)
+	for lr in 1e-4; do [ -f $(LM)/fgpo-lr$$lr/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr $$lr \
+	  --epochs 2 --eval-every 8 --out-dir $(LM)/fgpo-lr$$lr || exit 1; done
 	[ -f $(LM)/sft/manifest.json ] || $(LMRUN) $(LMINIT) --objective sft --lr 3e-4 --epochs 2 --out-dir $(LM)/sft
-	[ -f $(LM)/fgpo-format/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 1e-3 --epochs 2 --eval-every 8 \
-	  --format-weight 0.05 --out-dir $(LM)/fgpo-format
+	[ -f $(LM)/fgpo-format-lr3e-4/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 3e-4 --epochs 2 \
+	  --eval-every 8 --format-weight 0.05 --out-dir $(LM)/fgpo-format-lr3e-4
 	[ -f $(LM)/dpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective dpo --lr 3e-4 --epochs 2 --dpo-beta 0.3 \
 	  --out-dir $(LM)/dpo
-	for r in warmup-stage2 fgpo fgpo-format sft dpo; do \
+	for r in warmup-stage2 fgpo-lr1e-4 fgpo-format-lr3e-4 sft dpo; do \
 	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite core --threads 2 || exit 1; \
 	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite microbe --suite mosaic --limit 250 --threads 2 || exit 1; \
 	done
@@ -143,9 +145,9 @@ lm: $(STAMP)
 	  --out-dir $(LM)/grpo
 	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite core --threads 2
 	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite microbe --suite mosaic --limit 250 --threads 2
-	[ -f $(LM)/fgpo-named/manifest.json ] || $(LMRUN) $(LMINIT) --described true --objective fgpo --lr 1e-3 --epochs 2 \
+	[ -f $(LM)/fgpo-named/manifest.json ] || $(LMRUN) $(LMINIT) --described true --objective fgpo --lr 1e-4 --epochs 2 \
 	  --eval-every 8 --out-dir $(LM)/fgpo-named
 	$(VENV)/bin/fgpo evaluate --run $(LM)/fgpo-named --into-run --suite core --threads 2
-	$(VENV)/bin/fgpo choose --runs-dir runs/cpu --method fgpo=lm/fgpo --method fgpo-format=lm/fgpo-format \
+	$(VENV)/bin/fgpo choose --runs-dir runs/cpu --method fgpo=lm/fgpo-lr1e-4 --method fgpo-format=lm/fgpo-format-lr3e-4 \
 	  --method grpo=lm/grpo --method sft=lm/sft --method dpo=lm/dpo --method tools-with-descriptions=lm/tools-with-descriptions \
 	  --method untrained=lm/untrained --method warmup=lm/warmup-stage2 --method fgpo-named=lm/fgpo-named

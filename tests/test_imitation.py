@@ -88,6 +88,78 @@ def test_tiny_dpo_run_widens_the_chosen_over_rejected_margin(tmp_path):
     assert margin() > before
 
 
+@needs_trl
+def test_an_interrupted_sft_run_resumes_from_its_checkpoint_to_the_same_adapter(tmp_path, monkeypatch):
+    import torch
+    import trl
+
+    from fgpo_core.algorithms.imitation import ImitationConfig
+    from fgpo_core.algorithms.sft import train_sft
+
+    rewards = np.full((4, 16), -1.0)
+    rewards[:, 0b0011] = 1.0
+    cfg = ImitationConfig(lr=5e-3, epochs=2, batch_size=1, save_steps=3)  # 8 steps, checkpoints at 3 and 6
+
+    def trained(out, cls=None):
+        torch.manual_seed(0)
+        sel, qs = tiny_selector_and_questions()
+        if cls is not None:
+            monkeypatch.setattr(trl, "SFTTrainer", cls)
+        train_sft(sel, qs, rewards, cfg, out)
+        return [p.detach().clone() for p in sel.model.parameters() if p.requires_grad]
+
+    whole = trained(tmp_path / "a")
+    real, calls = trl.SFTTrainer, []
+
+    class Stopped(real):
+        def training_step(self, *a, **k):
+            calls.append(self.state.global_step)
+            if self.state.global_step == 4 and not getattr(Stopped, "resumed", False):
+                raise KeyboardInterrupt
+            return super().training_step(*a, **k)
+
+    with pytest.raises(KeyboardInterrupt):
+        trained(tmp_path / "b", Stopped)
+    Stopped.resumed, calls[:] = True, []
+    resumed = trained(tmp_path / "b", Stopped)
+    assert calls == [3, 4, 5, 6, 7]  # from the checkpoint at step 3: steps 4 to 8
+    for a, b in zip(resumed, whole):
+        torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="another configuration"):
+        train_sft(*tiny_selector_and_questions(), rewards, ImitationConfig(lr=1e-3), tmp_path / "b")
+    with pytest.raises(ValueError, match="save_steps"):
+        train_sft(*tiny_selector_and_questions(), rewards, ImitationConfig(save_steps=0), tmp_path / "c")
+
+
+@needs_trl
+def test_dpo_from_a_trained_adapter_keeps_that_adapter_as_its_reference(tmp_path):
+    import torch
+
+    from fgpo_core.algorithms.dpo import train_dpo
+    from fgpo_core.algorithms.imitation import ImitationConfig
+
+    sel, qs = tiny_selector_and_questions()
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for name, p in sel.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.05)  # a warmed-up adapter, not LoRA's zero start
+    start = {n: p.detach().clone() for n, p in sel.model.named_parameters() if ".default." in n}
+    rewards = np.zeros((4, 16))
+    rewards[:, 0] = 1.0
+    rewards[:, 0b1000] = -1.0
+    log = train_dpo(sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=2, batch_size=4), tmp_path)
+    steps = [h for h in log if "rewards/chosen" in h]
+    # at the first step the policy is its reference: every implicit reward beta log(pi / pi_ref) is zero
+    # (against the adapter-free base model it would not be)
+    assert steps[0]["rewards/chosen"] == pytest.approx(0, abs=1e-5)
+    assert steps[0]["rewards/rejected"] == pytest.approx(0, abs=1e-5)
+    assert abs(steps[1]["rewards/margins"]) > 1e-4  # then the policy moves away from it
+    assert list(sel.model.peft_config) == ["default"]  # the frozen copy is dropped after training
+    params = dict(sel.model.named_parameters())
+    assert any(not torch.equal(params[n], v) for n, v in start.items())  # the trained adapter moved
+
+
 def test_micro_batches_multiply_to_the_batch():
     from fgpo_core.algorithms.imitation import ImitationConfig, micro_batching
 

@@ -260,3 +260,28 @@ def test_a_run_trained_with_tool_names_is_evaluated_and_checked_with_them(ci_ben
     del recorded["described"]  # a setup recorded before the field existed restarts as anonymous
     setup_file.write_text(json.dumps(recorded))
     run._check_setup(tmp_path / "r", run.RunSetup(), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+
+
+def test_a_stopped_fgpo_run_keeps_its_logs_and_reason(tmp_path):
+    import json
+
+    import torch
+
+    from fgpo_core.experiments.run import SETUP_FILE, record_stopped_run
+
+    run = tmp_path / "fgpo"
+    (run / "ckpt").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match="no FGPO checkpoint"):
+        record_stopped_run(run, "why")
+    (run / SETUP_FILE).write_text(json.dumps({"n_train": 40}))
+    (run / "ckpt" / "config.json").write_text(json.dumps({"lr": 1e-3, "epochs": 2, "batch_size": 16}))
+    steps = [{"epoch": 1, "step": i, "p_gen_mass": 0.5} for i in (1, 2)]
+    torch.save({"steps": steps, "dev": [{"step": 0, "gen_accuracy": 50.0}], "epoch": 0, "step": 2},
+               run / "ckpt" / "last.pt")
+    with pytest.raises(ValueError, match="say why"):
+        record_stopped_run(run, " ")
+    path = record_stopped_run(run, "the format collapsed", out_dir=tmp_path / "kept")
+    rec = json.loads(path.read_text())
+    assert rec["stopped"] and rec["reason"] == "the format collapsed" and rec["config"]["lr"] == 1e-3
+    assert rec["steps_taken"] == 2 and rec["steps_planned"] == 6 and rec["steps"] == steps  # 3 batches x 2 epochs
+    assert rec["dev"][0]["gen_accuracy"] == 50.0 and rec["setup"]["n_train"] == 40

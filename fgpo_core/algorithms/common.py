@@ -1,5 +1,5 @@
 """What every training loop of the library shares: its trainable parameters, the cosine
-learning-rate schedule and atomic, resumable checkpoints."""
+learning-rate schedule and atomic, resumable checkpoints (its own, and TRL trainers')."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import torch
 
 from ..io import atomic_path
 
-__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint"]
+__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint", "trainer_resume"]
 
 
 def trainable_parameters(model) -> list[torch.nn.Parameter]:
@@ -53,3 +53,24 @@ def load_checkpoint(path) -> dict:
     """Read a checkpoint written by :func:`save_checkpoint`, tensors and plain Python only
     (``weights_only=True``: no code is unpickled)."""
     return torch.load(path, weights_only=True)
+
+
+def trainer_resume(out_dir, config) -> str | None:
+    """Where a TRL trainer writing ``checkpoint-<step>`` folders into ``out_dir`` resumes: the
+    last checkpoint there, or None to start. The dataclass ``config`` is recorded in
+    ``out_dir/config.json``; a folder holding a run of another configuration is refused, so a
+    restarted run never mixes two."""
+    import json
+    from dataclasses import asdict
+
+    from ..io import write_json
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    want = json.loads(json.dumps(asdict(config), default=str))
+    path = out / "config.json"
+    if path.exists() and json.loads(path.read_text()) != want:
+        raise ValueError(f"{out} holds a run with another configuration; use another folder or delete it")
+    write_json(path, want)
+    last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return str(last[-1]) if last else None

@@ -1,6 +1,6 @@
 """DPO: the table's reward-optimal subset preferred over its worst, through TRL's DPOTrainer
-(pairs from :func:`~fgpo_core.algorithms.imitation.dpo_pairs`; the reference is the
-adapter-free base model)."""
+(pairs from :func:`~fgpo_core.algorithms.imitation.dpo_pairs`; the reference is the adapter
+as DPO starts: the base model for a fresh adapter, the format warm-up for a run from it)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from ..genomics.benchmarks.schema import Question
+from .common import trainer_resume
 from .imitation import ImitationConfig, dpo_pairs, trainer_args
 
 __all__ = ["dpo_dataset", "train_dpo"]
@@ -26,8 +27,11 @@ def dpo_dataset(selector, questions: Sequence[Question], rewards: np.ndarray):
 
 
 def train_dpo(selector, questions: Sequence[Question], rewards: np.ndarray, cfg: ImitationConfig, out_dir):
-    """DPO on (table argmax, table argmin) pairs; the reference is the adapter-free base model.
-    The pairs are given to TRL already tokenized (see :func:`fgpo_core.algorithms.sft.train_sft`)."""
+    """DPO on (table argmax, table argmin) pairs. The reference is the adapter as DPO starts (TRL
+    keeps a frozen copy of it): the base model for a fresh adapter, the format warm-up for a run
+    started from it. The pairs are given to TRL already tokenized (see
+    :func:`fgpo_core.algorithms.sft.train_sft`). Interrupted, it resumes from its last checkpoint
+    in ``out_dir``."""
     from trl import DPOConfig, DPOTrainer
 
     class PreTokenizedDPO(DPOTrainer):
@@ -37,5 +41,7 @@ def train_dpo(selector, questions: Sequence[Question], rewards: np.ndarray, cfg:
     ds = dpo_dataset(selector, questions, rewards)
     args = trainer_args(DPOConfig, out_dir, cfg, beta=cfg.dpo_beta, max_length=None)
     tr = PreTokenizedDPO(model=selector.model, args=args, train_dataset=ds, processing_class=selector.tokenizer)
-    tr.train()
+    tr.train(resume_from_checkpoint=trainer_resume(out_dir, cfg))
+    if "ref" in getattr(selector.model, "peft_config", {}):  # TRL's frozen reference copy: not part of the result
+        selector.model.delete_adapter("ref")
     return tr.state.log_history

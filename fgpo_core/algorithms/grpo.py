@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -171,8 +171,10 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     at every evaluation step (0: none)."""
     from transformers import TrainerCallback
 
+    from .common import trainer_resume
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    resume = trainer_resume(out, cfg)  # refuses a folder of another configuration before reading its logs
     steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * len(train_qs) / cfg.prompts_per_step))
     every = cfg.eval_every or max(1, steps // 8)
     if reward is None:
@@ -205,9 +207,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
         callbacks.append(dead_cb)
     trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, callbacks,
                                 progress)
-    last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    trainer.train(resume_from_checkpoint=str(last[-1]) if last else None)
+    trainer.train(resume_from_checkpoint=resume)
     logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
-    write_json(out / "config.json", asdict(cfg))
     return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), steps * cfg.prompts_per_step * cfg.G,
                       {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []})

@@ -37,6 +37,8 @@ class ImitationConfig:
     DPO at CPU scale needs it: chosen, rejected and the reference pass over 16 prompts exceeded 24 GB."""
     seed: int = 0
     """Seeds the order."""
+    save_steps: int = 4
+    """Optimiser steps between checkpoints (an interrupted run resumes from the last; two are kept)."""
 
 
 def sft_targets(rewards: np.ndarray) -> np.ndarray:
@@ -70,8 +72,10 @@ def trainer_args(cls, out_dir, cfg: ImitationConfig, **kw):
     # gradient checkpointing (the paper's memory saver at 7B) stays off: a 135M selector fits
     # easily, and checkpointing disables the key-value cache the candidate scores reuse
     mb, accum = micro_batching(cfg)
+    if cfg.save_steps < 1:
+        raise ValueError(f"save_steps must be >= 1, got {cfg.save_steps}")
     return cls(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
                num_train_epochs=cfg.epochs, per_device_train_batch_size=mb, gradient_accumulation_steps=accum,
-               logging_steps=1, save_strategy="epoch", save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
-               seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True, dataloader_num_workers=0,
+               logging_steps=1, save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=2, report_to=[],
+               use_cpu=True, bf16=False, seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True, dataloader_num_workers=0,
                gradient_checkpointing=False, **kw)

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from ..genomics.benchmarks.schema import Question
+from .common import trainer_resume
 from .imitation import ImitationConfig, sft_targets, trainer_args
 
 __all__ = ["train_sft", "sft_on_subsets"]
@@ -15,6 +16,7 @@ __all__ = ["train_sft", "sft_on_subsets"]
 def sft_on_subsets(selector, questions: Sequence[Question], masks: Sequence[int], cfg: ImitationConfig, out_dir):
     """Supervised training of each question's prompt followed by the policy string of its
     subset in ``masks`` (TRL's SFTTrainer, loss on the completion only); returns the log history.
+    Interrupted, it resumes from its last checkpoint in ``out_dir`` (:func:`~fgpo_core.algorithms.common.trainer_resume`).
 
     The examples are given to TRL already tokenized, as the selector tokenizes them when it
     scores and generates (prompt tokens, then the policy string's own tokens): joined as
@@ -32,7 +34,7 @@ def sft_on_subsets(selector, questions: Sequence[Question], masks: Sequence[int]
     args = trainer_args(SFTConfig, out_dir, cfg, completion_only_loss=True, max_length=None, packing=False)
     tr = SFTTrainer(model=selector.model, args=args, train_dataset=Dataset.from_list(rows),
                     processing_class=selector.tokenizer)
-    tr.train()
+    tr.train(resume_from_checkpoint=trainer_resume(out_dir, cfg))
     return tr.state.log_history
 
 

@@ -26,7 +26,7 @@ from ..io import atomic_path, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
-           "config_differences", "run_manifest", "run_tool_names", "split_data"]
+           "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
 EVAL_SUITES = ("core", "microbe", "mosaic")
@@ -189,6 +189,37 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
                              "use another --out-dir or delete the folder")
     else:
         write_json(path, ident, indent=1)
+
+
+STOPPED_FILE = "stopped.json"
+
+
+def record_stopped_run(run_dir, reason: str, out_dir=None) -> Path:
+    """Keep what an FGPO run logged before it was stopped on purpose (e.g. a learning rate whose
+    updates emptied p_gen's mass on the policy strings): its setup, configuration, every step's
+    log and every dev evaluation, read from its last checkpoint, with ``reason``, written to
+    ``<out_dir or run_dir>/stopped.json``. The checkpoints themselves are not kept: the record is
+    what a chapter shows of a learning rate that was not chosen."""
+    from ..algorithms.common import load_checkpoint
+
+    run = Path(run_dir)
+    last = run / "ckpt" / "last.pt"
+    if not last.exists():
+        raise FileNotFoundError(f"{run} holds no FGPO checkpoint (ckpt/last.pt) to record")
+    if not reason.strip():
+        raise ValueError("say why the run was stopped")
+    state = load_checkpoint(last)
+    config = json.loads((run / "ckpt" / "config.json").read_text())
+    setup = json.loads((run / SETUP_FILE).read_text())
+    n_batches = -(-setup["n_train"] // config["batch_size"])
+    record = {"objective": "fgpo", "stopped": True, "reason": reason,
+              "setup": setup, "config": config,
+              "steps_taken": len(state["steps"]), "steps_planned": n_batches * config["epochs"],
+              "steps": state["steps"], "dev": state["dev"]}
+    out = Path(out_dir or run)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / STOPPED_FILE, record, indent=1, default=float)
+    return out / STOPPED_FILE
 
 
 def best_dev(run_dirs) -> tuple[str, dict]:
