@@ -10,7 +10,8 @@ import torch
 
 from ..io import atomic_path
 
-__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint", "trainer_resume"]
+__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint", "record_config",
+           "trainer_resume"]
 
 
 def trainable_parameters(model) -> list[torch.nn.Parameter]:
@@ -55,11 +56,9 @@ def load_checkpoint(path) -> dict:
     return torch.load(path, weights_only=True)
 
 
-def trainer_resume(out_dir, config) -> str | None:
-    """Where a TRL trainer writing ``checkpoint-<step>`` folders into ``out_dir`` resumes: the
-    last checkpoint there, or None to start. The dataclass ``config`` is recorded in
-    ``out_dir/config.json``; a folder holding a run of another configuration is refused, so a
-    restarted run never mixes two."""
+def record_config(out_dir, config) -> None:
+    """Record the dataclass ``config`` of a run in ``out_dir/config.json``; a folder holding a run
+    of another configuration is refused, so a restarted run never mixes two."""
     import json
     from dataclasses import asdict
 
@@ -72,5 +71,11 @@ def trainer_resume(out_dir, config) -> str | None:
     if path.exists() and json.loads(path.read_text()) != want:
         raise ValueError(f"{out} holds a run with another configuration; use another folder or delete it")
     write_json(path, want)
-    last = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+
+
+def trainer_resume(out_dir, config) -> str | None:
+    """Where a TRL trainer writing ``checkpoint-<step>`` folders into ``out_dir`` resumes: the
+    last checkpoint there, or None to start, after :func:`record_config`."""
+    record_config(out_dir, config)
+    last = sorted(Path(out_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     return str(last[-1]) if last else None

@@ -12,9 +12,8 @@ and a run restarted with the same configuration resumes from the last one.
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -24,8 +23,7 @@ import torch
 
 from ..core.estimators import BETA, entropy, fgpo_loss
 from ..genomics.benchmarks.schema import Question
-from ..io import write_json
-from .common import cosine_schedule, load_checkpoint, save_checkpoint, trainable_parameters
+from .common import cosine_schedule, load_checkpoint, record_config, save_checkpoint, trainable_parameters
 
 __all__ = ["FGPOConfig", "FGPOResult", "SELECT_KEYS", "dev_key", "train_fgpo", "fgpo_step"]
 
@@ -142,11 +140,7 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
     steps, dev_rows, start_step = [], [], 0
     out = Path(out_dir) if out_dir else None
     if out:
-        out.mkdir(parents=True, exist_ok=True)
-        cfg_file = out / "config.json"
-        if cfg_file.exists() and json.loads(cfg_file.read_text()) != json.loads(json.dumps(asdict(config))):
-            raise ValueError(f"{out} holds a run with another configuration")
-        write_json(cfg_file, asdict(config))
+        record_config(out, config)
         last = out / "last.pt"
         if last.exists():
             state = load_checkpoint(last)

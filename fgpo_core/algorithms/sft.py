@@ -16,7 +16,8 @@ __all__ = ["train_sft", "sft_on_subsets"]
 def sft_on_subsets(selector, questions: Sequence[Question], masks: Sequence[int], cfg: ImitationConfig, out_dir):
     """Supervised training of each question's prompt followed by the policy string of its
     subset in ``masks`` (TRL's SFTTrainer, loss on the completion only); returns the log history.
-    Interrupted, it resumes from its last checkpoint in ``out_dir`` (:func:`~fgpo_core.algorithms.common.trainer_resume`).
+    Interrupted, it resumes from its last checkpoint in ``out_dir``
+    (:func:`~fgpo_core.algorithms.common.trainer_resume`).
 
     The examples are given to TRL already tokenized, as the selector tokenizes them when it
     scores and generates (prompt tokens, then the policy string's own tokens): joined as

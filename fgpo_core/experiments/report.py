@@ -21,7 +21,8 @@ from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
-           "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "choose_runs", "load_chosen"]
+           "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
+           "choose_runs", "load_chosen"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
 
@@ -38,6 +39,13 @@ CHOSEN_METHODS = {"fgpo": "FGPO", "fgpo-format": "FGPO + format term", "grpo": "
 CHOSEN_EXTRAS = {"untrained": "Untrained", "warmup": "Warm-up", "fgpo-named": "FGPO (named tools)"}
 """Further rows a :data:`CHOSEN_FILE` may name: the selector before and after the format warm-up,
 and FGPO trained with the tools' names in its prompt (the named-versus-anonymous sensitivity)."""
+
+_CHOSEN_KEYS = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
+
+
+def _holds_selector(folder: Path) -> bool:
+    """A finished run, or the evaluations of a prompted or untrained selector."""
+    return (folder / "manifest.json").exists() or (folder / "eval").is_dir()
 
 
 @dataclass
@@ -57,7 +65,8 @@ class SelectorRun:
             raise ValueError(f"mode must be one of {', '.join(PICK_MODES)}, got {mode!r}")
         frame = self.evals[suite]
         if f"{mode}_pick" not in frame:
-            raise ValueError(f"{self.name}'s {suite} evaluation has no {mode} picks (evaluated with --generation-only?)")
+            raise ValueError(f"{self.name}'s {suite} evaluation has no {mode} picks "
+                             "(evaluated with --generation-only?)")
         return frame[f"{mode}_pick"].to_numpy()
 
 
@@ -110,17 +119,16 @@ def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict
     from .run import best_dev
 
     root = Path(runs_dir)
-    known = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
-    unknown = sorted(set(candidates) - set(known))
+    unknown = sorted(set(candidates) - set(_CHOSEN_KEYS))
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; known: {', '.join(known)}")
+        raise ValueError(f"unknown method(s) {unknown}; known: {', '.join(_CHOSEN_KEYS)}")
     chosen = {}
     for method, folders in candidates.items():
         folders = [folders] if isinstance(folders, str) else list(folders)
         if not folders:
             raise ValueError(f"no run given for {method}")
         for f in folders:
-            if not ((root / f / "manifest.json").exists() or (root / f / "eval").is_dir()):
+            if not _holds_selector(root / f):
                 raise FileNotFoundError(f"{root / f} holds no finished run and no evaluation")
         if len(folders) == 1:
             chosen[method] = folders[0]
@@ -140,17 +148,16 @@ def load_chosen(runs_dir) -> dict[str, SelectorRun]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: record the chosen runs with `fgpo choose`")
     chosen = json.loads(path.read_text())
-    known = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
-    unknown = sorted(set(chosen) - set(known))
+    unknown = sorted(set(chosen) - set(_CHOSEN_KEYS))
     if unknown:
-        raise ValueError(f"{path} names unknown method(s) {unknown}; known: {', '.join(known)}")
+        raise ValueError(f"{path} names unknown method(s) {unknown}; known: {', '.join(_CHOSEN_KEYS)}")
     out: dict[str, SelectorRun] = {}
-    for key, label in known.items():
+    for key, label in _CHOSEN_KEYS.items():
         if key not in chosen:
             continue
         folder = root / chosen[key]
         m = folder / "manifest.json"
-        if not (m.exists() or (folder / "eval").is_dir()):
+        if not _holds_selector(folder):
             raise FileNotFoundError(f"{path} names {folder} for {key}, which holds no finished run")
         out[label] = SelectorRun(label, folder, json.loads(m.read_text()) if m.exists() else None, _evals(folder))
     return out
@@ -162,10 +169,10 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
     input tokens, format failures (%) and ``n``, the questions both evaluated and in the table.
 
     ``mode`` reads the picks of free generation, controlled scoring or constrained decoding
-    (:data:`PICK_MODES`). ``tables`` maps a reasoner's label to its tables by suite (:func:`fgpo_core.table.load_tables`);
-    a selector's picks on a suite are looked up in every reasoner's table of that suite, and the
-    table-only rows (No-Tool ... Oracle) are :meth:`~fgpo_core.table.RewardTable.baselines` of
-    the questions both hold.
+    (:data:`PICK_MODES`). ``tables`` maps a reasoner's label to its tables by suite
+    (:func:`fgpo_core.table.load_tables`); a selector's picks on a suite are looked up in every
+    reasoner's table of that suite, and the table-only rows (No-Tool ... Oracle) are
+    :meth:`~fgpo_core.table.RewardTable.baselines` of the questions both hold.
     """
     rows = []
     ref = runs["FGPO"]

@@ -97,6 +97,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     import torch
 
     from ..evaluation.picks import evaluate_dev, evaluate_generation
+    from ..genomics.tools import TOOL_NAMES
 
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -108,8 +109,6 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
-    from ..genomics.tools import TOOL_NAMES
-
     names = list(TOOL_NAMES[:4]) if setup.described else None
     if setup.init_adapter:
         run_manifest(setup.init_adapter)  # a finished run, or a clear error
