@@ -103,51 +103,13 @@ larger: $(STAMP)
 	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 3e-2,1e-1 --seeds 3 --threads 2 \
 	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
-## make lm: the LM selector's Table 2 at scale (issue plan: 256 training questions x 2 epochs, 200 dev;
-## about 20 h on 2 cores, every step resumable or short; a finished step is skipped). One format
-## warm-up in two stages (the uniform cross-entropy with mass weight 1 stopped at 94% of p_gen's
-## mass on the policy strings; a second stage with mass weight 3 from its adapter reached 95%),
-## then every method from its adapter, then each selector evaluated on all 1,000 core and the
-## first 250 microbe and mosaic questions.
-LM     := runs/cpu/lm
-LMRUN  := $(VENV)/bin/fgpo train --n-train 256 --n-dev 200 --threads 2
-LMINIT := --init-adapter $(LM)/warmup-stage2
+## make lm: the LM selector's Table 2 at scale (`fgpo lm`; its defaults are the plan: 256 training
+## questions x 2 epochs, 200 dev, evaluation on all 1,000 core and the first 250 microbe and mosaic
+## questions; about 16 h on 2 cores, every step resumable, a finished step skipped, and
+## runs/cpu/chosen.json rewritten after each evaluation). One format warm-up in two stages (the
+## uniform cross-entropy with mass weight 1 stopped at 94% of p_gen's mass on the policy strings; a
+## second stage with mass weight 3 from its adapter reached 95%), then every method from its adapter.
+## FGPO at lr 1e-3 emptied p_gen's mass on the policy strings within 9 steps and was stopped by hand
+## after 16 of 32 (its logs: runs/cpu/lm/fgpo-lr1e-3/stopped.json).
 lm: $(STAMP)
-	[ -f $(LM)/warmup/manifest.json ] || $(LMRUN) --objective warmup --targets all --mass-weight 1 --lr 1e-3 --max-epochs 2 \
-	  --out-dir $(LM)/warmup
-	[ -f $(LM)/warmup/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup --suite dev --limit 100 --threads 2
-	[ -f $(LM)/warmup-stage2/manifest.json ] || $(LMRUN) --init-adapter $(LM)/warmup --objective warmup --targets all \
-	  --mass-weight 3 --lr 3e-4 --max-epochs 2 --out-dir $(LM)/warmup-stage2
-	[ -f $(LM)/warmup-stage2/format-dev.parquet ] || $(VENV)/bin/fgpo format --run $(LM)/warmup-stage2 --suite dev \
-	  --limit 100 --threads 2
-	[ -f $(LM)/untrained/format-dev.parquet ] || $(VENV)/bin/fgpo format --run untrained --suite dev --limit 100 \
-	  --threads 2 --out $(LM)/untrained/format-dev.parquet
-	# FGPO's learning rate on dev: 1e-3 emptied p_gen's mass on the policy strings within 9 steps and was
-	# stopped by hand after 16 of 32 (its logs: $(LM)/fgpo-lr1e-3/stopped.json)
-	for lr in 1e-4; do [ -f $(LM)/fgpo-lr$$lr/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr $$lr \
-	  --epochs 2 --eval-every 8 --out-dir $(LM)/fgpo-lr$$lr || exit 1; done
-	[ -f $(LM)/sft/manifest.json ] || $(LMRUN) $(LMINIT) --objective sft --lr 3e-4 --epochs 2 --out-dir $(LM)/sft
-	[ -f $(LM)/fgpo-format-lr3e-4/manifest.json ] || $(LMRUN) $(LMINIT) --objective fgpo --lr 3e-4 --epochs 2 \
-	  --eval-every 8 --format-weight 0.05 --out-dir $(LM)/fgpo-format-lr3e-4
-	[ -f $(LM)/dpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective dpo --lr 3e-4 --epochs 2 --dpo-beta 0.3 \
-	  --out-dir $(LM)/dpo
-	for r in warmup-stage2 fgpo-lr1e-4 fgpo-format-lr3e-4 sft dpo; do \
-	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite core --threads 2 || exit 1; \
-	  $(VENV)/bin/fgpo evaluate --run $(LM)/$$r --into-run --suite microbe --suite mosaic --limit 250 --threads 2 || exit 1; \
-	done
-	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup-stage2 --described --out $(LM)/tools-with-descriptions/eval --suite core --threads 2
-	$(VENV)/bin/fgpo evaluate --run $(LM)/warmup-stage2 --described --out $(LM)/tools-with-descriptions/eval \
-	  --suite microbe --suite mosaic --limit 250 --threads 2
-	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite core --threads 2
-	$(VENV)/bin/fgpo evaluate --run untrained --out $(LM)/untrained/eval --suite microbe --suite mosaic --limit 250 \
-	  --threads 2
-	[ -f $(LM)/grpo/manifest.json ] || $(LMRUN) $(LMINIT) --objective grpo --lr 3e-4 --epochs 2 --eval-every 8 \
-	  --out-dir $(LM)/grpo
-	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite core --threads 2
-	$(VENV)/bin/fgpo evaluate --run $(LM)/grpo --into-run --suite microbe --suite mosaic --limit 250 --threads 2
-	[ -f $(LM)/fgpo-named/manifest.json ] || $(LMRUN) $(LMINIT) --described true --objective fgpo --lr 1e-4 --epochs 2 \
-	  --eval-every 8 --out-dir $(LM)/fgpo-named
-	$(VENV)/bin/fgpo evaluate --run $(LM)/fgpo-named --into-run --suite core --threads 2
-	$(VENV)/bin/fgpo choose --runs-dir runs/cpu --method fgpo=lm/fgpo-lr1e-4 --method fgpo-format=lm/fgpo-format-lr3e-4 \
-	  --method grpo=lm/grpo --method sft=lm/sft --method dpo=lm/dpo --method tools-with-descriptions=lm/tools-with-descriptions \
-	  --method untrained=lm/untrained --method warmup=lm/warmup-stage2 --method fgpo-named=lm/fgpo-named
+	$(VENV)/bin/fgpo lm --runs-dir runs/cpu

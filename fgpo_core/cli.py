@@ -220,6 +220,15 @@ def _runs(args) -> int:
     return 0
 
 
+def _lm(args) -> int:
+    from .configs import dataclass_from_args
+    from .experiments.lm_grid import LMGridConfig, run_lm_grid
+
+    for name, folder in run_lm_grid(dataclass_from_args(LMGridConfig, args), isolate=True).items():
+        print(f"{name}: {folder}")
+    return 0
+
+
 _CONFIGS = {"fgpo": ("fgpo_core.algorithms.fgpo", "FGPOConfig"), "grpo": ("fgpo_core.algorithms.grpo", "GRPOConfig"),
             "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig"),
             "warmup": ("fgpo_core.algorithms.warmup", "WarmupConfig")}
@@ -454,6 +463,12 @@ def main(argv: list[str] | None = None) -> int:
     rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
     add_dataclass_args(rg, GridConfig)
     rg.set_defaults(func=_runs)
+    from .experiments.lm_grid import LMGridConfig
+
+    lg = sub.add_parser("lm", help="the LM selector's main table: format warm-up, every method from it, evaluations "
+                                   "and chosen.json (resumable; hours)")
+    add_dataclass_args(lg, LMGridConfig)
+    lg.set_defaults(func=_lm)
     ev = sub.add_parser("evaluate", help="free generation, controlled scoring and p_gen of a trained selector")
     ev.add_argument("--run", required=True,
                     help="a run folder, 'untrained' (the bare selector) or 'tools-with-descriptions' "

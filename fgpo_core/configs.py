@@ -32,11 +32,12 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls) -> None:
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         flag = "--" + f.name.replace("_", "-")
         kind = type(default)
+        # argparse %-formats help strings: a literal % in a docstring (or a default) must be doubled
+        text = f"{docs.get(f.name, '')} (default {default})".replace("%", "%%")
         if kind is bool:
-            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=default,
-                                help=f"{docs.get(f.name, '')} (default {default})")
+            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=default, help=text)
         elif kind in (int, float, str):
-            parser.add_argument(flag, type=kind, default=default, help=f"{docs.get(f.name, '')} (default {default})")
+            parser.add_argument(flag, type=kind, default=default, help=text)
 
 
 def dataclass_from_args(cls, args: argparse.Namespace):

@@ -16,22 +16,26 @@
 # %% [markdown]
 # # FGPO versus GRPO
 #
-# This is the book's central experiment, the paper's Table 2 at CPU scale. A language
-# model (the *selector*) reads a question and names the tools whose evidence the frozen
-# reasoner should see. Two ways of training it share everything (the data, the prompt,
-# the LoRA adapter, the reward table) except the estimator:
+# This is the book's central experiment, the paper's Table 2 on a CPU. A language model
+# (the *selector*) reads a question and names the tools whose evidence the frozen
+# reasoner should see. Every method shares the data, the prompt, the LoRA adapter, the
+# reward table and one starting point, a *format warm-up*; only the training differs:
 #
 # - **FGPO** scores all $2^n = 16$ subsets of every question, turns the scores into a
 #   distribution $q$ over subsets, and ascends the *exact* expected reward
-#   $\sum_a q(a \mid s)\, r(s, a)$ plus an entropy bonus (Eq. 2, 5), every reward a look-up;
-# - **GRPO** samples $G = 6$ completions per question from the model's own generation
-#   distribution $p_{\text{gen}}$, rewards each with the table (the differential reward
-#   $0.95\, r_{\text{diff}} + 0.05\, r_{\text{fmt}}$) and normalises within the group (Eq. 3).
-#   When the six rewards are equal, the group is *dead*: every advantage is zero.
+#   $\sum_a q(a \mid s)\, r(s, a)$ plus an entropy bonus (Eq. 2, 5), every reward a look-up.
+#   Beside it, labelled as this book's addition, **FGPO + format term** also keeps free
+#   generation's mass on the 16 policy strings (why is measured below).
+# - **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$ completions per question from the
+#   model's own generation distribution $p_{\text{gen}}$, rewards each with the table (the
+#   differential reward $0.95\, r_{\text{diff}} + 0.05\, r_{\text{fmt}}$) and normalises within
+#   the group (Eq. 3). When the six rewards are equal the group is *dead*: every advantage is zero.
+# - **SFT** and **DPO** (TRL) imitate the table's best subset; **Tools w/ Desc** is the
+#   warmed-up selector told the tools' real names and descriptions, untrained for the task.
 #
-# Beside them stand SFT and DPO (imitating the table's best subset), a prompted selector
-# told the tools' names and descriptions, and the fixed references (No-Tool, Random,
-# All-Tools, the best fixed subset, the per-question oracle).
+# The fixed references come from the table alone: No-Tool, Random, All-Tools, the best
+# fixed subset (chosen on the test questions themselves, so an upper bound for any fixed
+# choice) and the per-question oracle.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -40,8 +44,8 @@ bench_dir = "../data/benchmarks/cpu"  # a built benchmark folder; empty: build a
 table_dir = "../data/tables/cpu/reader"  # merged tables of the training reader (one subfolder per suite); empty: build now
 other_table_dirs = "../data/tables/cpu/minilm,../data/tables/cpu/smollm2"  # comma-separated table folders of the other readers ("": none)
 reader_dir = "../data/readers/minilm-evidence"  # the trained evidence reader
-runs_dir = "../runs/cpu"  # trained selectors written by `fgpo runs`; empty: train a miniature grid now
-n_live = 64  # (question, subset) pairs re-run live against the table
+runs_dir = "../runs/cpu"  # holds chosen.json, written by `fgpo lm`; empty: run the whole pipeline in miniature now
+n_live = 64  # (question, subset) pairs re-run live against the table, per trained selector
 drift_questions = 8  # training questions of the step-by-step look at plain FGPO updates
 drift_steps = 4  # FGPO updates taken (and undone) in that look
 
@@ -61,18 +65,20 @@ from IPython.display import Markdown, display
 from fgpo_core.algorithms.fgpo import fgpo_step
 from fgpo_core.algorithms.grpo import TableReward, make_grpo_trainer
 from fgpo_core.algorithms.imitation import dpo_pairs, sft_targets
+from fgpo_core.algorithms.warmup import uniform_format_loss
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
-from fgpo_core.book.findings import drift_sentence, lm_selector_findings, mass_left_candidates
-from fgpo_core.book.plots import (plot_generation_drift, plot_main_grid, plot_selector_training, plot_tool_rates,
-                                  set_style)
-from fgpo_core.core.estimators import fgpo_logit_gradient, fgpo_loss, shared_token_weight
-from fgpo_core.core.rewards import LAMBDA
+from fgpo_core.book.findings import drift_sentence, lm_table_findings, mass_left_candidates
+from fgpo_core.book.plots import (plot_generation_drift, plot_lm_dev, plot_main_grid, plot_selector_training,
+                                  plot_tool_rates, plot_warmup, set_style)
+from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.evaluation.analyses import generation_drift
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, live_agreement, mcnemar
-from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
-from fgpo_core.experiments.grid import small_grid
-from fgpo_core.experiments.report import TRAINED, load_runs, method_grid, p_gen_matrix, pooled_correct
+from fgpo_core.evaluation.picks import p_gen_with_failures, tool_rates_by_family
+from fgpo_core.experiments.lm_grid import small_lm_grid
+from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, format_summary, load_chosen,
+                                          method_grid, p_gen_matrix, stopped_runs, warmup_chain, warmup_curve,
+                                          warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
@@ -83,24 +89,33 @@ from fgpo_core.table import has_table, load_table, load_tables
 set_style()
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", message="Could not find a config file")
-if not runs_dir:  # the ci profile: the whole experiment in miniature, trained now (trainer logs hidden)
+if not runs_dir:  # the ci profile: the whole pipeline in miniature, trained now (trainer logs hidden)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        ws = small_grid(tempfile.mkdtemp(prefix="fgpo-grid-"), reader_dir, seed)
+        ws = small_lm_grid(tempfile.mkdtemp(prefix="fgpo-lm-"), reader_dir, seed)
     bench_dir, table_dir, other_table_dirs, runs_dir = (ws[k] for k in ("bench_dir", "table_dir", "other_table_dirs",
                                                                         "runs_dir"))
 _, suites = load_benchmark(bench_dir)
 library = tool_library_for(bench_dir)
-runs = load_runs(runs_dir)
-reader_id = runs["FGPO"].manifest["table"]["reasoner"]
-TEST = [s for s in EVAL_SUITES if has_table(Path(table_dir) / s)]
-# the tables the selectors were trained on, and the other readers' tables for the transfer cells
+runs = load_chosen(runs_dir)
+warm = runs["Warm-up"]  # the grid's first evaluation: every other row starts from its adapter
+reader_id = warm.manifest["table"]["reasoner"]
+TEST = [s for s in EVAL_SUITES if has_table(Path(table_dir) / s) and s in warm.evals]
 labels = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
 tables = load_tables({"evidence reader": table_dir, **{labels.get(Path(d).name, Path(d).name): d
                                                       for d in filter(None, other_table_dirs.split(","))}},
                      TEST, expect={"evidence reader": {"reasoner": reader_id}})
-fg = runs["FGPO"].manifest
-profile_note(profile, training_questions=fg["n_train"], dev_questions=fg["n_dev"],
-             evaluated={s: len(runs["FGPO"].evals[s]) for s in TEST}, reasoner=reader_id)
+trained = {name: r for name, r in runs.items() if r.manifest is not None and name != "Warm-up"}
+profile_note(profile, training_questions=warm.manifest["n_train"], dev_questions=warm.manifest["n_dev"],
+             evaluated={s: len(warm.evals[s]) for s in TEST}, reasoner=reader_id)
+
+# %% [markdown]
+# Which run stands behind each row (`chosen.json`, written by `fgpo lm` as each
+# evaluation lands), and how many questions of each suite it was evaluated on:
+
+# %%
+status = chosen_status(runs_dir)
+pending = [m for m, r in status.iterrows() if not r["run"] and m in CHOSEN_METHODS.values()]
+display(status.fillna(0).astype({s: int for s in status.columns if s != "run"}).replace({"run": {"": "not yet run"}}))
 
 # %% [markdown]
 # ## The selector and its prompt
@@ -113,13 +128,14 @@ profile_note(profile, training_questions=fg["n_train"], dev_questions=fg["n_dev"
 #
 # - long sequences are shortened to their first and last bases, with their length;
 # - the assistant's turn is pre-filled with `<answer>`. Without it, the 135M model
-#   answers the multiple-choice question itself instead of choosing tools; how much of
-#   its generation mass lands on the policy strings (one per subset), untrained, with
-#   and without the pre-fill, is measured below on a few dev questions.
+#   answers the multiple-choice question itself instead of choosing tools.
+#
+# How much of the untrained model's generation mass lands on the policy strings (one per
+# subset), with and without the pre-fill, on a few dev questions:
 
 # %%
 torch.manual_seed(seed)  # the fresh adapter's initialisation (its B is zero, so it changes no score until trained)
-sel = load_selector(None, runs["FGPO"].manifest["setup"]["keep"], trainable=False)
+sel = load_selector(None, warm.manifest["setup"]["keep"], trainable=False)
 dev_qs = suites["dev"][:8]
 print(sel.prompt_text(dev_qs[0]))
 bare = LMSelector(sel.model, sel.tokenizer, n_tools=4, keep=sel.keep, prefill="")
@@ -142,253 +158,36 @@ with torch.no_grad():
 display(pd.DataFrame({f"{r} (Eq. 4)" if r == "mean" else "raw sum": {
     "argmax is the empty subset (%)": 100 * (a == 0).mean(),
     "tools in the argmax subset": sel.space.sizes[a].mean()} for r, a in by_reduce.items()}).round(2))
-empty_rate = {r: 100 * (a == 0).mean() for r, a in by_reduce.items()}
-display(Markdown(
-    f"The raw sum puts its argmax on the empty subset for {empty_rate['sum']:.0f}% of these questions and the mean "
-    f"for {empty_rate['mean']:.0f}%"
-    + (": with the `<answer>` pre-fill the untrained model prefers naming tools, so the bias does not show here."
-       if empty_rate["sum"] <= empty_rate["mean"] else ".")))
 
 # %% [markdown]
-# ## The two estimators in code
+# ## Why plain FGPO needs a starting point that follows the format
 #
-# **FGPO.** The candidate scores are the per-token mean log-probabilities of all 16
-# policy strings given the prompt (Eq. 4), computed in one batched pass that reuses the
-# prompt's key-value cache, with gradients through prompt and candidates. The loss is
-# Eq. 2 with the entropy bonus of Eq. 5, on rewards looked up in the table:
-
-# %% tags=["remove-input"]
-display(show_source(fgpo_loss))
-display(show_source(fgpo_step))
-
-# %% [markdown]
-# **GRPO.** TRL's `GRPOTrainer` (version pinned in `fgpo_core.algorithms.grpo`) samples the six
-# completions at temperature 1.0, normalises rewards within each group and logs the
-# dead-group fraction as `frac_reward_zero_std`. The only thing the book adds is the
-# reward function, which parses each completion and reads the table; no reasoner runs:
-
-# %% tags=["remove-input"]
-display(show_source(TableReward.__call__))
-display(show_source(make_grpo_trainer, drop_docstring=True))
-
-# %% [markdown]
-# ## Training
+# Eq. 2 fixes only how the 16 policy strings score *against each other*; it says nothing
+# about the mass free generation puts on everything else. Lowering a losing string's
+# score is as good for $q$ as raising a winner's, and the mass taken from the loser may
+# go to strings that are no subset at all. Watched directly: from the untrained selector,
+# a few plain FGPO updates (full batch, constant rate) on a handful of training questions,
+# measuring after each step the expected reward $J$ under $q$ that Eq. 2 raises, the mass
+# $p_{\text{gen}}$ still puts on the policy strings, and how often greedy decoding fails to
+# produce one. The updates are undone afterwards.
 #
-# The paper's learning rate (printed below) was set for a 7B selector over four epochs of
-# its full training set; a CPU affords a handful of steps on a 135M model, so the rate
-# was chosen on dev: FGPO ran
-# at each rate of a small sweep, its dev split evaluated every few steps two ways, by
-# greedy free generation (how a selector is used, and how GRPO's checkpoints are
-# judged) and by controlled scoring (Eq. 6). Each run keeps its adapter with the best
-# free-generation dev accuracy (ties to the higher expected reward $J$), and the rate
-# whose kept adapter ranks best was then used by every method. Dev accuracy by step
-# (step 0: the untrained adapter; ★ the kept adapter):
-
-# %%
-print(f"The paper: lr {paper.HYPERPARAMETERS['lr']:g} ({paper.HYPERPARAMETERS['schedule']}), "
-      f"{paper.HYPERPARAMETERS['epochs']} epochs of {paper.HYPERPARAMETERS['train_questions']:,} questions.")
-rows = []
-for name, r in runs.items():
-    if name.startswith("FGPO"):
-        d = pd.DataFrame(r.manifest["dev"])
-        lr = f"lr={r.manifest['config']['lr']:g}" + (" (chosen)" if name == "FGPO" else "")
-        for _, x in d.iterrows():
-            star = " ★" if x["step"] == r.manifest["best_step"] else ""
-            rows.append({"run": lr, "step": int(x["step"]),
-                         "value": f"{x['gen_accuracy']:.1f} / {x['accuracy']:.1f} ({x['gen_format_failures']:.0f}%)"
-                                  + star})
-display(Markdown("Each cell: free-generation accuracy / controlled-scoring accuracy (format failures under "
-                 "free generation), in %:"))
-display(pd.DataFrame(rows).pivot(index="step", columns="run", values="value"))
-gr = runs["GRPO"].manifest
-visits_fgpo = fg["n_train"] * fg["config"]["epochs"]
-visits_grpo = len(gr["steps"]) * gr["config"]["prompts_per_step"]
-display(pd.DataFrame({
-    "question visits": [visits_fgpo, visits_grpo],
-    "reward evaluations (table look-ups)": [visits_fgpo * sel.space.n_actions, gr["reward_evaluations"]],
-    "optimiser steps": [len(fg["steps"]), len(gr["steps"])],
-    "training time (min, 2 CPU cores, dev evaluations included)": [fg["train_seconds"] / 60,
-                                                                    gr["train_seconds"] / 60],
-}, index=["FGPO", "GRPO"]).round(1))
-g_dev = pd.DataFrame(gr["dev"])
-display(Markdown(
-    f"GRPO keeps the adapter TRL ends with. Its free-generation dev accuracy was {g_dev.accuracy.iloc[-1]:.1f}% at "
-    f"its last evaluation and {g_dev.accuracy.max():.1f}% at its best (step {int(g_dev.step[g_dev.accuracy.idxmax()])}), "
-    + ("so choosing its checkpoint on dev as FGPO's is chosen would not have helped it."
-       if g_dev.accuracy.iloc[-1] >= g_dev.accuracy.max() else
-       "so choosing its checkpoint on dev, as FGPO's is chosen, would have helped it on dev.")))
-
-# %% [markdown]
-# How training went, against question visits (the two methods see the same questions
-# the same number of times):
-
-# %%
-fig = plot_selector_training(fg, gr)
-plt.show()
-steps_g = pd.DataFrame(gr["steps"])
-recount = np.array(gr["dead_fraction_recount"])
-trl_log = steps_g.frac_reward_zero_std.to_numpy()[:len(recount)]
-six = torch.full((1, 6), -0.9, dtype=torch.float32)  # six copies of one reward, as TRL holds them
-display(Markdown(
-    f"Counted exactly from the rewards the table returned (a group is dead when its six rewards are equal), "
-    f"GRPO's dead-group fraction went from **{100 * recount[0]:.0f}%** at the first of its {len(recount)} steps to "
-    f"**{100 * recount[-1]:.0f}%** at the last (mean {100 * recount.mean():.0f}%). TRL's own log, "
-    f"`frac_reward_zero_std`, is lower on {int((recount > trl_log + 1e-9).sum())} of the steps and higher on "
-    f"{int((recount < trl_log - 1e-9).sum())}. It can only err low: it tests each group's float32 standard "
-    "deviation against zero with `torch.isclose` (absolute tolerance 1e-8), and six equal rewards need not have a "
-    "float32 standard deviation of exactly zero; six copies of -0.9 (a formatted wrong answer on a question the "
-    f"empty subset gets right) have {six.std(1).item():.1e}. Such a group's advantages are rounding noise divided "
-    "by TRL's 1e-4 guard, not a learning signal."))
-display(pd.DataFrame({"dead groups, exact (%)": 100 * recount, "TRL frac_reward_zero_std (%)": 100 * trl_log,
-                      "p_gen entropy per token (nats)": steps_g.entropy.to_numpy()[:len(recount)]},
-                     index=pd.RangeIndex(1, len(recount) + 1, name="GRPO step")).round(2))
-
-# %% [markdown]
-# ## The main table
-#
-# Every method on the main test suite (`core`, the analogue of GenomeQA) and the two
-# cross-domain suites (`microbe`, `mosaic`), by free generation (the paper's main
-# numbers; a completion that does not parse counts as wrong). Accuracy is looked up in
-# the training reader's table; fixed references come from the table alone
-# (BestFixed\* is the best single subset chosen on these very questions).
-
-# %%
-ORDER = ["No-Tool", "Random", "All-Tools", "Tools w/ Desc", "SFT", "DPO", "GRPO", "FGPO", "BestFixed*", "Oracle"]
-grid = method_grid(runs, tables, mode="generation", methods=[m for m in ORDER if m in runs])
-main = grid[grid.reasoner == "evidence reader"]
-acc = main.pivot(index="method", columns="suite", values="accuracy").reindex(ORDER)[TEST]
-acc["paper (GenomeQA)"] = pd.Series(paper.MAIN_GENOMEQA)
-display(Markdown("Accuracy (%); questions per suite: "
-                 + ", ".join(f"{s} {int(main[main.suite == s].n.iloc[0])}" for s in TEST)))
-display(acc.round(1))
-fig = plot_main_grid(acc[TEST], paper.MAIN_GENOMEQA)
-plt.show()
-tools = main.pivot(index="method", columns="suite", values="tools").reindex(ORDER)[TEST]
-tools["paper (GenomeQA)"] = pd.Series(paper.TOOL_ECONOMY)
-display(Markdown("Tools per question:"))
-display(tools.drop(index=["Oracle"]).round(2))
-
-# %%
-cross = pd.DataFrame({f"paper {b}": pd.Series(v) for b, v in paper.MAIN_CROSS.items()})
-for s in TEST[1:]:
-    cross[f"this book: {s}"] = acc[s]
-display(Markdown("The cross-domain columns beside the paper's (GenBench-X and BM4 play the roles of "
-                 "`microbe` and `mosaic` only loosely: different data, same idea of a shift):"))
-display(cross.loc[["GRPO", "FGPO", "Oracle"]].round(1))
-
-# %% [markdown]
-# ## Transplanting the selectors to other reasoners
-#
-# A selector never sees the reasoner, so its picks can be scored against any other
-# reasoner's table of the same questions without adaptation (the paper: four other
-# reasoners, 15 cells, FGPO ahead of GRPO in all of them). Here the other reasoners are
-# those whose tables `other_table_dirs` names (in the cpu profile the zero-shot MiniLM
-# reader and a slice of SmolLM2-135M's table, a reasoner that ignores evidence); a table
-# that covers only some of the evaluated questions is scored on those (column `n`).
-
-# %%
-others = grid[grid.reasoner != "evidence reader"]
-if len(others):
-    cells = others.pivot_table(index=["reasoner", "suite"], columns="method", values="accuracy")
-    cells["n"] = others.groupby(["reasoner", "suite"]).n.first()
-    cells["FGPO - GRPO"] = cells["FGPO"] - cells["GRPO"]
-    cells["FGPO - BestFixed*"] = cells["FGPO"] - cells["BestFixed*"]
-    display(cells[["n", "No-Tool", "All-Tools", "BestFixed*", "GRPO", "FGPO", "FGPO - GRPO", "FGPO - BestFixed*"]]
-            .round(1))
-    wins = int((cells["FGPO - GRPO"] > 0).sum())
-    ties = int((cells["FGPO - GRPO"] == 0).sum())
-    display(paper_vs_book({"cells": (paper.TRANSFER["cells"], len(cells)),
-                           "FGPO ahead of GRPO": (paper.TRANSFER["fgpo_wins"], wins),
-                           "tied": (0, ties),
-                           "median margin (points)": (paper.TRANSFER["margin_median"], cells["FGPO - GRPO"].median()),
-                           "FGPO ahead of BestFixed*": (paper.TRANSFER["fgpo_beats_best_fixed"],
-                                                        int((cells["FGPO - BestFixed*"] > 0).sum()))}))
-else:
-    print("no other reasoner's tables given")
-
-# %% [markdown]
-# ## Controlled scoring against free generation
-#
-# Controlled candidate scoring (Eq. 6) takes the argmax of the 16 candidate scores, so
-# it cannot fail to parse; free generation is what a deployed selector does. The paper
-# found the two within a point for FGPO and GRPO.
-
-# %%
-scored = method_grid(runs, {"evidence reader": tables["evidence reader"]}, mode="scoring",
-                     methods=[m for m in ORDER if m in runs])
-rows = {}
-for m in [m for m in ("Tools w/ Desc",) + TRAINED if m in runs]:
-    g, c = main[main.method == m], scored[scored.method == m]
-    rows[m] = {**{f"generation: {s}": g[g.suite == s].accuracy.iloc[0] for s in TEST},
-               **{f"scoring: {s}": c[c.suite == s].accuracy.iloc[0] for s in TEST},
-               "format failures (%, core)": g[g.suite == "core"].format_failures.iloc[0]}
-cvf = pd.DataFrame(rows).T
-cvf["paper: generation -> scoring"] = pd.Series({k: f"{a:.2f} -> {b:.2f}"
-                                                 for k, (a, b) in paper.CONTROLLED_VS_FREE.items()})
-display(cvf.round(1))
-
-# %% [markdown]
-# ## How free generation and the candidate scores can part
-#
-# Eq. 2 fixes only how the 16 policy strings score against each other; it says nothing
-# about the mass free generation puts on everything else. One way the two can part:
-# every policy string ends the same way, with the closing `</answer>` and the
-# end-of-turn token. Under the per-token mean of Eq. 4, a log-probability that every
-# candidate contains enters candidate $a$'s score with weight $1/|y_a|$, so by Eq. 8 the
-# exact objective pushes on it with weight $\sum_a g_a / |y_a|$, where
-# $g_a = \partial J_\beta / \partial \ell_a$. The $g_a$ sum to zero, so the weight is
-# negative exactly when the strings FGPO favours are longer than those it disfavours:
-# then raising the winners' scores also teaches the model not to close its answer.
-# Whether that happens here is measured below.
-
-# %% tags=["remove-input"]
-display(show_source(shared_token_weight))
-
-# %%
-train_qs = suites["train"][:fg["n_train"]]
-train_rewards = load_table(Path(table_dir) / "train").select([q.id for q in train_qs]).rewards("eq1")
-with torch.no_grad():
-    batch = fg["config"]["batch_size"]  # one minibatch of training questions
-    untrained_scores = sel.candidate_scores(train_qs[:batch]).double()
-lengths = sel.cand_mask.sum(1)
-w = shared_token_weight(untrained_scores, torch.as_tensor(train_rewards[:batch]), lengths, fg["config"]["beta"])
-g = fgpo_logit_gradient(untrained_scores, torch.as_tensor(train_rewards[:batch]), fg["config"]["beta"])
-gain = (g > 0).double()
-sweep = pd.DataFrame([{"lr": r.manifest["config"]["lr"], "step": d["step"], "ff": d["gen_format_failures"],
-                       "scoring": d["accuracy"], "moved": d["accuracy"] != r.manifest["dev"][0]["accuracy"]}
-                      for n, r in runs.items() if n.startswith("FGPO") for d in r.manifest["dev"]])
-moved = sweep[sweep.moved].ff
-ff_range = "" if moved.empty else (f"{moved.min():.0f}%" if moved.min() == moved.max()
-                                    else f"{moved.min():.0f}-{moved.max():.0f}%")
-len_up = float((gain * lengths).sum() / gain.sum().clamp_min(1))
-len_down = float(((1 - gain) * lengths).sum() / (1 - gain).sum().clamp_min(1))
-display(Markdown(
-    f"At the untrained selector, on the first {len(w)} training questions, the weight on the shared closing "
-    f"tokens is negative on **{100 * (w < 0).double().mean():.0f}%** of them (mean {w.mean():.4f}). The strings "
-    f"Eq. 8 would raise are {len_up:.1f} tokens long on average, those it would lower {len_down:.1f}"
-    + (f" (Eq. 1 charges only {2 * LAMBDA / sel.space.n_tools:g} per tool, so the rewarded subsets tend to be "
-       "the larger ones): the exact "
-       "gradient leans against closing the answer from the start. " if len_up > len_down and w.mean() < 0 else
-       ": at the start this effect is small and of mixed sign, so it does not by itself explain what follows. ")
-    + (f"Along the learning-rate sweep, every dev evaluation whose controlled-scoring accuracy had moved from the "
-       f"untrained one had {ff_range} format failures under free generation." if ff_range else
-       "No dev evaluation of the sweep moved controlled-scoring accuracy.")))
-
-# %% [markdown]
-# The book keeps only the chosen run's adapter, so the sweep's other adapters cannot be
-# inspected here. Instead, the same thing watched directly: starting from the untrained
-# selector, a few plain FGPO updates (full batch, constant rate) on a handful of training
-# questions, at the chosen rate and at the sweep's largest, measuring after each step
-# what Eq. 2 raises (the expected reward $J$ under $q$), how much of free generation's
-# mass $p_{\text{gen}}$ still lands on the 16 policy strings, and how often greedy
-# decoding fails to produce one. The updates are undone afterwards.
+# One way the two part is built into Eq. 4: every policy string ends the same way, with
+# `</answer>` and the end-of-turn token. Under the per-token mean, a log-probability
+# every candidate contains enters candidate $a$'s score with weight $1/|y_a|$, so the
+# exact objective pushes on it with weight $\sum_a g_a / |y_a|$ (Eq. 8,
+# $g_a = \partial J_\beta / \partial \ell_a$, which sum to zero): negative, and so
+# teaching the model not to close its answer, exactly when the strings FGPO favours are
+# longer than those it disfavours. Column `closing_weight` follows it along the steps.
 
 # %% tags=["remove-input"]
 display(show_source(generation_drift))
 
 # %%
-drift_rates = sorted({fg["config"]["lr"], max(r.manifest["config"]["lr"] for n, r in runs.items()
-                                              if n.startswith("FGPO"))})
+train_qs = suites["train"][:warm.manifest["n_train"]]
+train_rewards = load_table(Path(table_dir) / "train").select([q.id for q in train_qs]).rewards("eq1")
+fgpo_rates = sorted({r.manifest["config"]["lr"] for n, r in trained.items() if r.manifest["objective"] == "fgpo"})
+stopped = stopped_runs(warm.folder.parent)
+drift_rates = sorted(set(fgpo_rates) | {s["config"]["lr"] for s in stopped.values()}) or [warm.manifest["config"]["lr"]]
 n_drift = min(drift_questions, len(train_qs))
 drifts = {f"lr={lr:g}": generation_drift(sel, train_qs[:n_drift], train_rewards[:n_drift], lr, drift_steps)
           for lr in drift_rates}
@@ -401,50 +200,233 @@ leaked = {k: mass_left_candidates(d) for k, d in drifts.items()}
 display(Markdown(
     f"Over {drift_steps} steps on {n_drift} questions, " + "; ".join(drift_sentence(k, d) for k, d in drifts.items())
     + ". " + (f"At {' and '.join(k for k, v in leaked.items() if v)} the objective was served partly by moving mass off "
-              "the candidate set, where Eq. 2 does not look: lowering a losing string's score is as good for $q$ as "
-              "raising a winner's, and the mass taken from the loser may go to strings that are no subset at all. "
-              if any(leaked.values()) else
-              "At neither rate did the policy strings lose more than nine tenths of their generation mass. ")
-    + "Column `closing_weight` follows the shared closing tokens' weight of the section above along the steps."))
+              "the candidate set, where Eq. 2 does not look." if any(leaked.values()) else
+              "At neither rate did the policy strings lose more than nine tenths of their generation mass.")))
+
+# %% [markdown]
+# The untrained 135M model also puts little of its mass on the policy strings to begin
+# with, so GRPO, which samples from $p_{\text{gen}}$, would start with mostly format
+# failures. The paper's 7B selector follows the format zero-shot. Hence one **format
+# warm-up**, shared by every method: the adapter is trained on policy strings drawn
+# *uniformly* over the 16 subsets (the expectation of that imitation, every string at
+# once), so it learns the format and nothing about which tools help, plus a term that
+# raises $\log \sum_a p_{\text{gen}}(a \mid s)$, free generation's mass on the strings. It
+# stops once that mass reaches 95% on dev.
+
+# %% tags=["remove-input"]
+display(show_source(uniform_format_loss))
+
+# %%
+chain = warmup_chain(warm.folder)
+wdev, wsteps = warmup_curve(chain)
+fig = plot_warmup(wdev, wsteps, chain[-1]["config"]["target_mass"])
+plt.show()
+display(wdev.set_index(["stage", "epoch"]).round(4))
+frames = warmup_format_checks(warm.folder)
+if frames:
+    display(Markdown("Free generation's format on dev, measured by sampling completions at temperature 1 "
+                     "(parse: the completion names a subset; canonical: it is exactly a policy string), beside "
+                     "$p_{\\text{gen}}$'s exact mass on the canonical strings (%):"))
+    display(format_summary(frames).round(1))
+
+# %% [markdown]
+# ## The estimators in code
+#
+# **FGPO.** The candidate scores are the per-token mean log-probabilities of all 16
+# policy strings given the prompt (Eq. 4), computed in one batched pass that reuses the
+# prompt's key-value cache, with gradients through prompt and candidates. The loss is
+# Eq. 2 with the entropy bonus of Eq. 5, on rewards looked up in the table; with a
+# `format_weight` each question's term also subtracts `format_weight` times the log of
+# $p_{\text{gen}}$'s mass on the policy strings (the book's format term, weighted like
+# GRPO's $0.05\, r_{\text{fmt}}$):
+
+# %% tags=["remove-input"]
+display(show_source(fgpo_loss))
+display(show_source(fgpo_step))
+
+# %% [markdown]
+# **GRPO.** TRL's `GRPOTrainer` samples the six completions at temperature 1.0,
+# normalises rewards within each group and logs the dead-group fraction as
+# `frac_reward_zero_std`. The book adds only the reward function, which parses each
+# completion and reads the table; no reasoner runs:
+
+# %% tags=["remove-input"]
+display(show_source(TableReward.__call__))
+display(show_source(make_grpo_trainer, drop_docstring=True))
+
+# %% [markdown]
+# ## Training
+#
+# Every method trains on the same questions for the same number of visits, from the
+# warm-up's adapter, its dev split evaluated every few steps by greedy free generation
+# (how a selector is used) and, for FGPO, by controlled scoring (Eq. 6). FGPO's runs keep
+# the adapter with the best free-generation dev accuracy (ties to the higher expected
+# reward $J$); a learning rate is chosen the same way. A run stopped on purpose (its
+# updates emptied free generation's mass on the policy strings) is drawn dashed.
+
+# %%
+print(f"The paper: lr {paper.HYPERPARAMETERS['lr']:g} ({paper.HYPERPARAMETERS['schedule']}), "
+      f"{paper.HYPERPARAMETERS['epochs']} epochs of {paper.HYPERPARAMETERS['train_questions']:,} questions.")
+curves = {f"{n} (lr={r.manifest['config']['lr']:g})": r.manifest for n, r in trained.items()
+          if r.manifest.get("dev")}
+curves.update({f"FGPO (lr={s['config']['lr']:g}, stopped)": s for s in stopped.values()})
+dev = dev_table(curves)
+step_logs = {}
+for k, m in curves.items():
+    log = pd.DataFrame(m.get("steps", []))
+    if "p_gen_mass" in log:
+        step_logs[k] = log
+if len(dev):
+    fig = plot_lm_dev(dev, step_logs)
+    plt.show()
+    cells = dev.assign(cell=[f"{g:.1f} / {c:.1f} ({f:.0f}%)" if pd.notna(c) else f"{g:.1f} ({f:.0f}%)"
+                             for g, c, f in zip(dev.generation, dev.scoring, dev.format_failures)]
+                       + np.where(dev.kept, " ★", ""))
+    display(Markdown("Dev accuracy by step, each cell free generation / controlled scoring (format failures under "
+                     "free generation), in %; ★ the kept checkpoint:"))
+    display(cells.pivot(index="step", columns="run", values="cell").fillna(""))
+cost = pd.DataFrame({n: {"question visits": r.manifest["n_train"] * r.manifest["config"].get("epochs", 0),
+                         "optimiser steps": max([int(x.get("step", 0)) for x in r.manifest.get("steps",
+                                                                                             r.manifest.get("log", []))]
+                                                + [0]),
+                         "training minutes (2 CPU cores, dev evaluations included)": r.manifest["train_seconds"] / 60}
+                     for n, r in trained.items()}).T
+display(cost.round(1))
+
+# %% [markdown]
+# GRPO's dead groups as it trained (TRL's `frac_reward_zero_std` beside an exact count of
+# groups whose six rewards were equal, and the closed form of Eq. 7 from $p_{\text{gen}}$
+# where logged), beside FGPO's curves:
+
+# %%
+if "GRPO" in trained and "FGPO" in trained:
+    fig = plot_selector_training(trained["FGPO"].manifest, trained["GRPO"].manifest)
+    plt.show()
+    recount = np.array(trained["GRPO"].manifest["dead_fraction_recount"])
+    display(Markdown(f"Counted exactly, GRPO's dead-group fraction went from **{100 * recount[0]:.0f}%** at its first "
+                     f"step to **{100 * recount[-1]:.0f}%** at its last (mean {100 * recount.mean():.0f}%); the paper's "
+                     f"live telemetry: {paper.DEAD_GROUPS['live_dead_start']}% to "
+                     f"{paper.DEAD_GROUPS['live_dead_end']}%."))
+else:
+    print("GRPO's run has not landed yet.")
+
+# %% [markdown]
+# ## The main table
+#
+# Every selector on the main test suite (`core`, the analogue of GenomeQA) and the two
+# cross-domain suites (`microbe`, `mosaic`), by free generation (the paper's main
+# numbers; a completion that does not parse counts as wrong). Accuracy is looked up in
+# the training reader's table.
+
+# %%
+ORDER = ["No-Tool", "Random", "All-Tools", "Untrained", "Warm-up", "Tools w/ Desc", "SFT", "DPO", "GRPO", "FGPO",
+         "FGPO + format term", "FGPO (named tools)", "BestFixed*", "Oracle"]
+selectors = [m for m in ORDER if m in runs]
+grid = method_grid(runs, tables, mode="generation", methods=selectors)
+main = grid[grid.reasoner == "evidence reader"]
+rows = [m for m in ORDER if m in set(main.method)]
+acc = main.pivot(index="method", columns="suite", values="accuracy").reindex(rows)[TEST]
+ff = main.pivot(index="method", columns="suite", values="format_failures").reindex(rows)[TEST]
+table = acc.copy()
+table["format failures, core (%)"] = ff["core"]
+table["paper (GenomeQA)"] = pd.Series(paper.MAIN_GENOMEQA)
+display(Markdown("Accuracy (%); questions per suite: "
+                 + ", ".join(f"{s} {int(main[main.suite == s].n.iloc[0])}" for s in TEST)))
+display(table.round(1))
+fig = plot_main_grid(acc, paper.MAIN_GENOMEQA)
+plt.show()
+tools = main.pivot(index="method", columns="suite", values="tools").reindex(rows)[TEST]
+tools["paper (GenomeQA)"] = pd.Series(paper.TOOL_ECONOMY)
+display(Markdown("Tools per question:"))
+display(tools.drop(index=["Oracle"], errors="ignore").round(2))
+cross = pd.DataFrame({f"paper {b}": pd.Series(v) for b, v in paper.MAIN_CROSS.items()})
+for s in TEST[1:]:
+    cross[f"this book: {s}"] = acc[s]
+display(Markdown("The cross-domain columns beside the paper's (GenBench-X and BM4 play the roles of `microbe` and "
+                 "`mosaic` only loosely: different data, same idea of a shift):"))
+display(cross.reindex([m for m in ("GRPO", "FGPO", "FGPO + format term", "Oracle") if m in acc.index]).round(1))
+
+# %% [markdown]
+# ## Three ways to read a selector
+#
+# Free generation is what a deployed selector does. Controlled candidate scoring (Eq. 6)
+# takes the argmax of the 16 candidate scores and cannot fail to parse; constrained
+# decoding is greedy generation allowed only tokens that keep the text on a policy string.
+# On core:
+
+# %%
+readings = {}
+for mode in ("generation", "scoring", "constrained"):
+    g = method_grid(runs, {"evidence reader": {"core": tables["evidence reader"]["core"]}}, mode=mode,
+                    methods=selectors)
+    readings[mode] = g[g.method.isin(selectors)].set_index("method").accuracy
+readings = pd.DataFrame(readings).reindex(selectors)
+readings["paper: generation -> scoring"] = pd.Series({k: f"{a:.2f} -> {b:.2f}"
+                                                      for k, (a, b) in paper.CONTROLLED_VS_FREE.items()})
+display(readings.round(1))
+
+# %% [markdown]
+# ## Question by question
+#
+# Where FGPO (or, until it lands, the warm-up) is right and another selector wrong, the
+# reverse, and the exact McNemar test on those discordant pairs, on every evaluated core
+# question:
+
+# %%
+core_main = main[main.suite == "core"].set_index("method")
+core_ids = warm.evals["core"]["question_id"].to_numpy()
+core_table = tables["evidence reader"]["core"].select(core_ids)
+correct_core = core_table.correct
+vectors = {m: np.asarray(core_main.loc[m, "correct_vector"], dtype=bool) for m in selectors if m in core_main.index}
+fixed = core_table.baselines().subset  # the fixed references' subsets: their answers question by question
+vectors.update({m: correct_core[:, int(fixed[m])] for m in ("All-Tools", "BestFixed*")})
+anchor = "FGPO" if "FGPO" in vectors else "Warm-up"
+tests = pd.DataFrame({m: {**{k: t[k] for k in ("a_only", "b_only", "p_value")}, "against": anchor}
+                      for m, t in ((m, mcnemar(vectors[anchor], v)) for m, v in vectors.items() if m != anchor)}).T
+if len(tests):
+    display(tests.rename(columns={"a_only": f"{anchor} right, other wrong", "b_only": f"other right, {anchor} wrong",
+                                  "p_value": "p (exact McNemar)"}).drop(columns="against")
+            .style.format({"p (exact McNemar)": "{:.3g}"}))
+if "GRPO" in tests.index and anchor == "FGPO":
+    display(paper_vs_book({"FGPO right, GRPO wrong": (paper.RESCUES["fgpo_only"], tests.loc["GRPO", "a_only"]),
+                           "GRPO right, FGPO wrong": (paper.RESCUES["grpo_only"], tests.loc["GRPO", "b_only"])},
+                          digits=0))
 
 # %% [markdown]
 # ## What each selector calls
 #
-# The share of questions of each family on which each tool is called (free generation
-# on `core`), like the paper's Figure 4, and the reasoner's input tokens (question plus
+# The share of questions of each family on which each tool is called (free generation on
+# `core`), like the paper's Figure 4, and the reasoner's input tokens (question plus
 # evidence) that the choices cost:
 
 # %%
-core_ids = runs["FGPO"].evals["core"]["question_id"].to_numpy()
-families = runs["FGPO"].evals["core"]["family"].to_numpy()
+families = warm.evals["core"]["family"].to_numpy()
+shown = [m for m in ("Warm-up", "Tools w/ Desc", "SFT", "GRPO", "FGPO", "FGPO + format term") if m in runs]
 rates = {m: tool_rates_by_family(runs[m].picks("core"), families, [f"T{i + 1}" for i in range(sel.space.n_tools)])
-         for m in ["Tools w/ Desc", "SFT", "GRPO", "FGPO"] if m in runs}
+         for m in shown}
 fig = plot_tool_rates(rates, "Tool calls per family on core (% of questions)")
 plt.show()
-tok = main[main.suite == "core"].set_index("method")[["tools", "input_tokens"]].reindex(ORDER).dropna(how="all")
+tok = core_main[["tools", "input_tokens"]].reindex(rows).dropna(how="all")
 display(tok.drop(index=["Oracle"], errors="ignore").round(1))
-display(paper_vs_book({"input tokens, FGPO": (paper.INPUT_TOKENS["FGPO"], tok.loc["FGPO", "input_tokens"]),
-                       "input tokens, All-Tools": (paper.INPUT_TOKENS["All-Tools"],
-                                                   tok.loc["All-Tools", "input_tokens"]),
-                       "All-Tools / FGPO": (paper.INPUT_TOKENS["All-Tools"] / paper.INPUT_TOKENS["FGPO"],
-                                            tok.loc["All-Tools", "input_tokens"] / tok.loc["FGPO", "input_tokens"])},
-                      digits=2))
+if "FGPO" in tok.index:
+    display(paper_vs_book({"input tokens, FGPO": (paper.INPUT_TOKENS["FGPO"], tok.loc["FGPO", "input_tokens"]),
+                           "All-Tools / FGPO": (paper.INPUT_TOKENS["All-Tools"] / paper.INPUT_TOKENS["FGPO"],
+                                                tok.loc["All-Tools", "input_tokens"] / tok.loc["FGPO", "input_tokens"])},
+                          digits=2))
 
 # %% [markdown]
 # ## Dead groups of the trained policies (Table 15)
 #
-# If GRPO were run from each final policy, how often would a group of $G$ completions
-# be dead? With $p_{\text{gen}}$ known for every policy string (and the rest of the
-# mass counted as format failures: wrong, with no tools), the probability has a closed
-# form (chapter "Dead groups"). Uniform is the uniform policy over subsets. The paper's
-# Table 15 takes the reward classes of Eq. 1 (correctness and the number of tools);
-# beside it, the same grid under GRPO's differential reward, whose three classes die
-# far more often (the paper reports its converged GRPO's rate under that reward too).
+# If GRPO were run from each policy, how often would a group of $G$ completions be dead?
+# With $p_{\text{gen}}$ known for every policy string (the rest of the mass counted as
+# format failures: wrong, with no tools), the probability has a closed form (chapter "Dead
+# groups"). The paper's Table 15 takes the reward classes of Eq. 1; beside it, the same
+# grid under GRPO's differential reward, whose three classes die far more often.
 
 # %%
-correct_core = tables["evidence reader"]["core"].select(core_ids).correct
 policies = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
-policies.update({m: p_gen_with_failures(p_gen_matrix(runs[m], "core")) for m in ("SFT", "GRPO", "FGPO") if m in runs})
+policies.update({m: p_gen_with_failures(p_gen_matrix(runs[m], "core"))
+                 for m in ("Warm-up", "SFT", "GRPO", "FGPO", "FGPO + format term") if m in runs})
 t15 = {reward: dead_group_table(policies, correct_core, reward) for reward in ("eq1", "differential")}
 display(Markdown("Reward classes of Eq. 1 (the paper's Table 15):"))
 display(t15["eq1"].round(1))
@@ -456,36 +438,62 @@ display(t15["differential"].round(1))
 # %% [markdown]
 # ## The empty subset (Table 16)
 #
-# The cheapest subset is often the reward-optimal one (Eq. 1 charges for tools), which
-# is what imitation learns. Each policy's generation mass on the empty answer and how
-# often the empty answer is the most probable policy string:
+# The cheapest subset is often the reward-optimal one (Eq. 1 charges for tools), which is
+# what imitation learns. Each policy's generation mass on the empty answer and how often
+# the empty answer is its most probable policy string:
 
 # %%
-display(empty_subset_table({m: p_gen_matrix(runs[m], "core") for m in ("SFT", "DPO", "GRPO", "FGPO") if m in runs})
+display(empty_subset_table({m: p_gen_matrix(runs[m], "core") for m in ("Warm-up", "SFT", "DPO", "GRPO", "FGPO",
+                                                                          "FGPO + format term") if m in runs})
         .round(1))
 pairs = dpo_pairs(train_rewards)
-chosen_empty = 100 * np.mean([c == 0 for _, c, _ in pairs]) if pairs else np.nan
 display(paper_vs_book({
     "empty subset reward-optimal (% of core)": (paper.EMPTY_SUBSET["empty_optimal"],
                                                 100 * (tables["evidence reader"]["core"].oracle_actions() == 0).mean()),
     "SFT targets that are empty (% of training questions)": (None, 100 * (sft_targets(train_rewards) == 0).mean()),
-    "DPO chosen responses that are empty (%)": (paper.EMPTY_SUBSET["dpo_chosen_empty"], chosen_empty),
+    "DPO chosen responses that are empty (%)": (paper.EMPTY_SUBSET["dpo_chosen_empty"],
+                                                100 * np.mean([c == 0 for _, c, _ in pairs]) if pairs else np.nan),
 }))
 
 # %% [markdown]
-# ## Rescues and significance
+# ## Transplanting the selectors to other reasoners
 #
-# Question by question, pooled over the test suites: where FGPO is right and the other
-# method wrong, the reverse, and the exact McNemar test on those discordant pairs.
+# A selector never sees the reasoner, so its picks can be scored against any other
+# reasoner's table of the same questions without adaptation (the paper: four other
+# reasoners, 15 cells, FGPO ahead of GRPO in all of them). Here the other reasoners are
+# those whose tables `other_table_dirs` names; a table that covers only some of the
+# evaluated questions is scored on those (column `n`).
 
 # %%
-tests = {m: mcnemar(pooled_correct(main, "FGPO", TEST), pooled_correct(main, m, TEST))
-         for m in ORDER if m in runs and m != "FGPO"}
-tests = pd.DataFrame({m: {"FGPO right, other wrong": t["a_only"], "other right, FGPO wrong": t["b_only"],
-                          "p (exact McNemar)": t["p_value"]} for m, t in tests.items()}).T
-display(tests.style.format({"p (exact McNemar)": "{:.3g}"}))
-display(paper_vs_book({"FGPO right, GRPO wrong": (paper.RESCUES["fgpo_only"], tests.loc["GRPO"].iloc[0]),
-                       "GRPO right, FGPO wrong": (paper.RESCUES["grpo_only"], tests.loc["GRPO"].iloc[1])}, digits=0))
+others = grid[grid.reasoner != "evidence reader"]
+if len(others):
+    cells = others.pivot_table(index=["reasoner", "suite"], columns="method", values="accuracy")
+    cells["n"] = others.groupby(["reasoner", "suite"]).n.first()
+    display(cells[["n"] + [m for m in ORDER if m in cells.columns]].round(1))
+    if {"FGPO", "GRPO"} <= set(cells.columns):
+        margin = cells["FGPO"] - cells["GRPO"]
+        display(paper_vs_book({"cells": (paper.TRANSFER["cells"], len(cells)),
+                               "FGPO ahead of GRPO": (paper.TRANSFER["fgpo_wins"], int((margin > 0).sum())),
+                               "median margin (points)": (paper.TRANSFER["margin_median"], margin.median())}))
+else:
+    print("no other reasoner's tables given")
+
+# %% [markdown]
+# ## Named against anonymous tools
+#
+# The paper's prompt hides the tools' names behind anonymous slots, and it checked that
+# telling FGPO's selector the names and descriptions changes little. The same here: FGPO
+# trained (and evaluated) with the names in its prompt, beside FGPO with anonymous slots.
+
+# %%
+if "FGPO (named tools)" in runs and "FGPO" in runs:
+    display(pd.DataFrame({"anonymous slots": acc.loc["FGPO"], "names and descriptions": acc.loc["FGPO (named tools)"]})
+            .round(1))
+    display(paper_vs_book({"anonymous (GenomeQA)": (paper.SENSITIVITY["anonymous_prompt"], acc.loc["FGPO", "core"]),
+                           "named (GenomeQA)": (paper.SENSITIVITY["named_prompt"],
+                                                acc.loc["FGPO (named tools)", "core"])}))
+else:
+    print("FGPO with named tools has not landed yet.")
 
 # %% [markdown]
 # ## Look-ups against the live pipeline
@@ -501,60 +509,19 @@ by_id = {q.id: q for q in suites["core"]}
 live_reader = get_reasoner(f"reader:{reader_dir}")
 live = {m: live_agreement(runs[m].picks("core")[pick_idx], [by_id[core_ids[i]] for i in pick_idx],
                           tables["evidence reader"]["core"], library, live_reader)
-        for m in TRAINED if m in runs}
+        for m in list(trained) + ["Warm-up"]}
 display(pd.DataFrame(live).T.rename(columns={"n": "choices re-run live", "agreement": "answer equals the table's (%)"})
         .round(1))
 print("The paper: live pipeline, cached table and harness within "
       + "-".join(f"{x:g}" for x in paper.LIVE_AGREEMENT_POINTS) + " points of each other.")
 
 # %% [markdown]
-# ## DPO's beta
-#
-# The paper found DPO at the no-tool floor for every beta it tried (`paper.DPO_BETAS`). Here,
-# each beta on the first questions of `core` (free generation), beside this book's
-# No-Tool on the same questions, and the gap to No-Tool beside the paper's.
+# ## What the table says
 
 # %%
-betas = {n: r for n, r in runs.items() if n.startswith("DPO")}
-beta_rows = {}
-for n, r in betas.items():
-    ids = r.evals["core"]["question_id"].to_numpy()
-    have = tables["evidence reader"]["core"].contains(ids)
-    correct = tables["evidence reader"]["core"].select(ids[have]).correct
-    p = r.picks("core")[have]
-    summary = summarise_picks(p, correct, sel.space.n_tools)
-    beta_rows[f"beta={r.manifest['config']['dpo_beta']:g}"] = {
-        "accuracy (core)": summary["accuracy"], "No-Tool on the same questions": 100 * correct[:, 0].mean(),
-        "empty answers (%)": summary["empty_rate"], "format failures (%)": summary["format_failures"],
-        "questions": len(p)}
-if beta_rows:
-    cfg = runs["DPO"].manifest["config"] if "DPO" in runs else next(iter(betas.values())).manifest["config"]
-    if cfg.get("micro_batch"):
-        print(f"Each DPO optimiser step sees {cfg['batch_size']} prompts, its gradients accumulated over passes of "
-              f"{cfg['micro_batch']} (chosen, rejected and reference passes over all {cfg['batch_size']} at once "
-              "did not fit in this machine's memory); the step is the same.")
-    display(pd.DataFrame(beta_rows).T.sort_index().round(1))
-    gap = {b: row["accuracy (core)"] - row["No-Tool on the same questions"] for b, row in beta_rows.items()}
-    display(paper_vs_book({f"DPO ({b}) minus No-Tool (points)": (
-        paper.MAIN_GENOMEQA["DPO"] - paper.MAIN_GENOMEQA["No-Tool"] if b == "beta=0.3" else None, g)
-        for b, g in sorted(gap.items())}, digits=2))
-else:
-    print(f"no DPO run in {runs_dir}")
-
-# %% [markdown]
-# ## What happened, and why
-
-# %%
-a = acc.drop(columns="paper (GenomeQA)")
-dpo = None
-if "DPO" in runs and "beta=0.3" in beta_rows:
-    dpo = {"accuracy": a.loc["DPO", "core"], "empty_answers": beta_rows["beta=0.3"]["empty answers (%)"],
-           "chosen_empty": chosen_empty}
-findings = lm_selector_findings(
-    a, tools, {m: main[(main.method == m) & (main.suite == "core")].format_failures.iloc[0]
-               for m in ("Tools w/ Desc",) + TRAINED if m in runs},
-    {m: cvf.loc[m, "scoring: core"] for m in ("FGPO", "GRPO")}, tests.loc["GRPO", "p (exact McNemar)"], drifts,
-    recount, fg, gr, sel.space.n_actions, sel.space.n_tools, sweep, dpo)
+manifests = {n: r.manifest for n, r in trained.items()}
+findings = lm_table_findings(acc, ff["core"].to_dict(), tests, manifests, pending,
+                             readings[["generation", "scoring", "constrained"]])
 display(Markdown("\n".join(findings)))
 
 # %% [markdown]

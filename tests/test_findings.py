@@ -45,3 +45,33 @@ def test_past_enumeration_findings_say_what_the_numbers_say():
     text = "\n".join(past_enumeration_findings(lib, effects, {12: budget}, {12: ve}, {12: vg}, {12: seen}, {12: dead}))
     assert "pays 0.2% of those calls" in text and "70% (Shortlist (top) K=16)" in text
     assert "47% in its first epoch, 97% in its last" in text
+
+
+def test_lm_table_findings_follow_the_rows_that_landed():
+    import numpy as np
+
+    from fgpo_core.book.findings import lm_table_findings
+
+    acc = pd.DataFrame({"core": [30.0, 50.0, 53.0, 51.0, 49.0, 80.0]},
+                       index=["No-Tool", "All-Tools", "BestFixed*", "Warm-up", "FGPO + format term", "Oracle"])
+    tests = pd.DataFrame({"a_only": [10], "b_only": [30], "p_value": [0.001], "against": ["Warm-up"]},
+                         index=["FGPO + format term"])
+    man = {"FGPO + format term": {"dev": [{"step": 0}], "best_step": 0}}
+    out = lm_table_findings(acc, {"FGPO + format term": 0.0}, tests, man, ["FGPO", "GRPO"])
+    assert out[0].startswith("- **Still to come.** FGPO, GRPO")
+    fmt = next(b for b in out if b.startswith("- **FGPO + format term**"))
+    assert "-2.0 points from the warm-up" in fmt and "-1.0 from All-Tools" in fmt and "its row is the warm-up's" in fmt
+    assert "GenomeQA" not in fmt  # the paper has no such row
+    pair = next(b for b in out if "question by question" in b)
+    assert "Warm-up right and FGPO + format term wrong on 10" in pair and "significant at 5%" in pair
+    assert not any("paper's comparison" in b for b in out)
+    acc.loc["FGPO"], acc.loc["GRPO"] = [55.0], [56.0]
+    man["FGPO"] = {"dev": [{"step": 0}, {"step": 8}], "best_step": 8}
+    readings = pd.DataFrame({"generation": [55.0, 49.0], "scoring": [57.0, 49.5], "constrained": [55.5, 49.0]},
+                            index=["FGPO", "FGPO + format term"])
+    out = lm_table_findings(acc, {}, tests.iloc[:0], man, [], readings)
+    fg = next(b for b in out if b.startswith("- **FGPO**"))
+    assert "the paper: 52.62% on GenomeQA" in fg and "warm-up" in fg and "its row is the warm-up's" not in fg
+    assert any("at most 2.0 points on core (FGPO)" in b for b in out)
+    assert any("-1.0 points here" in b and "not the paper's sign" in b for b in out)
+    assert not any("Still to come" in b for b in out) and np.isfinite(acc.values).all()

@@ -90,6 +90,29 @@ def test_causal_lm_kv_reuse_equals_full_prompts(smollm):
     assert a[0].prompt_tokens < a[1].prompt_tokens
 
 
+@needs_smollm
+def test_a_second_load_is_an_independent_copy_of_the_same_model(smollm, monkeypatch):
+    import torch
+    import transformers
+
+    from fgpo_core.reasoners.causal_lm import CausalLMReasoner
+
+    def refuse(*a, **k):
+        raise AssertionError("de-quantised the GGUF file again")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+    other = CausalLMReasoner()  # served from this process's de-quantised copy
+    assert other.model is not smollm.model and other.tokenizer is not smollm.tokenizer
+    a, b = dict(smollm.model.named_parameters()), dict(other.model.named_parameters())
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert other.fingerprint == smollm.fingerprint and other.render(q(), "") == smollm.render(q(), "")
+    name = next(iter(b))
+    with torch.no_grad():
+        b[name].add_(1.0)  # training one copy leaves the other untouched
+    assert not torch.equal(a[name], b[name])
+    assert torch.equal(dict(CausalLMReasoner().model.named_parameters())[name], a[name])
+
+
 def test_probe_masks_pick_the_decisive_and_an_irrelevant_tool():
     from fgpo_core.reasoners.probe import probe_masks
 

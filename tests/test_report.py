@@ -202,3 +202,98 @@ def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summaris
     row = format_summary({"warm-up": f}).loc["warm-up"]
     assert row.questions == 2 and row.samples == 8 and row.parse_rate == 75.0 and row.canonical_rate == 62.5
     assert row.canonical_mass == pytest.approx(60.0) and row.least_canonical_mass == pytest.approx(30.0)
+
+
+def test_method_grid_compares_on_the_first_evaluated_selector_when_fgpo_has_not_landed(tmp_path):
+    from fgpo_core.experiments.report import SelectorRun, _evals
+
+    ids = ["a", "b"]
+    write_run(tmp_path / "w", "warmup", np.array([1, 0]), ids)
+    write_run(tmp_path / "s", "sft", np.array([0, 0]), ["b", "a"])
+    right_on_1 = np.zeros((2, 16), dtype=bool)
+    right_on_1[:, 1] = True
+    runs = {"Warm-up": SelectorRun("Warm-up", tmp_path / "w", None, _evals(tmp_path / "w"))}
+    grid = method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}})
+    assert grid.set_index("method").loc["Warm-up", "accuracy"] == 50.0
+    runs["SFT"] = SelectorRun("SFT", tmp_path / "s", None, _evals(tmp_path / "s"))
+    with pytest.raises(ValueError, match="other core questions than Warm-up"):
+        method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}})
+    assert method_grid({}, {"A": {"core": table_of(ids, right_on_1)}}).empty  # nothing evaluated: no rows
+
+
+def test_chosen_status_lists_every_row_and_what_has_landed(tmp_path):
+    from fgpo_core.experiments.report import CHOSEN_EXTRAS, CHOSEN_METHODS, chosen_status
+
+    empty = chosen_status(tmp_path)
+    assert list(empty.index) == list(CHOSEN_METHODS.values()) + list(CHOSEN_EXTRAS.values())
+    assert (empty.run == "").all()
+    write_run(tmp_path / "lm" / "warmup", "warmup", np.array([1, 0, 2]), ["a", "b", "c"])
+    (tmp_path / "chosen.json").write_text(json.dumps({"warmup": "lm/warmup"}))
+    st = chosen_status(tmp_path)
+    assert st.loc["Warm-up", "run"] == "lm/warmup" and st.loc["Warm-up", "core"] == 3
+    assert st.loc["FGPO", "run"] == "" and pd.isna(st.loc["FGPO", "core"])
+
+
+def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_path):
+    from fgpo_core.experiments.report import stopped_runs, warmup_chain
+
+    def manifest(folder, objective, init=""):
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"objective": objective, "setup": {"init_adapter": init}}))
+
+    lm = tmp_path / "lm"
+    manifest(lm / "warmup", "warmup")
+    manifest(lm / "warmup-stage2", "warmup", str(lm / "warmup"))
+    manifest(lm / "fgpo", "fgpo", str(lm / "warmup-stage2"))
+    manifest(lm / "moved" / "warmup-stage3", "warmup", "elsewhere/warmup-stage2")  # recorded relative to another root
+    assert [m["setup"]["init_adapter"] for m in warmup_chain(lm / "warmup-stage2")] == ["", str(lm / "warmup")]
+    with pytest.raises(ValueError, match="not a format warm-up"):
+        warmup_chain(lm / "fgpo")
+    with pytest.raises(FileNotFoundError):
+        warmup_chain(lm / "moved" / "warmup-stage3")  # its stage 2 is not beside it
+    manifest(lm / "loop-a", "warmup", str(lm / "loop-b"))
+    manifest(lm / "loop-b", "warmup", str(lm / "loop-a"))
+    with pytest.raises(ValueError, match="loop"):
+        warmup_chain(lm / "loop-a")
+    from fgpo_core.experiments.report import warmup_format_checks
+
+    for folder in (lm / "untrained", lm / "warmup"):
+        folder.mkdir(exist_ok=True)
+        pd.DataFrame({"parse_rate": [1.0]}).to_parquet(folder / "format-dev.parquet")
+    for m in ("warmup", "warmup-stage2"):  # the out_dir each stage recorded, relative to where it ran
+        path = lm / m / "manifest.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "setup": {
+            **json.loads(path.read_text())["setup"], "out_dir": f"elsewhere/{m}"}}))
+    assert list(warmup_format_checks(lm / "warmup-stage2")) == ["untrained", "warm-up stage 1"]
+    (lm / "fgpo-lr1e-3").mkdir()
+    (lm / "fgpo-lr1e-3" / "stopped.json").write_text(json.dumps({"stopped": True, "config": {"lr": 1e-3}}))
+    assert stopped_runs(lm) == {"fgpo-lr1e-3": {"stopped": True, "config": {"lr": 1e-3}}}
+
+
+def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fgpo_core.book.plots import plot_lm_dev
+    from fgpo_core.experiments.report import dev_table
+
+    fgpo = {"objective": "fgpo", "config": {"batch_size": 16}, "best_step": 8,
+            "dev": [{"step": 0, "visits": 0, "gen_accuracy": 50.0, "accuracy": 55.0, "gen_format_failures": 0.0,
+                     "gen_tools": 3.5, "tools": 4.0},
+                    {"step": 8, "visits": 128, "gen_accuracy": 52.0, "accuracy": 54.0, "gen_format_failures": 1.0,
+                     "gen_tools": 2.0, "tools": 2.0}]}
+    grpo = {"objective": "grpo", "config": {"prompts_per_step": 16},
+            "dev": [{"step": 4, "accuracy": 40.0, "format_failures": 5.0, "tools": 1.0}]}
+    stopped = {"objective": "fgpo", "stopped": True, "config": {"batch_size": 16},
+               "dev": [{"step": 8, "visits": 128, "gen_accuracy": 0.0, "accuracy": 45.0, "gen_format_failures": 100.0,
+                        "gen_tools": 0.0}]}
+    d = dev_table({"FGPO": fgpo, "GRPO": grpo, "FGPO (stopped)": stopped}).set_index(["run", "step"])
+    assert d.loc[("FGPO", 8)].tolist()[:5] == [128, 52.0, 1.0, 54.0, 2.0] and d.loc[("FGPO", 8), "kept"]
+    assert not d.loc[("FGPO", 0), "kept"] and not d.loc[("FGPO", 0), "stopped"]
+    g = d.loc[("GRPO", 4)]
+    assert (g.visits, g.generation, g.format_failures, g.tools) == (64, 40.0, 5.0, 1.0) and pd.isna(g.scoring)
+    assert d.loc[("FGPO (stopped)", 8), "stopped"] and not d.loc[("FGPO (stopped)", 8), "kept"]
+    steps = {"FGPO": pd.DataFrame({"visits": [16, 32], "p_gen_mass": [0.99, 0.5]})}
+    fig = plot_lm_dev(d.reset_index(), steps)
+    assert len(fig.axes[2].get_lines()) == 1 and fig.axes[2].get_lines()[0].get_ydata().tolist() == [0.99, 0.5]
+    assert fig.axes[0].get_lines()[2].get_linestyle() == "--"  # the stopped run is dashed

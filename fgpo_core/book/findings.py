@@ -2,7 +2,7 @@
 numbers it reports, so a chapter never types an outcome into its prose."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -10,7 +10,7 @@ import pandas as pd
 from . import paper
 from ..experiments.study_report import label
 
-__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_selector_findings",
+__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_table_findings",
            "head_study_findings", "appendix_findings", "post_training_findings", "past_enumeration_findings"]
 
 
@@ -39,80 +39,59 @@ def _beats(a: float, b: float) -> str:
     return "beats" if a > b else "does not beat"
 
 
-def lm_selector_findings(acc: pd.DataFrame, tools: pd.DataFrame, format_failures: Mapping[str, float],
-                         scoring_core: Mapping[str, float], p_fgpo_grpo: float, drifts: Mapping[str, pd.DataFrame],
-                         dead_recount: np.ndarray, fgpo_manifest: dict, grpo_manifest: dict, n_actions: int,
-                         n_tools: int, sweep: pd.DataFrame | None = None, dpo: Mapping[str, float] | None = None
-                         ) -> list[str]:
-    """The "what happened, and why" bullets of the chapter "FGPO versus GRPO".
+def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], tests: pd.DataFrame,
+                      manifests: Mapping[str, dict], pending: Sequence[str] = (), readings: pd.DataFrame | None = None
+                      ) -> list[str]:
+    """The "what the table says" bullets of the LM selector's main table, for whichever rows have landed.
 
-    ``acc`` and ``tools`` are methods x suites (free generation, the training reader's table);
-    ``format_failures`` and ``scoring_core`` map a method to its free-generation format failures
-    and controlled-scoring accuracy on core; ``sweep`` holds FGPO's dev rows (columns ``ff``,
-    ``scoring``, ``moved``); ``dpo`` has ``accuracy``, ``empty_answers`` and ``chosen_empty``.
+    ``acc``: methods x suites, free-generation accuracy (%) under the training reader, with the
+    fixed references (No-Tool, All-Tools, BestFixed*, Oracle) among its rows; ``format_failures``:
+    method -> free generation's format failures on core (%); ``tests``: one row per compared
+    method, the question-paired exact McNemar test on core of FGPO (or, where FGPO has not landed,
+    the warm-up) against it (columns ``a_only``, ``b_only``, ``p_value``, ``against``);
+    ``manifests``: a trained method's manifest (its dev curve and kept step); ``pending``: the
+    methods still to come; ``readings``: methods x (generation, scoring, constrained) on core.
     """
-    fg, gr = fgpo_manifest, grpo_manifest
-    suites = list(acc.columns)
-    lead = acc.loc["FGPO"] - acc.loc["GRPO"]
-    paper_lead = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
-    out = [
-        f"- **FGPO against GRPO.** On the main suite FGPO scores {acc.loc['FGPO', 'core']:.1f}% and GRPO "
-        f"{acc.loc['GRPO', 'core']:.1f}% ({lead['core']:+.1f} points; the paper: {paper_lead:+.2f}). Across the "
-        f"{len(suites)} test suites FGPO is ahead on {int((lead > 0).sum())}, tied on {int((lead == 0).sum())} and "
-        f"behind on {int((lead < 0).sum())}. The exact McNemar p-value of the pooled comparison is "
-        f"{p_fgpo_grpo:.3g}: " + significance_phrase(p_fgpo_grpo)]
-    moved = sweep[sweep.moved].ff if sweep is not None else pd.Series(dtype=float)
-    ff_range = "" if moved.empty else (f"{moved.min():.0f}%" if moved.min() == moved.max()
-                                        else f"{moved.min():.0f}-{moved.max():.0f}%")
-    kept = next(d for d in fg["dev"] if d["step"] == fg["best_step"])
-    pf = paper.CONTROLLED_VS_FREE["FGPO"]
-    text = ("- **Free generation against controlled scoring.** Format failures under free generation on core: "
-            + ", ".join(f"{m} {v:.0f}%" for m, v in format_failures.items())
-            + f". By controlled scoring (Eq. 6), which cannot fail to parse, FGPO scores {scoring_core['FGPO']:.1f}% "
-            f"on core and GRPO {scoring_core['GRPO']:.1f}%. ")
-    if ff_range:
-        text += (f"Along FGPO's learning-rate sweep, controlled-scoring dev accuracy rose from "
-                 f"{sweep.scoring.iloc[0]:.1f}% to as much as {sweep.scoring.max():.1f}%, but every evaluation at which "
-                 f"it had moved had {ff_range} format failures under free generation. The adapter kept by free "
-                 f"generation (lr={fg['config']['lr']:g}, step {fg['best_step']}) scores {kept['accuracy']:.1f}% on dev "
-                 f"by controlled scoring and {kept['gen_accuracy']:.1f}% by free generation. ")
-    text += (f"The paper's 7B selector, trained at {paper.HYPERPARAMETERS['lr']:g}, kept the two together ({pf[0]} by "
-             f"generation, {pf[1]} by scoring)"
-             + ("; a 135M selector trained for a handful of steps at rates large enough to move it did not."
-                if ff_range else "."))
-    out.append(text)
-    leaked = [k for k, d in drifts.items() if mass_left_candidates(d)]
-    out.append("- **Where the mass went.** In the step-by-step look at plain FGPO updates, "
-               + "; ".join(drift_sentence(k, d) for k, d in drifts.items())
-               + (". Eq. 2 ranks the candidates against each other and is blind to what free generation does outside "
-                  "them; at a rate large enough to move a 135M selector in a few steps, that blind spot is where its "
-                  "mass went." if leaked else "."))
-    if dpo is not None:
-        out.append(f"- **DPO.** On core DPO (beta {paper.HYPERPARAMETERS['dpo_beta']:g}) scores {dpo['accuracy']:.1f}% "
-                   f"against No-Tool's {acc.loc['No-Tool', 'core']:.1f}%, with {tools.loc['DPO', 'core']:.2f} tools per "
-                   f"question, and answers with the empty subset on {dpo['empty_answers']:.0f}% of core questions "
-                   f"although {dpo['chosen_empty']:.0f}% of its chosen responses were empty (the paper: DPO at the "
-                   f"no-tool floor, {paper.MAIN_GENOMEQA['DPO']} against {paper.MAIN_GENOMEQA['No-Tool']}, for every "
-                   "beta).")
-    visits = fg["n_train"] * fg["config"]["epochs"]
-    out.append(f"- **Dead groups.** {100 * np.mean(dead_recount):.0f}% of GRPO's groups were dead on average, so that "
-               f"share of its {gr['reward_evaluations']} reward evaluations taught it nothing; FGPO's "
-               f"{visits * n_actions} look-ups each enter its gradient. (The paper's GRPO started at "
-               f"{paper.DEAD_GROUPS['live_dead_start']}% dead and ended at {paper.DEAD_GROUPS['live_dead_end']}%.)")
-    out.append(f"- **Against the fixed references** (free generation). FGPO "
-               f"{_beats(acc.loc['FGPO', 'core'], acc.loc['BestFixed*', 'core'])} the best fixed subset on core "
-               f"({acc.loc['BestFixed*', 'core']:.1f}%) and {_beats(acc.loc['FGPO', 'core'], acc.loc['All-Tools', 'core'])} "
-               f"All-Tools ({acc.loc['All-Tools', 'core']:.1f}%), calling {tools.loc['FGPO', 'core']:.2f} tools per "
-               f"question against All-Tools' {n_tools}. The oracle ({acc.loc['Oracle', 'core']:.1f}%) shows how much a "
-               "per-question choice could still win.")
-    hp = paper.HYPERPARAMETERS
-    out.append(f"- **Scale.** These selectors saw {fg['n_train']} training questions {fg['config']['epochs']} times "
-               f"({len(fg['steps'])} FGPO steps) against the paper's {hp['train_questions']:,} questions over "
-               f"{hp['epochs']} epochs with a 7B model. FGPO's free-generation dev accuracy moved from "
-               f"{fg['dev'][0]['gen_accuracy']:.1f}% untrained to {max(d['gen_accuracy'] for d in fg['dev']):.1f}% at "
-               f"its best evaluation, on {fg['n_dev']} dev questions, where one question is {100 / fg['n_dev']:.1f} "
-               "points. At this size a difference of a few points between methods is within what another seed or "
-               "question sample could move.")
+    out = []
+    if pending:
+        out.append("- **Still to come.** " + ", ".join(pending) + " have not landed yet; their rows appear when "
+                   "their runs and evaluations are committed.")
+    core = acc["core"]
+    for m in [m for m in ("FGPO", "FGPO + format term", "GRPO", "SFT", "DPO") if m in core.index]:
+        parts = [f"{core[m]:.1f}% on core"]
+        if "Warm-up" in core.index and m != "Warm-up":
+            parts.append(f"{core[m] - core['Warm-up']:+.1f} points from the warm-up it started from")
+        parts.append(f"{core[m] - core['All-Tools']:+.1f} from All-Tools and {core[m] - core['BestFixed*']:+.1f} from "
+                     "the best fixed subset")
+        if m in paper.MAIN_GENOMEQA:
+            parts.append(f"the paper: {paper.MAIN_GENOMEQA[m]:.2f}% on GenomeQA, "
+                         f"{paper.MAIN_GENOMEQA[m] - paper.MAIN_GENOMEQA['All-Tools']:+.2f} from its All-Tools")
+        text = f"- **{m}**: " + "; ".join(parts) + "."
+        if m in format_failures:
+            text += f" Free generation failed the format on {format_failures[m]:.1f}% of core questions."
+        man = manifests.get(m)
+        if man is not None and man.get("dev") and "best_step" in man:
+            if man["best_step"] == 0:
+                text += (" Its checkpoint chosen on dev is its starting point, the warm-up: no later dev "
+                         "evaluation ranked higher, so its row is the warm-up's.")
+        out.append(text)
+    for m, t in tests.iterrows():
+        a = t["against"]
+        out.append(f"- **{a} against {m}, question by question on core.** {a} right and {m} wrong on "
+                   f"{int(t['a_only'])} questions, the reverse on {int(t['b_only'])}; exact McNemar p = "
+                   f"{t['p_value']:.3g}: " + significance_phrase(t["p_value"]))
+    if readings is not None and len(readings):
+        spread = (readings.max(axis=1) - readings.min(axis=1)).sort_values()
+        widest = spread.index[-1]
+        out.append("- **Three ways to read one selector.** Free generation, controlled scoring (Eq. 6) and "
+                   f"constrained decoding differ by at most {spread.iloc[-1]:.1f} points on core ({widest}) and by as "
+                   f"little as {spread.iloc[0]:.1f} ({spread.index[0]}); the paper found generation and scoring "
+                   "within a point for FGPO and GRPO.")
+    if "FGPO" in core.index and "GRPO" in core.index:
+        lead, paper_lead = core["FGPO"] - core["GRPO"], paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
+        out.append(f"- **The paper's comparison.** FGPO minus GRPO on core: {lead:+.1f} points here, "
+                   f"{paper_lead:+.2f} in the paper" + (" (the same sign)." if lead * paper_lead > 0 else
+                                                         " (not the paper's sign)."))
     return out
 
 

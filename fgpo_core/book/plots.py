@@ -10,7 +10,8 @@ import seaborn as sns
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane", "plot_subsets_and_methods"]
+           "plot_id_ood_plane", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_generation_drift",
+           "plot_budget"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -21,6 +22,8 @@ METHOD_COLORS = {
     "SFT": "#9c6fb6",
     "DPO": "#b38f2e",
     "Tools w/ Desc": "#6b8e23",
+    "Warm-up": "#7f8c8d",
+    "Untrained": "#b0b0b0",
     "paper": "#444444",
 }
 
@@ -458,5 +461,40 @@ def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
     ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
            title="The format warm-up")
     ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
+    """The LM selectors' training at a glance, against question visits: dev accuracy by free
+    generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
+    p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
+    question of greedy generation on dev. ``dev`` is :func:`fgpo_core.experiments.report.dev_table`;
+    ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
+    runs = list(dict.fromkeys(dev.run))
+    palette = dict(zip(runs, sns.color_palette("colorblind", len(runs)).as_hex()))
+    for r in runs:
+        if r.split(" (")[0] in ("GRPO", "SFT", "DPO"):
+            palette[r] = color(r)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
+              (axes[0, 1], "format_failures", "Dev format failures (free generation)", "format failures (%)"),
+              (axes[1, 1], "tools", "Tools per question (greedy generation, dev)", "tools")]
+    for r in runs:
+        d = dev[dev.run == r].sort_values("visits")
+        ls = "--" if d.stopped.any() else "-"
+        for ax, col, title, unit in panels:
+            ax.plot(d.visits, d[col], "o" + ls, c=palette[r], ms=4, label=r)
+            ax.set(title=title, xlabel="question visits", ylabel=unit)
+        kept = d[d.kept]
+        axes[0, 0].scatter(kept.visits, kept.generation, marker="*", s=220, c=palette[r], edgecolor="k", zorder=4)
+    axes[0, 1].set_ylim(-3, 103)
+    ax = axes[1, 0]
+    for r, log in (steps or {}).items():
+        if "p_gen_mass" in log and len(log):
+            ax.plot(log.visits, log.p_gen_mass, "-", c=palette.get(r, color(r)), label=r)
+    ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
+           ylabel="mass", ylim=(-0.03, 1.03))
+    axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .run import EVAL_SUITES, PROMPTED, RunSetup, best_dev, config_differences, evaluate_run, run_manifest, train_run
 
-__all__ = ["GridConfig", "run_grid", "small_grid", "in_child"]
+__all__ = ["GridConfig", "run_grid", "small_grid", "small_workspace", "in_child", "ensure_trained"]
 
 
 @dataclass
@@ -63,6 +63,29 @@ def in_child(fn, *args) -> None:
                            f"(exit code {proc.exitcode}); its error is printed above")
 
 
+def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = True, isolate: bool = False) -> Path:
+    """Train one run unless its folder already holds it finished; returns the folder. A finished
+    run of another configuration or setup is refused (delete the folder to train it again), and
+    an unfinished one resumes from its checkpoints. With ``isolate`` the training has its own
+    process (:func:`in_child`)."""
+    folder = Path(setup.out_dir)
+    if (folder / "manifest.json").exists():
+        done = run_manifest(folder)
+        want = asdict(setup)
+        recorded_before = {"init_adapter": "", "described": False}  # setup fields added later
+        diff = config_differences(config, done["config"]) + [
+            f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep", "init_adapter", "described")
+            if str(done.get("setup", {}).get(k, recorded_before.get(k))) != str(want[k])]
+        if diff:
+            raise ValueError(f"{folder} holds a finished run with another configuration "
+                             f"({', '.join(diff)}); delete the folder to train it again")
+    elif isolate:
+        in_child(train_run, objective, setup, config, progress)
+    else:
+        train_run(objective, setup, config, progress=progress)
+    return folder
+
+
 def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> dict[str, Path]:
     """Train and evaluate every selector of the chapter; returns the run folders by method.
     With ``isolate`` (``fgpo runs`` sets it) each training run has its own process."""
@@ -78,20 +101,7 @@ def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> d
                         cfg.threads)
 
     def train(objective: str, name: str, config) -> Path:
-        if (root / name / "manifest.json").exists():
-            done = run_manifest(root / name)
-            want = asdict(setup(name))
-            diff = config_differences(config, done["config"]) + [
-                f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep")
-                if str(done.get("setup", {}).get(k)) != str(want[k])]
-            if diff:
-                raise ValueError(f"{root / name} holds a finished run with another configuration "
-                                 f"({', '.join(diff)}); delete the folder to train it again")
-        elif isolate:
-            in_child(train_run, objective, setup(name), config, progress)
-        else:
-            train_run(objective, setup(name), config, progress=progress)
-        return root / name
+        return ensure_trained(objective, setup(name), config, progress, isolate)
 
     def evaluate(run: str, folder: Path, cross: bool = True) -> None:
         suites = EVAL_SUITES if cross else EVAL_SUITES[:1]
@@ -124,11 +134,10 @@ def run_grid(cfg: GridConfig, progress: bool = True, isolate: bool = False) -> d
     return runs
 
 
-def small_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int = 4, n_eval: int = 4) -> dict:
-    """The chapter's whole experiment in miniature (the ``ci`` profile, minutes on 2 cores): a
-    ci-sized benchmark, the training reader's tables on the questions used (and the zero-shot
-    MiniLM reader's on the main suite, for a transfer cell), then :func:`run_grid` at toy scale.
-    Returns the folders: ``bench_dir``, ``table_dir``, ``other_table_dirs``, ``runs_dir``."""
+def small_workspace(workdir, reader_dir, sizes: dict[str, int], seed: int = 0) -> dict:
+    """A ci-sized benchmark under ``workdir`` and the training reader's merged tables of the first
+    ``sizes[split]`` questions of each split (and the zero-shot MiniLM reader's of core, for a
+    transfer cell): ``bench_dir``, ``table_dir``, ``other_table_dirs`` and the ``runs_dir`` to fill."""
     from ..genomics.benchmarks import build_all, load_benchmark, tool_library_for
     from ..reasoners import get_reasoner
     from ..table.build import build_table, merge_table
@@ -139,13 +148,23 @@ def small_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int 
     _, suites = load_benchmark(bench)
     library = tool_library_for(bench)
     reader = get_reasoner(f"reader:{reader_dir}")
-    sizes = {"train": n_train, "dev": n_dev, "core": n_eval, "microbe": n_eval, "mosaic": n_eval}
     for split, n in sizes.items():
         build_table(suites[split][:n], library, reader, tables / split, seed=seed, progress=False)
         merge_table(tables / split)
-    build_table(suites["core"][:n_eval], library, get_reasoner("minilm"), other / "core", seed=seed, progress=False)
+    build_table(suites["core"][:sizes["core"]], library, get_reasoner("minilm"), other / "core", seed=seed,
+                progress=False)
     merge_table(other / "core")
-    run_grid(GridConfig(out_dir=str(runs), bench_dir=str(bench), table_dir=str(tables), n_train=n_train, n_dev=n_dev,
-                        epochs=1, lrs="1e-3", eval_core=n_eval, eval_cross=n_eval, dpo_betas="", eval_every=1,
-                        seed=seed), progress=False)
     return {"bench_dir": str(bench), "table_dir": str(tables), "other_table_dirs": str(other), "runs_dir": str(runs)}
+
+
+def small_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int = 4, n_eval: int = 4) -> dict:
+    """The chapter's whole experiment in miniature (the ``ci`` profile, minutes on 2 cores): a
+    ci-sized benchmark, the training reader's tables on the questions used (and the zero-shot
+    MiniLM reader's on the main suite, for a transfer cell), then :func:`run_grid` at toy scale.
+    Returns the folders: ``bench_dir``, ``table_dir``, ``other_table_dirs``, ``runs_dir``."""
+    ws = small_workspace(workdir, reader_dir, {"train": n_train, "dev": n_dev, "core": n_eval, "microbe": n_eval,
+                                               "mosaic": n_eval}, seed)
+    run_grid(GridConfig(out_dir=ws["runs_dir"], bench_dir=ws["bench_dir"], table_dir=ws["table_dir"], n_train=n_train,
+                        n_dev=n_dev, epochs=1, lrs="1e-3", eval_core=n_eval, eval_cross=n_eval, dpo_betas="",
+                        eval_every=1, seed=seed), progress=False)
+    return ws

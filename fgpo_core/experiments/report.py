@@ -22,7 +22,8 @@ from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen"]
+           "choose_runs", "load_chosen", "chosen_status", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "dev_table"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
 
@@ -163,6 +164,15 @@ def load_chosen(runs_dir) -> dict[str, SelectorRun]:
     return out
 
 
+def _reference(runs: Mapping[str, SelectorRun], suite: str, methods: Sequence[str] | None) -> SelectorRun | None:
+    """The run whose questions of ``suite`` every other is compared on: FGPO where it was evaluated,
+    else the first (of ``methods``, where given) that was."""
+    names = [n for n in (methods if methods is not None else runs) if n in runs and suite in runs[n].evals]
+    if not names:
+        return None
+    return runs["FGPO"] if "FGPO" in names else runs[names[0]]
+
+
 def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[str, RewardTable]],
                 mode: str = "generation", methods: Sequence[str] | None = None) -> pd.DataFrame:
     """Long frame: one row per (reasoner, suite, method) with accuracy (%), tools per question,
@@ -172,13 +182,14 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
     (:data:`PICK_MODES`). ``tables`` maps a reasoner's label to its tables by suite
     (:func:`fgpo_core.table.load_tables`); a selector's picks on a suite are looked up in every
     reasoner's table of that suite, and the table-only rows (No-Tool ... Oracle) are
-    :meth:`~fgpo_core.table.RewardTable.baselines` of the questions both hold.
+    :meth:`~fgpo_core.table.RewardTable.baselines` of the questions both hold. The questions are
+    FGPO's (else the first evaluated selector's); every selector must have been evaluated on them.
     """
     rows = []
-    ref = runs["FGPO"]
     for reasoner, by_suite in tables.items():
         for suite, table in by_suite.items():
-            if suite not in ref.evals:
+            ref = _reference(runs, suite, methods)
+            if ref is None:
                 continue
             ids = ref.evals[suite]["question_id"].to_numpy()
             have = table.contains(ids)
@@ -193,7 +204,7 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
                 if methods is not None and name not in methods or suite not in run.evals:
                     continue
                 if list(run.evals[suite]["question_id"]) != list(ids):
-                    raise ValueError(f"{name} was evaluated on other {suite} questions than FGPO")
+                    raise ValueError(f"{name} was evaluated on other {suite} questions than {ref.name}")
                 picks = run.picks(suite, mode)[have]
                 s = summarise_picks(picks, correct, n_tools, tokens)
                 rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
@@ -264,3 +275,93 @@ def format_summary(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                      "canonical_mass": 100 * f.canonical_mass.mean(),
                      "least_canonical_mass": 100 * f.canonical_mass.min()})
     return pd.DataFrame(rows).set_index("selector")
+
+
+def chosen_status(runs_dir) -> pd.DataFrame:
+    """What ``<runs_dir>/chosen.json`` holds so far, one row per method of the LM main table (and
+    its extra rows): the run folder ("" where none is recorded yet) and the questions evaluated
+    on each suite. A chapter prints it so a reader sees which rows have landed."""
+    path = Path(runs_dir) / CHOSEN_FILE
+    chosen = json.loads(path.read_text()) if path.exists() else {}
+    rows = []
+    for key, label in _CHOSEN_KEYS.items():
+        folder = chosen.get(key, "")
+        row = {"method": label, "run": folder}
+        if folder:
+            for suite, frame in _evals(Path(runs_dir) / folder).items():
+                row[suite] = len(frame)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("method")
+
+
+def _recorded_folder(recorded: str, beside) -> Path:
+    """A run folder as a manifest recorded it (relative to where the run was started, usually the
+    repository root), or, where that path does not exist from here, the folder of that name beside
+    ``beside`` (a chapter reads runs from another working directory)."""
+    folder = Path(recorded)
+    return folder if folder.is_absolute() or folder.exists() else Path(beside).parent / folder.name
+
+
+def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:
+    """The sampled format checks (``format-dev.parquet``, written by ``fgpo format`` or ``fgpo lm``)
+    of the untrained selector (in ``untrained/`` beside the warm-up) and of each warm-up stage,
+    as :func:`format_summary` takes them, for those that exist."""
+    out = {}
+    untrained = Path(run_folder).parent / "untrained" / "format-dev.parquet"
+    if untrained.exists():
+        out["untrained"] = pd.read_parquet(untrained)
+    for i, m in enumerate(warmup_chain(run_folder), 1):
+        path = _recorded_folder(m["setup"]["out_dir"], run_folder) / "format-dev.parquet"
+        if path.exists():
+            out[f"warm-up stage {i}"] = pd.read_parquet(path)
+    return out
+
+
+def warmup_chain(run_folder) -> list[dict]:
+    """The manifests of a format warm-up's stages, first to last, read back from its last stage's
+    folder by following each stage's ``init_adapter`` while it is a warm-up run."""
+    from .run import run_manifest
+
+    chain, folder, seen = [], Path(run_folder), set()
+    while True:
+        m = run_manifest(folder)
+        if m.get("objective") != "warmup":
+            break
+        chain.append(m)
+        seen.add(folder.resolve())
+        init = m.get("setup", {}).get("init_adapter", "")
+        if not init:
+            break
+        folder = _recorded_folder(init, run_folder)
+        if folder.resolve() in seen:
+            raise ValueError(f"{run_folder}'s warm-up stages start from each other in a loop")
+    if not chain:
+        raise ValueError(f"{run_folder} is not a format warm-up run")
+    return chain[::-1]
+
+
+def stopped_runs(folder) -> dict[str, dict]:
+    """The records of runs stopped on purpose under ``folder`` (``*/stopped.json``, written by
+    :func:`fgpo_core.experiments.run.record_stopped_run`), by folder name."""
+    from .run import STOPPED_FILE
+
+    return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"*/{STOPPED_FILE}"))}
+
+
+def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
+    """Dev evaluations of several runs in one long frame: ``run``, ``step``, question ``visits``,
+    free-generation accuracy and format failures, controlled-scoring accuracy (where logged), the
+    kept step (``kept``) and whether the run was stopped. ``curves`` maps a label to a manifest or
+    a stopped run's record; GRPO's dev rows log free generation as ``accuracy``."""
+    rows = []
+    for label, m in curves.items():
+        per_step = m["config"].get("prompts_per_step") or m["config"].get("batch_size", 16)
+        for d in m.get("dev", []):
+            gen = d.get("gen_accuracy", d.get("accuracy")) if m.get("objective") != "grpo" else d.get("accuracy")
+            rows.append({"run": label, "step": int(d["step"]), "visits": d.get("visits", d["step"] * per_step),
+                         "generation": gen,
+                         "format_failures": d.get("gen_format_failures", d.get("format_failures", np.nan)),
+                         "scoring": d.get("accuracy") if m.get("objective") != "grpo" else np.nan,
+                         "tools": d.get("gen_tools", d.get("tools", np.nan)),
+                         "kept": d["step"] == m.get("best_step", -1), "stopped": bool(m.get("stopped"))})
+    return pd.DataFrame(rows)

@@ -43,6 +43,12 @@ def _file_digest(path: Path, limit: int = 1 << 24) -> str:
     return h.hexdigest()[:16]
 
 
+_DEQUANTISED: dict = {}
+"""GGUF models de-quantised in this process (tokenizer, pristine model), by file and device: de-quantising
+SmolLM2 takes tens of seconds on a CPU, and a chapter or a grid loads it many times. Every
+:class:`CausalLMReasoner` gets its own deep copy, which it may train or wrap without touching another's."""
+
+
 class CausalLMReasoner:
     """A frozen causal LM answering with one letter; CPU or GPU."""
 
@@ -58,15 +64,21 @@ class CausalLMReasoner:
             path, gguf_file = smollm2_path()
             name = name or "smollm2-135m-instruct-q4_1"
         kw = {"gguf_file": gguf_file} if gguf_file else {"local_files_only": True}
-        with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation draws its own progress bar
-            self.tokenizer = AutoTokenizer.from_pretrained(path, **kw)
-            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device).eval()
-        if gguf_file:  # GGUF weights are de-quantised to float32 on load: from here on a plain model, trainable
-            self.model.hf_quantizer = None
-            if getattr(self.model, "is_quantized", False):
-                self.model.is_quantized = False
-            if hasattr(self.model.config, "quantization_config"):
-                del self.model.config.quantization_config
+        key = (str(Path(path).resolve()), gguf_file, device)
+        if gguf_file and key in _DEQUANTISED:  # a fresh copy of the model de-quantised earlier in this process
+            tokenizer, model = _DEQUANTISED[key]
+            self.tokenizer, self.model = copy.deepcopy(tokenizer), copy.deepcopy(model)
+        else:
+            with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation draws its own progress bar
+                self.tokenizer = AutoTokenizer.from_pretrained(path, **kw)
+                self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device).eval()
+            if gguf_file:  # GGUF weights are de-quantised to float32 on load: from here on a plain model, trainable
+                self.model.hf_quantizer = None
+                if getattr(self.model, "is_quantized", False):
+                    self.model.is_quantized = False
+                if hasattr(self.model.config, "quantization_config"):
+                    del self.model.config.quantization_config
+                _DEQUANTISED[key] = (copy.deepcopy(self.tokenizer), copy.deepcopy(self.model))
         self.device = device
         self.reuse_prefix = reuse_prefix
         self.id = name or Path(path).name

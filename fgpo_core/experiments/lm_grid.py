@@ -1,0 +1,258 @@
+"""The language-model selector's Table 2 at scale (``fgpo lm``): one format warm-up shared by
+every method, then FGPO (as the paper writes it, and with this book's format term), SFT, DPO,
+GRPO through TRL, the prompted baseline and FGPO with the tools' names in its prompt, each
+evaluated on the test suites and recorded in ``<runs_dir>/chosen.json`` as it lands.
+
+Every step resumes or is skipped when done, so the whole grid is one command that can be
+stopped at any moment and started again; each training run has its own process. The steps run
+cheapest first (GRPO, by far the dearest, near the end), and ``chosen.json`` is rewritten
+after every evaluation, so a chapter can render what has landed while the rest runs.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .grid import ensure_trained, small_workspace
+from .report import choose_runs
+from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run
+
+__all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "small_lm_grid", "lm_grid_folders"]
+
+
+@dataclass
+class LMGridConfig:
+    """Every run of the LM selector's main table (``fgpo lm``). The defaults are the cpu profile's
+    plan: 256 training questions for 2 epochs, 200 dev questions, evaluation on all of core and
+    the first 250 questions of each cross-domain suite."""
+
+    runs_dir: str = "runs/cpu"
+    """The runs folder that holds ``chosen.json``; the grid's run folders go under ``folder``."""
+    folder: str = "lm"
+    """The grid's subfolder of ``runs_dir``."""
+    bench_dir: str = "data/benchmarks/cpu"
+    """A built benchmark folder."""
+    table_dir: str = "data/tables/cpu/reader"
+    """The training reader's merged tables (train, dev)."""
+    n_train: int = 256
+    """Training questions (the first N of the train split), the same for every method."""
+    n_dev: int = 200
+    """Dev questions: the warm-up's stopping rule and every method's checkpoint choice."""
+    epochs: int = 2
+    """Passes over the training questions for every method (GRPO: the same question visits)."""
+    warmup: str = "1:1e-3:2,3:3e-4:2"
+    """The format warm-up's stages, comma-separated ``MASS_WEIGHT:LR:MAX_EPOCHS``; each stage starts
+    from the one before and stops once p_gen's dev mass on the policy strings reaches 95%."""
+    format_limit: int = 100
+    """Dev questions of the sampled format check of the untrained selector and each warm-up stage (0: all)."""
+    format_samples: int = 8
+    """Completions sampled per question (temperature 1) in that check."""
+    fgpo_lrs: str = "1e-4"
+    """Learning rates of FGPO as the paper writes it (Eq. 2 + 5), comma-separated; the best on dev is chosen."""
+    format_lrs: str = "3e-4"
+    """Learning rates of FGPO with the format term, comma-separated ("": no such run)."""
+    format_weight: float = 0.05
+    """Weight of the format term (the log of p_gen's mass on the policy strings), like GRPO's 0.05 r_fmt."""
+    imitation_lr: float = 3e-4
+    """SFT's and DPO's learning rate."""
+    dpo_beta: float = 0.3
+    """DPO's beta (the paper's)."""
+    dpo_micro_batch: int = 4
+    """Questions per DPO forward pass (gradients accumulate to 16 per step; 0: all 16 at once)."""
+    grpo_lr: float = 3e-4
+    """GRPO's learning rate ("grpo" is skipped when 0)."""
+    named_lr: float = 1e-4
+    """Learning rate of FGPO trained with the tools' names in its prompt (0: no such run)."""
+    eval_every: int = 8
+    """Optimiser steps between dev evaluations (FGPO and GRPO)."""
+    eval_core: int = 0
+    """Core questions evaluated (the first N; 0: all)."""
+    eval_cross: int = 250
+    """Questions evaluated on each cross-domain suite (the first N; 0: all)."""
+    keep: int = 40
+    """Bases kept at each end of a long sequence in the selector's prompt."""
+    threads: int = 2
+    """torch CPU threads."""
+    seed: int = 0
+    """Seeds every run."""
+
+
+@dataclass(frozen=True)
+class WarmupStage:
+    """One stage of the format warm-up."""
+
+    mass_weight: float
+    lr: float
+    max_epochs: int
+
+
+def parse_warmup_stages(text: str) -> list[WarmupStage]:
+    """``"1:1e-3:2,3:3e-4:2"`` -> the warm-up's stages; a clear error for anything else."""
+    stages = []
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        parts = item.split(":")
+        try:
+            if len(parts) != 3:
+                raise ValueError
+            stage = WarmupStage(float(parts[0]), float(parts[1]), int(parts[2]))
+        except ValueError:
+            raise ValueError(f"a warm-up stage is MASS_WEIGHT:LR:MAX_EPOCHS (e.g. 3:3e-4:2), got {item!r}") from None
+        if stage.mass_weight < 0 or stage.lr <= 0 or stage.max_epochs < 1:
+            raise ValueError(f"warm-up stage {item!r}: the mass weight must be >= 0, the rate > 0, the epochs >= 1")
+        stages.append(stage)
+    if not stages:
+        raise ValueError("the warm-up needs at least one stage")
+    return stages
+
+
+def _rates(text: str) -> list[str]:
+    rates = [s.strip() for s in text.split(",") if s.strip()]
+    for r in rates:
+        if float(r) <= 0:
+            raise ValueError(f"learning rates must be positive, got {r}")
+    return rates
+
+
+def lm_grid_folders(cfg: LMGridConfig) -> dict[str, list[str]]:
+    """Each method's run folder(s), relative to ``cfg.runs_dir`` (the keys of ``chosen.json``;
+    ``warmup-stages`` lists the warm-up's stages in order, the last being the shared start)."""
+    stages = parse_warmup_stages(cfg.warmup)
+    f = cfg.folder
+    out = {"warmup-stages": [f"{f}/warmup" + (f"-stage{i + 1}" if i else "") for i in range(len(stages))],
+           "untrained": [f"{f}/untrained"],
+           "fgpo": [f"{f}/fgpo-lr{r}" for r in _rates(cfg.fgpo_lrs)],
+           "fgpo-format": [f"{f}/fgpo-format-lr{r}" for r in _rates(cfg.format_lrs)],
+           "sft": [f"{f}/sft"], "dpo": [f"{f}/dpo"], "tools-with-descriptions": [f"{f}/{PROMPTED}"],
+           "grpo": [f"{f}/grpo"] if cfg.grpo_lr > 0 else [],
+           "fgpo-named": [f"{f}/fgpo-named"] if cfg.named_lr > 0 else []}
+    out["warmup"] = out["warmup-stages"][-1:]
+    return out
+
+
+def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False) -> dict[str, str]:
+    """Train, check and evaluate every selector of the LM main table; returns ``chosen.json``'s
+    mapping (method -> run folder). With ``isolate`` (``fgpo lm`` sets it) each training run
+    has its own process."""
+    from ..algorithms.fgpo import FGPOConfig
+    from ..algorithms.grpo import GRPOConfig
+    from ..algorithms.imitation import ImitationConfig
+    from ..algorithms.warmup import WarmupConfig
+    from ..hf import adapter_hash
+
+    import torch
+
+    torch.set_num_threads(cfg.threads)  # the format checks and evaluations run in this process
+    root = Path(cfg.runs_dir)
+    folders = lm_grid_folders(cfg)
+    stages = parse_warmup_stages(cfg.warmup)
+    start = str(root / folders["warmup"][0])
+
+    def setup(rel: str, init: str = "", described: bool = False) -> RunSetup:
+        return RunSetup(cfg.bench_dir, cfg.table_dir, str(root / rel), cfg.n_train, cfg.n_dev, cfg.keep, cfg.threads,
+                        init, described)
+
+    def train(objective: str, rel: str, config, init: str = start, described: bool = False) -> None:
+        ensure_trained(objective, setup(rel, init, described), config, progress, isolate)
+
+    def check_format(run: str, rel_out: str | None = None) -> None:
+        path = root / (rel_out or run) / "format-dev.parquet"
+        if not path.exists():
+            format_run(run if rel_out else str(root / run), cfg.bench_dir, "dev", cfg.format_limit,
+                       G=cfg.format_samples, seed=cfg.seed, keep=cfg.keep, out_path=path, progress=progress)
+
+    limits = {"core": cfg.eval_core, **{s: cfg.eval_cross for s in EVAL_SUITES[1:]}}
+    trained = [r for key, rels in folders.items() if key not in ("warmup", "untrained", "tools-with-descriptions")
+               for r in rels]
+
+    def evaluate(rel: str, run: str | None = None, described: bool = False, suites=EVAL_SUITES) -> None:
+        """Evaluate a run into its own eval/ (or a prompted selector into ``rel``'s) and rewrite
+        chosen.json. A run whose adapter is another evaluated run's (e.g. one whose dev-chosen
+        checkpoint is its starting point, the warm-up) gets a copy of that evaluation, which
+        :func:`evaluate_run` then recognises by the adapter's hash instead of recomputing it."""
+        out = root / rel / "eval"
+        if run is None:
+            digest = adapter_hash(root / rel / "adapter")
+            for other in trained:
+                src = root / other / "eval"
+                if other != rel and src.is_dir() and (root / other / "adapter").is_dir() \
+                        and adapter_hash(root / other / "adapter") == digest:
+                    out.mkdir(parents=True, exist_ok=True)
+                    for p in src.glob("*.parquet"):
+                        if not (out / p.name).exists():
+                            shutil.copy2(p, out / p.name)
+                    break
+        evaluate_run(run or str(root / rel), cfg.bench_dir, suites, cfg.keep, limits, str(out), progress,
+                     described=described)
+        evaluated.append(rel)
+        record()
+
+    evaluated: list[str] = []
+
+    def record() -> dict[str, str]:
+        """chosen.json: every method with a finished core evaluation (several FGPO runs: the best on dev)."""
+        cands = {}
+        for key, rels in folders.items():
+            if key == "warmup-stages":
+                continue
+            done = [r for r in rels if r in evaluated and (root / r / "eval" / "core.parquet").exists()]
+            if done:
+                cands[key] = done
+        return choose_runs(root, cands) if cands else {}
+
+    # 1. the format warm-up, stage by stage, each checked by sampling; the untrained selector checked alike
+    prev = ""
+    for stage, rel in zip(stages, folders["warmup-stages"]):
+        train("warmup", rel, WarmupConfig(lr=stage.lr, max_epochs=stage.max_epochs, targets="all",
+                                          mass_weight=stage.mass_weight, seed=cfg.seed), init=prev)
+        check_format(rel)
+        prev = str(root / rel)
+    check_format("untrained", folders["untrained"][0])
+    evaluate(folders["warmup"][0])
+    for rel in trained:  # runs finished earlier (e.g. before an interruption) are evaluated before anything trains
+        if rel not in evaluated and (root / rel / "manifest.json").exists() and rel not in folders["warmup-stages"]:
+            evaluate(rel, suites=EVAL_SUITES[:1] if rel in folders["fgpo-named"] else EVAL_SUITES)
+    # 2. the methods, cheapest first, every one from the warm-up's adapter and evaluated as it lands
+    for r, rel in zip(_rates(cfg.fgpo_lrs), folders["fgpo"]):
+        train("fgpo", rel, FGPOConfig(lr=float(r), epochs=cfg.epochs, seed=cfg.seed, eval_every=cfg.eval_every))
+        evaluate(rel)
+    for r, rel in zip(_rates(cfg.format_lrs), folders["fgpo-format"]):
+        train("fgpo", rel, FGPOConfig(lr=float(r), epochs=cfg.epochs, seed=cfg.seed, eval_every=cfg.eval_every,
+                                      format_weight=cfg.format_weight))
+        evaluate(rel)
+    train("sft", folders["sft"][0], ImitationConfig(lr=cfg.imitation_lr, epochs=cfg.epochs, seed=cfg.seed))
+    evaluate(folders["sft"][0])
+    train("dpo", folders["dpo"][0], ImitationConfig(lr=cfg.imitation_lr, epochs=cfg.epochs, seed=cfg.seed,
+                                                    dpo_beta=cfg.dpo_beta, micro_batch=cfg.dpo_micro_batch))
+    evaluate(folders["dpo"][0])
+    # 3. the two selectors that are not trained here: the prompted baseline (from the warm-up) and the untrained one
+    evaluate(folders["tools-with-descriptions"][0], run=start, described=True)
+    evaluate(folders["untrained"][0], run="untrained")
+    # 4. GRPO with FGPO's question visits, and FGPO with the tools' names in its prompt
+    if folders["grpo"]:
+        train("grpo", folders["grpo"][0], GRPOConfig(lr=cfg.grpo_lr, epochs=cfg.epochs, seed=cfg.seed,
+                                                     prompts_per_step=min(16, cfg.n_train),
+                                                     eval_every=cfg.eval_every))
+        evaluate(folders["grpo"][0])
+    if folders["fgpo-named"]:
+        train("fgpo", folders["fgpo-named"][0], FGPOConfig(lr=cfg.named_lr, epochs=cfg.epochs, seed=cfg.seed,
+                                                           eval_every=cfg.eval_every), described=True)
+        evaluate(folders["fgpo-named"][0], suites=EVAL_SUITES[:1])  # the sensitivity is read on core
+    return record()
+
+
+def small_lm_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int = 2, n_eval: int = 4,
+                  n_cross: int = 2) -> dict:
+    """The LM main table's whole pipeline in miniature (the ``ci`` profile): a ci-sized benchmark,
+    the training reader's tables (and the zero-shot MiniLM reader's on core, for a transfer cell),
+    then :func:`run_lm_grid` at toy scale, without the named-tools run (its path is the anonymous
+    FGPO's with another prompt). Returns ``bench_dir``, ``table_dir``,
+    ``other_table_dirs`` and ``runs_dir`` (which holds ``chosen.json``)."""
+    ws = small_workspace(workdir, reader_dir, {"train": n_train, "dev": n_dev, "core": n_eval, "microbe": n_cross,
+                                               "mosaic": n_cross}, seed)
+    run_lm_grid(LMGridConfig(runs_dir=ws["runs_dir"], bench_dir=ws["bench_dir"], table_dir=ws["table_dir"],
+                             n_train=n_train, n_dev=n_dev, epochs=1, warmup="1:1e-3:1", format_limit=1,
+                             format_samples=4, fgpo_lrs="1e-3", format_lrs="1e-3", named_lr=0, eval_every=1,
+                             eval_core=n_eval, eval_cross=n_cross, seed=seed),
+                progress=False)
+    return ws
