@@ -76,9 +76,9 @@ from fgpo_core.evaluation.analyses import generation_drift
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, live_agreement, mcnemar
 from fgpo_core.evaluation.picks import p_gen_with_failures, tool_rates_by_family
 from fgpo_core.experiments.lm_grid import small_lm_grid
-from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, format_summary, load_chosen,
-                                          method_grid, p_gen_matrix, stopped_runs, warmup_chain, warmup_curve,
-                                          warmup_format_checks)
+from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
+                                          load_chosen, method_grid, p_gen_matrix, stopped_runs, warmup_chain,
+                                          warmup_curve, warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
@@ -347,6 +347,25 @@ display(Markdown("The cross-domain columns beside the paper's (GenBench-X and BM
 display(cross.reindex([m for m in ("GRPO", "FGPO", "FGPO + format term", "Oracle") if m in acc.index]).round(1))
 
 # %% [markdown]
+# ## Families seen and unseen in training
+#
+# The training questions come from four families; two of core's five (taxonomy and TF
+# motifs) never appear in training, and the microbe suite comes from other organisms. A
+# selector that learns which tools help the families it was trained on, and calls few tools
+# elsewhere, is rewarded in training (Eq. 1 charges for tools) but may lose on the unseen
+# families, where the tools it learned to skip can be the ones that decide. Accuracy on
+# in-domain (ID: a training family, outside microbe) and out-of-domain (OOD) questions,
+# pooled over the test suites (the split of the chapter "How post-training shapes the
+# selector"):
+
+# %%
+training_families = sorted(set(np.asarray(load_table(Path(table_dir) / "train").family)))
+families = {s: warm.evals[s]["family"].to_numpy() for s in TEST}
+domains = domain_accuracy(main, families, training_families).reindex([m for m in rows if m != "Oracle"])
+print("training families:", ", ".join(training_families))
+display(domains.dropna(how="all").round(1))
+
+# %% [markdown]
 # ## Three ways to read a selector
 #
 # Free generation is what a deployed selector does. Controlled candidate scoring (Eq. 6)
@@ -375,11 +394,9 @@ display(readings.round(1))
 # %%
 core_main = main[main.suite == "core"].set_index("method")
 core_ids = warm.evals["core"]["question_id"].to_numpy()
-core_table = tables["evidence reader"]["core"].select(core_ids)
-correct_core = core_table.correct
-vectors = {m: np.asarray(core_main.loc[m, "correct_vector"], dtype=bool) for m in selectors if m in core_main.index}
-fixed = core_table.baselines().subset  # the fixed references' subsets: their answers question by question
-vectors.update({m: correct_core[:, int(fixed[m])] for m in ("All-Tools", "BestFixed*")})
+correct_core = tables["evidence reader"]["core"].select(core_ids).correct
+vectors = {m: np.asarray(core_main.loc[m, "correct_vector"], dtype=bool)
+           for m in selectors + ["All-Tools", "BestFixed*"] if m in core_main.index}
 anchor = "FGPO" if "FGPO" in vectors else "Warm-up"
 tests = pd.DataFrame({m: {**{k: t[k] for k in ("a_only", "b_only", "p_value")}, "against": anchor}
                       for m, t in ((m, mcnemar(vectors[anchor], v)) for m, v in vectors.items() if m != anchor)}).T
@@ -521,7 +538,7 @@ print("The paper: live pipeline, cached table and harness within "
 # %%
 manifests = {n: r.manifest for n, r in trained.items()}
 findings = lm_table_findings(acc, ff["core"].to_dict(), tests, manifests, pending,
-                             readings[["generation", "scoring", "constrained"]])
+                             readings[["generation", "scoring", "constrained"]], domains)
 display(Markdown("\n".join(findings)))
 
 # %% [markdown]

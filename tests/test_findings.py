@@ -69,7 +69,9 @@ def test_lm_table_findings_follow_the_rows_that_landed():
     man["FGPO"] = {"dev": [{"step": 0}, {"step": 8}], "best_step": 8}
     readings = pd.DataFrame({"generation": [55.0, 49.0], "scoring": [57.0, 49.5], "constrained": [55.5, 49.0]},
                             index=["FGPO", "FGPO + format term"])
-    out = lm_table_findings(acc, {}, tests.iloc[:0], man, [], readings)
+    domains = pd.DataFrame({"ID": [50.0, 60.0], "OOD": [70.0, 55.0]}, index=["Warm-up", "FGPO"])
+    out = lm_table_findings(acc, {}, tests.iloc[:0], man, [], readings, domains)
+    assert any("50.0% in domain and 70.0% out of domain" in b and "FGPO +10.0 ID, -15.0 OOD" in b for b in out)
     fg = next(b for b in out if b.startswith("- **FGPO**"))
     assert "the paper: 52.62% on GenomeQA" in fg and "warm-up" in fg and "its row is the warm-up's" not in fg
     assert any("at most 2.0 points on core (FGPO)" in b for b in out)

@@ -297,3 +297,26 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
     fig = plot_lm_dev(d.reset_index(), steps)
     assert len(fig.axes[2].get_lines()) == 1 and fig.axes[2].get_lines()[0].get_ydata().tolist() == [0.99, 0.5]
     assert fig.axes[0].get_lines()[2].get_linestyle() == "--"  # the stopped run is dashed
+
+
+def test_fixed_subsets_answer_question_by_question_and_domains_pool_over_suites(tmp_path):
+    from fgpo_core.experiments.report import SelectorRun, _evals, domain_accuracy
+
+    ids = ["a", "b", "c", "d"]
+    write_run(tmp_path / "w", "warmup", np.array([1, 1, 0, -1]), ids)
+    runs = {"Warm-up": SelectorRun("Warm-up", tmp_path / "w", None, _evals(tmp_path / "w"))}
+    correct = np.zeros((4, 16), dtype=bool)
+    correct[:, 1] = True
+    correct[[0, 2], 15] = True  # All-Tools right on a and c
+    grid = method_grid(runs, {"A": {"core": table_of(ids, correct)}}).set_index("method")
+    assert grid.loc["All-Tools", "correct_vector"].tolist() == [True, False, True, False]
+    assert grid.loc["No-Tool", "correct_vector"].tolist() == [False] * 4
+    assert grid.loc["Random", "correct_vector"] is None and grid.loc["Oracle", "correct_vector"] is None
+    dom = domain_accuracy(grid.reset_index(), {"core": ["cpg", "cpg", "taxonomy", "taxonomy"]}, ["cpg"])
+    assert dom.loc["Warm-up", "ID"] == 100.0 and dom.loc["Warm-up", "OOD"] == 0.0  # the failure counts wrong
+    assert dom.loc["All-Tools", "ID"] == 50.0 and dom.loc["All-Tools", "n OOD"] == 2
+    assert "Random" not in dom.index
+    micro = domain_accuracy(grid.reset_index().assign(suite="microbe"), {"microbe": ["cpg"] * 4}, ["cpg"])
+    assert micro.loc["Warm-up", "n ID"] == 0 and micro.loc["Warm-up", "OOD"] == 50.0  # microbe: out of domain
+    with pytest.raises(ValueError, match="4 answers for 3 families"):
+        domain_accuracy(grid.reset_index(), {"core": ["cpg"] * 3}, ["cpg"])

@@ -40,8 +40,8 @@ def _beats(a: float, b: float) -> str:
 
 
 def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], tests: pd.DataFrame,
-                      manifests: Mapping[str, dict], pending: Sequence[str] = (), readings: pd.DataFrame | None = None
-                      ) -> list[str]:
+                      manifests: Mapping[str, dict], pending: Sequence[str] = (), readings: pd.DataFrame | None = None,
+                      domains: pd.DataFrame | None = None) -> list[str]:
     """The "what the table says" bullets of the LM selector's main table, for whichever rows have landed.
 
     ``acc``: methods x suites, free-generation accuracy (%) under the training reader, with the
@@ -50,7 +50,8 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
     method, the question-paired exact McNemar test on core of FGPO (or, where FGPO has not landed,
     the warm-up) against it (columns ``a_only``, ``b_only``, ``p_value``, ``against``);
     ``manifests``: a trained method's manifest (its dev curve and kept step); ``pending``: the
-    methods still to come; ``readings``: methods x (generation, scoring, constrained) on core.
+    methods still to come; ``readings``: methods x (generation, scoring, constrained) on core;
+    ``domains``: methods x (ID, OOD) accuracy (:func:`~fgpo_core.experiments.report.domain_accuracy`).
     """
     out = []
     if pending:
@@ -80,6 +81,13 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
         out.append(f"- **{a} against {m}, question by question on core.** {a} right and {m} wrong on "
                    f"{int(t['a_only'])} questions, the reverse on {int(t['b_only'])}; exact McNemar p = "
                    f"{t['p_value']:.3g}: " + significance_phrase(t["p_value"]))
+    if domains is not None and "Warm-up" in domains.index:
+        base = domains.loc["Warm-up"]
+        moved = [f"{m} {domains.loc[m, 'ID'] - base['ID']:+.1f} ID, {domains.loc[m, 'OOD'] - base['OOD']:+.1f} OOD"
+                 for m in ("SFT", "DPO", "GRPO", "FGPO", "FGPO + format term") if m in domains.index]
+        if moved:
+            out.append(f"- **Seen and unseen families.** The warm-up scores {base['ID']:.1f}% in domain and "
+                       f"{base['OOD']:.1f}% out of domain; in points from it: " + "; ".join(moved) + ".")
     if readings is not None and len(readings):
         spread = (readings.max(axis=1) - readings.min(axis=1)).sort_values()
         widest = spread.index[-1]

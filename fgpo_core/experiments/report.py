@@ -22,7 +22,7 @@ from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "chosen_status", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "choose_runs", "load_chosen", "chosen_status", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
            "dev_table"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
@@ -184,6 +184,8 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
     reasoner's table of that suite, and the table-only rows (No-Tool ... Oracle) are
     :meth:`~fgpo_core.table.RewardTable.baselines` of the questions both hold. The questions are
     FGPO's (else the first evaluated selector's); every selector must have been evaluated on them.
+    ``correct_vector`` holds each row's answers question by question (a selector's, or a fixed
+    subset's: No-Tool, All-Tools, BestFixed*; None for Random and Oracle).
     """
     rows = []
     for reasoner, by_suite in tables.items():
@@ -197,9 +199,10 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
                 continue
             rows_t = table.select(ids[have])
             correct, tokens, n_tools = rows_t.correct, rows_t.tokens, rows_t.n_tools
-            for name, res in rows_t.baselines().drop(columns="subset").iterrows():
+            for name, res in rows_t.baselines().iterrows():
+                subset = int(res.pop("subset"))  # a fixed subset's answers, question by question (Random, Oracle: none)
                 rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
-                             **res.to_dict()})
+                             "correct_vector": correct[:, subset] if subset >= 0 else None, **res.to_dict()})
             for name, run in runs.items():
                 if methods is not None and name not in methods or suite not in run.evals:
                     continue
@@ -210,6 +213,33 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
                 rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
                              "correct_vector": correct_of(picks, correct), **s})
     return pd.DataFrame(rows)
+
+
+def domain_accuracy(grid: pd.DataFrame, families: Mapping[str, Sequence[str]], training_families) -> pd.DataFrame:
+    """Accuracy (%) of every row of a :func:`method_grid` frame (one reasoner) with answers question by
+    question, on in-domain and out-of-domain questions pooled over its suites
+    (:func:`~fgpo_core.experiments.companion_report.domain_of`: ID = a training family outside the
+    microbe suite), with the questions of each. ``families`` gives each suite's question families in
+    the grid's question order (an evaluation's ``family`` column)."""
+    from .companion_report import domain_of
+
+    fams = set(training_families)
+    out = {}
+    for method, rows in grid[grid.correct_vector.notna()].groupby("method", sort=False):
+        right = {"ID": [], "OOD": []}
+        for _, r in rows.iterrows():
+            dom = np.array([domain_of(r.suite, f, fams) for f in families[r.suite]])
+            ok = np.asarray(r.correct_vector, dtype=bool)
+            if len(ok) != len(dom):
+                raise ValueError(f"{method} on {r.suite}: {len(ok)} answers for {len(dom)} families")
+            for d in right:
+                right[d].append(ok[dom == d])
+        row = {}
+        for d, parts in right.items():
+            v = np.concatenate(parts)
+            row[d], row[f"n {d}"] = (100.0 * v.mean() if len(v) else np.nan), len(v)
+        out[method] = row
+    return pd.DataFrame(out).T
 
 
 def pooled_correct(grid: pd.DataFrame, method: str, suites: Sequence[str]) -> np.ndarray:
