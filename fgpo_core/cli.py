@@ -229,6 +229,14 @@ def _lm(args) -> int:
     return 0
 
 
+def _lm_companion(args) -> int:
+    from .configs import dataclass_from_args
+    from .experiments.lm_companion import LMCompanionConfig, run_lm_companion
+
+    print(run_lm_companion(dataclass_from_args(LMCompanionConfig, args), isolate=True))
+    return 0
+
+
 _CONFIGS = {"fgpo": ("fgpo_core.algorithms.fgpo", "FGPOConfig"), "grpo": ("fgpo_core.algorithms.grpo", "GRPOConfig"),
             "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig"),
             "warmup": ("fgpo_core.algorithms.warmup", "WarmupConfig")}
@@ -469,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
                                    "and chosen.json (resumable; hours)")
     add_dataclass_args(lg, LMGridConfig)
     lg.set_defaults(func=_lm)
+    from .experiments.lm_companion import LMCompanionConfig
+
+    lc = sub.add_parser("lm-companion", help="the post-training study on the LM selector: SFT, FGPO and 20%% SFT "
+                                             "then FGPO at one budget, over LoRA ranks (resumable; hours)")
+    add_dataclass_args(lc, LMCompanionConfig)
+    lc.set_defaults(func=_lm_companion)
     ev = sub.add_parser("evaluate", help="free generation, controlled scoring and p_gen of a trained selector")
     ev.add_argument("--run", required=True,
                     help="a run folder, 'untrained' (the bare selector) or 'tools-with-descriptions' "

@@ -285,3 +285,57 @@ def test_a_stopped_fgpo_run_keeps_its_logs_and_reason(tmp_path):
     assert rec["stopped"] and rec["reason"] == "the format collapsed" and rec["config"]["lr"] == 1e-3
     assert rec["steps_taken"] == 2 and rec["steps_planned"] == 6 and rec["steps"] == steps  # 3 batches x 2 epochs
     assert rec["dev"][0]["gen_accuracy"] == 50.0 and rec["setup"]["n_train"] == 40
+
+
+def test_a_fresh_adapter_over_a_merged_one_loads_back_as_it_was_trained(ci_bench, tmp_path):
+    """RunSetup.merge_init: a run trains a fresh LoRA (here rank 4) over another run's adapter merged
+    into the base weights; reading it back must rebuild that stack, and its digest names both."""
+    import json
+
+    import torch
+
+    from fgpo_core.experiments.run import RunSetup, load_run_selector, run_digest, train_run
+    from fgpo_core.genomics.benchmarks import load_benchmark
+    from fgpo_core.hf import adapter_hash
+    from fgpo_core.selectors.lm import LMSelector, add_lora, load_selector
+
+    def perturb(model, seed):
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if "lora_B" in n:
+                    p.copy_(0.05 * torch.randn(p.shape, generator=g))
+
+    warm = load_selector(None, 40, lora_r=16)
+    perturb(warm.model, 0)
+    warm.model.save_pretrained(str(tmp_path / "warm" / "adapter"))
+    (tmp_path / "warm" / "manifest.json").write_text(json.dumps({"setup": {}}))
+    under = load_run_selector(tmp_path / "warm")
+    fresh = add_lora(under.model.merge_and_unload(), r=4, alpha=8)
+    perturb(fresh, 1)
+    fresh.save_pretrained(str(tmp_path / "fresh" / "adapter"))
+    (tmp_path / "fresh" / "manifest.json").write_text(json.dumps({"setup": {
+        "merge_init": True, "init_adapter": str(tmp_path / "elsewhere" / "warm")}}))  # found beside it
+    _, suites = load_benchmark(ci_bench[0])
+    q = suites["dev"][:1]
+    with torch.no_grad():
+        want = LMSelector(fresh, under.tokenizer, n_tools=4, keep=40, prefill=under.prefill).candidate_scores(q)
+        got_sel = load_run_selector(tmp_path / "fresh")
+        got = got_sel.candidate_scores(q)
+        alone = load_selector(str(tmp_path / "fresh" / "adapter"), 40, trainable=False).candidate_scores(q)
+    assert torch.allclose(got, want, atol=1e-4) and not torch.allclose(alone, want, atol=1e-3)
+    assert {p.shape[0] for n, p in got_sel.model.named_parameters() if "lora_A" in n} == {4}
+    assert run_digest(tmp_path / "fresh") == f"{adapter_hash(tmp_path / 'fresh' / 'adapter')}+" \
+                                             f"{adapter_hash(tmp_path / 'warm' / 'adapter')}"
+    assert run_digest(tmp_path / "warm") == adapter_hash(tmp_path / "warm" / "adapter")
+    # a run that continues the fresh adapter (the FGPO stage after an SFT stage) sits on the same merged base
+    perturb(fresh, 2)
+    fresh.save_pretrained(str(tmp_path / "cont" / "adapter"))
+    (tmp_path / "cont" / "manifest.json").write_text(json.dumps({"setup": {"init_adapter": str(tmp_path / "fresh")}}))
+    with torch.no_grad():
+        want = LMSelector(fresh, under.tokenizer, n_tools=4, keep=40, prefill=under.prefill).candidate_scores(q)
+        got = load_run_selector(tmp_path / "cont").candidate_scores(q)
+    assert torch.allclose(got, want, atol=1e-4)
+    assert run_digest(tmp_path / "cont").endswith(f"+{adapter_hash(tmp_path / 'warm' / 'adapter')}")
+    with pytest.raises(ValueError, match="merge_init needs an init_adapter"):
+        train_run("sft", RunSetup(out_dir=str(tmp_path / "x"), merge_init=True), None)

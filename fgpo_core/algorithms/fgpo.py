@@ -57,7 +57,8 @@ class FGPOConfig:
     that parse (the role GRPO's 0.05 r_fmt plays in its reward)."""
     select_by: str = "generation"
     """Dev metric that picks the kept adapter: "generation" (greedy free generation, how the
-    selector is used) or "scoring" (controlled candidate scoring, Eq. 6); ties go to the higher J."""
+    selector is used) or "scoring" (controlled candidate scoring, Eq. 6), ties to the higher J;
+    or "last": the adapter of the last step, whatever dev says (a fixed-budget comparison)."""
 
 
 SELECT_KEYS = {"generation": "gen_accuracy", "scoring": "accuracy"}
@@ -65,9 +66,12 @@ SELECT_KEYS = {"generation": "gen_accuracy", "scoring": "accuracy"}
 
 
 def dev_key(row: dict, select_by: str = "generation") -> tuple:
-    """How dev evaluations are ranked: the chosen accuracy, then the expected reward J, then the earlier step."""
+    """How dev evaluations are ranked: the chosen accuracy, then the expected reward J, then the
+    earlier step; with ``select_by="last"``, the later step."""
+    if select_by == "last":
+        return (row["step"], 0.0, 0)
     if select_by not in SELECT_KEYS:
-        raise ValueError(f"select_by must be one of {', '.join(SELECT_KEYS)}, got {select_by!r}")
+        raise ValueError(f"select_by must be one of {', '.join(SELECT_KEYS)} or last, got {select_by!r}")
     return (row[SELECT_KEYS[select_by]], row["J"], -row["step"])
 
 

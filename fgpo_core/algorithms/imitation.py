@@ -39,6 +39,10 @@ class ImitationConfig:
     """Seeds the order."""
     save_steps: int = 4
     """Optimiser steps between checkpoints (an interrupted run resumes from the last; two are kept)."""
+    lora_r: int = 16
+    """LoRA rank of a fresh adapter (a run that continues another's adapter keeps that one's rank)."""
+    lora_alpha: int = 32
+    """LoRA alpha of a fresh adapter."""
 
 
 def sft_targets(rewards: np.ndarray) -> np.ndarray:

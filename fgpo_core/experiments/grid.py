@@ -72,9 +72,10 @@ def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = Tru
     if (folder / "manifest.json").exists():
         done = run_manifest(folder)
         want = asdict(setup)
-        recorded_before = {"init_adapter": "", "described": False}  # setup fields added later
+        recorded_before = {"init_adapter": "", "described": False, "merge_init": False}  # setup fields added later
         diff = config_differences(config, done["config"]) + [
-            f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep", "init_adapter", "described")
+            f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep", "init_adapter", "described",
+                                   "merge_init")
             if str(done.get("setup", {}).get(k, recorded_before.get(k))) != str(want[k])]
         if diff:
             raise ValueError(f"{folder} holds a finished run with another configuration "

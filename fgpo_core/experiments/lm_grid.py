@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .grid import ensure_trained, small_workspace
 from .report import choose_runs
-from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run
+from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest
 
 __all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "small_lm_grid", "lm_grid_folders"]
 
@@ -138,7 +138,6 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
     from ..algorithms.grpo import GRPOConfig
     from ..algorithms.imitation import ImitationConfig
     from ..algorithms.warmup import WarmupConfig
-    from ..hf import adapter_hash
 
     import torch
 
@@ -172,11 +171,11 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
         :func:`evaluate_run` then recognises by the adapter's hash instead of recomputing it."""
         out = root / rel / "eval"
         if run is None:
-            digest = adapter_hash(root / rel / "adapter")
+            digest = run_digest(root / rel)
             for other in trained:
                 src = root / other / "eval"
-                if other != rel and src.is_dir() and (root / other / "adapter").is_dir() \
-                        and adapter_hash(root / other / "adapter") == digest:
+                if other != rel and src.is_dir() and (root / other / "manifest.json").exists() \
+                        and run_digest(root / other) == digest:
                     out.mkdir(parents=True, exist_ok=True)
                     for p in src.glob("*.parquet"):
                         if not (out / p.name).exists():

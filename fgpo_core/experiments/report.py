@@ -324,24 +324,18 @@ def chosen_status(runs_dir) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("method")
 
 
-def _recorded_folder(recorded: str, beside) -> Path:
-    """A run folder as a manifest recorded it (relative to where the run was started, usually the
-    repository root), or, where that path does not exist from here, the folder of that name beside
-    ``beside`` (a chapter reads runs from another working directory)."""
-    folder = Path(recorded)
-    return folder if folder.is_absolute() or folder.exists() else Path(beside).parent / folder.name
-
-
 def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:
     """The sampled format checks (``format-dev.parquet``, written by ``fgpo format`` or ``fgpo lm``)
     of the untrained selector (in ``untrained/`` beside the warm-up) and of each warm-up stage,
     as :func:`format_summary` takes them, for those that exist."""
+    from .run import recorded_folder
+
     out = {}
     untrained = Path(run_folder).parent / "untrained" / "format-dev.parquet"
     if untrained.exists():
         out["untrained"] = pd.read_parquet(untrained)
     for i, m in enumerate(warmup_chain(run_folder), 1):
-        path = _recorded_folder(m["setup"]["out_dir"], run_folder) / "format-dev.parquet"
+        path = recorded_folder(m["setup"]["out_dir"], run_folder) / "format-dev.parquet"
         if path.exists():
             out[f"warm-up stage {i}"] = pd.read_parquet(path)
     return out
@@ -350,7 +344,7 @@ def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:
 def warmup_chain(run_folder) -> list[dict]:
     """The manifests of a format warm-up's stages, first to last, read back from its last stage's
     folder by following each stage's ``init_adapter`` while it is a warm-up run."""
-    from .run import run_manifest
+    from .run import recorded_folder, run_manifest
 
     chain, folder, seen = [], Path(run_folder), set()
     while True:
@@ -362,7 +356,7 @@ def warmup_chain(run_folder) -> list[dict]:
         init = m.get("setup", {}).get("init_adapter", "")
         if not init:
             break
-        folder = _recorded_folder(init, run_folder)
+        folder = recorded_folder(init, run_folder)
         if folder.resolve() in seen:
             raise ValueError(f"{run_folder}'s warm-up stages start from each other in a loop")
     if not chain:

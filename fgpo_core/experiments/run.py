@@ -26,7 +26,8 @@ from ..io import atomic_path, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
-           "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE"]
+           "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE",
+           "run_digest", "load_run_selector", "recorded_folder"]
 
 OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
 EVAL_SUITES = ("core", "microbe", "mosaic")
@@ -60,6 +61,10 @@ class RunSetup:
     """Train with the tools' real names and descriptions in the selector's prompt (G.2) instead of
     anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
     then use the same prompt."""
+    merge_init: bool = False
+    """With ``init_adapter``: merge that adapter into the base weights and train a fresh LoRA adapter
+    of the config's rank on top (a start shared by runs of different ranks), instead of
+    continuing the adapter itself."""
 
 
 def split_data(setup: RunSetup, split: str, n: int = 0):
@@ -92,6 +97,50 @@ def run_tool_names(run_dir) -> list[str] | None:
     return list(TOOL_NAMES[:4]) if run_manifest(run_dir)["setup"].get("described", False) else None
 
 
+def recorded_folder(recorded: str, beside) -> Path:
+    """A run folder as a manifest recorded it (``init_adapter``, ``out_dir``: relative to where the
+    run was started, usually the repository root), or, where that path does not exist from here,
+    the folder of that name beside ``beside`` (a chapter reads runs from another working directory)."""
+    folder = Path(recorded)
+    return folder if folder.exists() else Path(beside).parent / folder.name
+
+
+def _merged_base(run_dir) -> Path | None:
+    """The run whose selector, merged, forms the base weights under ``run_dir``'s adapter: the run
+    it merged (``RunSetup.merge_init``), or for a run that continued another's adapter, that run's
+    merged base; None for the plain base model."""
+    setup = run_manifest(run_dir).get("setup", {})
+    init = setup.get("init_adapter", "")
+    if not init:
+        return None
+    init = recorded_folder(init, run_dir)
+    return init if setup.get("merge_init") else _merged_base(init)
+
+
+def run_digest(run_dir) -> str:
+    """What identifies a finished run's selector: its adapter's hash and, where the adapter sits on
+    another run's merged selector (``RunSetup.merge_init``, or continuing such a run), that run's
+    digest too."""
+    own = adapter_hash(Path(run_dir) / "adapter")
+    base = _merged_base(run_dir)
+    return own if base is None else f"{own}+{run_digest(base)}"
+
+
+def load_run_selector(run_dir, keep: int | None = 40, trainable: bool = False, tool_names=None):
+    """A finished run's selector: the base model with the run's adapter, where the base is, for a
+    run trained over another run's merged adapter (``RunSetup.merge_init``, or continuing such a
+    run), that run's selector merged into the base weights (recursively)."""
+    base = _merged_base(run_dir)  # also refuses a missing or unfinished run
+    adapter = str(Path(run_dir) / "adapter")
+    if base is None:
+        return load_selector(adapter, keep, trainable=trainable, tool_names=tool_names)
+    from peft import PeftModel
+
+    under = load_run_selector(base, keep, False, tool_names)
+    under.model = PeftModel.from_pretrained(under.model.merge_and_unload(), adapter, is_trainable=trainable)
+    return under
+
+
 def train_run(objective: str, setup: RunSetup, config, progress: bool = True) -> dict:
     """Train one selector; returns (and writes) the run's manifest."""
     import torch
@@ -101,6 +150,8 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
 
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if setup.merge_init and not setup.init_adapter:
+        raise ValueError("merge_init needs an init_adapter to merge")
     torch.set_num_threads(setup.threads)
     torch.manual_seed(getattr(config, "seed", 0))
     out = Path(setup.out_dir)
@@ -111,8 +162,12 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
     names = list(TOOL_NAMES[:4]) if setup.described else None
     if setup.init_adapter:
-        run_manifest(setup.init_adapter)  # a finished run, or a clear error
-        sel = load_selector(str(Path(setup.init_adapter) / "adapter"), setup.keep, trainable=True, tool_names=names)
+        sel = load_run_selector(setup.init_adapter, setup.keep, trainable=not setup.merge_init, tool_names=names)
+        if setup.merge_init:
+            from ..selectors.lm import add_lora
+
+            sel.model = add_lora(sel.model.merge_and_unload(), getattr(config, "lora_r", 16),
+                                 getattr(config, "lora_alpha", 32))
     else:
         sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
                             lora_alpha=getattr(config, "lora_alpha", 32), tool_names=names)
@@ -170,18 +225,19 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
     import hashlib
 
     ident = {"objective": objective, "keep": setup.keep, "bench_dir": str(Path(setup.bench_dir).resolve()),
-             "init_adapter": adapter_hash(Path(setup.init_adapter) / "adapter") if setup.init_adapter else "",
+             "init_adapter": run_digest(setup.init_adapter) if setup.init_adapter else "",
              "table_reasoner": table_manifest.get("reasoner"),
              "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
              "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
-             "n_train": len(train_ids), "n_dev": len(dev_ids), "described": setup.described}
+             "n_train": len(train_ids), "n_dev": len(dev_ids), "described": setup.described,
+             "merge_init": setup.merge_init}
     path = out / SETUP_FILE
     if path.exists():
         try:
             old = json.loads(path.read_text())
         except json.JSONDecodeError:
             old = None
-        recorded_before = {"init_adapter": "", "described": False}  # fields added later, at the value older runs had
+        recorded_before = {"init_adapter": "", "described": False, "merge_init": False}  # fields added later
         diff = sorted(k for k in ident if old is None or old.get(k, recorded_before.get(k)) != ident[k])
         if diff:
             raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
@@ -282,7 +338,8 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
                  limit: int | dict = 0, out_dir: str | None = None, progress: bool = True,
                  scoring: bool = True, described: bool = False) -> dict:
     """Free generation, controlled scoring (Eq. 6) and p_gen of a trained selector on each
-    suite's first ``limit`` questions (0: all; a dict gives a limit per suite), written to
+    suite's first ``limit`` questions (0: all; a dict gives a limit per suite, or a list of the
+    question ids to evaluate, in order), written to
     ``<out_dir>/<suite>.parquet`` (default ``<run_dir>/eval``). ``run_dir`` may also be
     ``"untrained"`` (the bare selector) or :data:`PROMPTED` (the bare selector told the tools'
     names and descriptions, G.2); ``described`` tells a run's own selector the tools' names and
@@ -320,12 +377,19 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     if described and out_dir is None and trained_names is None:
         raise ValueError("give out_dir for a described evaluation: the run's own eval/ holds its anonymous one")
     described = described or trained_names is not None
-    digest = run_dir if prompted else adapter_hash(Path(run_dir) / "adapter") + (":described" if described else "")
+    digest = run_dir if prompted else run_digest(run_dir) + (":described" if described else "")
     out = Path(out_dir or Path(run_dir) / "eval")
     result, todo = {}, []
     for s in suites:
         n = limit.get(s, 0) if isinstance(limit, dict) else limit
-        qs = all_suites[s][:n] if n else all_suites[s]
+        if isinstance(n, (list, tuple)):  # these questions, in this order
+            by_id = {q.id: q for q in all_suites[s]}
+            missing = [i for i in n if i not in by_id]
+            if missing:
+                raise ValueError(f"{bench_dir}'s {s} suite has no question {missing[0]!r}")
+            qs = [by_id[i] for i in n]
+        else:
+            qs = all_suites[s][:n] if n else all_suites[s]
         path = out / f"{s}.parquet"
         result[s] = path
         if path.exists():
@@ -341,8 +405,7 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         sel = load_selector(None, keep, trainable=False,
                             tool_names=list(TOOL_NAMES[:4]) if run_dir == PROMPTED else None)
     else:
-        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False,
-                            tool_names=list(TOOL_NAMES[:4]) if described else None)
+        sel = load_run_selector(run_dir, keep, tool_names=list(TOOL_NAMES[:4]) if described else None)
     sel.model.eval()
     for s, qs, path in todo:
         parts = out / "parts" / s
@@ -390,8 +453,8 @@ def format_run(run_dir: str, bench_dir: str, suite: str = "dev", limit: int = 0,
         sel, digest = load_selector(None, keep, trainable=False), "untrained"
     else:
         names = run_tool_names(run_dir)  # the prompt the run was trained with
-        sel = load_selector(str(Path(run_dir) / "adapter"), keep, trainable=False, tool_names=names)
-        digest = adapter_hash(Path(run_dir) / "adapter") + (":described" if names else "")
+        sel = load_run_selector(run_dir, keep, tool_names=names)
+        digest = run_digest(run_dir) + (":described" if names else "")
     sel.model.eval()
     frame = sampled_format(sel, qs, G=G, seed=seed, progress=progress)
     frame["canonical_mass"] = format_mass(sel, qs)
