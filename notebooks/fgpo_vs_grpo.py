@@ -187,7 +187,8 @@ train_qs = suites["train"][:warm.manifest["n_train"]]
 train_rewards = load_table(Path(table_dir) / "train").select([q.id for q in train_qs]).rewards("eq1")
 fgpo_rates = sorted({r.manifest["config"]["lr"] for n, r in trained.items() if r.manifest["objective"] == "fgpo"})
 stopped = stopped_runs(warm.folder.parent)
-drift_rates = sorted(set(fgpo_rates) | {s["config"]["lr"] for s in stopped.values()}) or [warm.manifest["config"]["lr"]]
+tried = set(fgpo_rates) | {s["config"]["lr"] for s in stopped.values()} or {warm.manifest["config"]["lr"]}
+drift_rates = sorted({min(tried), max(tried)})  # the smallest and the largest rate FGPO was run at
 n_drift = min(drift_questions, len(train_qs))
 drifts = {f"lr={lr:g}": generation_drift(sel, train_qs[:n_drift], train_rewards[:n_drift], lr, drift_steps)
           for lr in drift_rates}
@@ -261,8 +262,9 @@ display(show_source(make_grpo_trainer, drop_docstring=True))
 # warm-up's adapter, its dev split evaluated every few steps by greedy free generation
 # (how a selector is used) and, for FGPO, by controlled scoring (Eq. 6). FGPO's runs keep
 # the adapter with the best free-generation dev accuracy (ties to the higher expected
-# reward $J$); a learning rate is chosen the same way. A run stopped on purpose (its
-# updates emptied free generation's mass on the policy strings) is drawn dashed.
+# reward $J$); a learning rate is chosen the same way. SFT, DPO and GRPO keep the adapter
+# TRL ends with. A run stopped on purpose (its updates emptied free generation's mass on
+# the policy strings) is drawn dashed.
 
 # %%
 print(f"The paper: lr {paper.HYPERPARAMETERS['lr']:g} ({paper.HYPERPARAMETERS['schedule']}), "

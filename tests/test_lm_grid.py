@@ -57,7 +57,8 @@ def fake_pipeline(monkeypatch, tmp_path):
         (out / "adapter" / "adapter_model.safetensors").write_text(weights)
         dev = [{"step": 0, "gen_accuracy": 50.0, "accuracy": 50.0, "J": 0.0}]
         (out / "manifest.json").write_text(json.dumps({"objective": objective, "config": {
-            "lr": getattr(config, "lr", 0), "select_by": "generation"}, "dev": dev}))
+            "lr": getattr(config, "lr", 0), "select_by": "generation"}, "dev": dev,
+            "setup": {"described": setup.described}}))
         return out
 
     def evaluate_run(run_dir, bench_dir, suites, keep, limit, out_dir, progress=True, described=False):
@@ -112,10 +113,11 @@ def test_every_method_starts_from_the_warmup_and_lands_in_chosen(fake_pipeline, 
 
 def test_a_run_whose_kept_adapter_is_the_warmups_reuses_its_evaluation(fake_pipeline, tmp_path):
     log, same_as_start, cfg = fake_pipeline
-    same_as_start.add("fgpo-format-lr3e-4")
+    same_as_start.update({"fgpo-format-lr3e-4", "fgpo-named"})
     lm_grid.run_lm_grid(cfg, progress=False)
     evaluated = {e[2] for e in log if e[0] == "evaluate"}
     assert "warmup-stage2" in evaluated and "fgpo-format-lr3e-4" not in evaluated
+    assert "fgpo-named" in evaluated  # the same adapter, but another prompt: evaluated for itself
     assert (tmp_path / "lm" / "fgpo-format-lr3e-4" / "eval" / "core.parquet").exists()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .grid import ensure_trained, small_workspace
 from .report import choose_runs
-from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest
+from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest, run_tool_names
 
 __all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "small_lm_grid", "lm_grid_folders"]
 
@@ -166,16 +166,16 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
 
     def evaluate(rel: str, run: str | None = None, described: bool = False, suites=EVAL_SUITES) -> None:
         """Evaluate a run into its own eval/ (or a prompted selector into ``rel``'s) and rewrite
-        chosen.json. A run whose adapter is another evaluated run's (e.g. one whose dev-chosen
-        checkpoint is its starting point, the warm-up) gets a copy of that evaluation, which
-        :func:`evaluate_run` then recognises by the adapter's hash instead of recomputing it."""
+        chosen.json. A run whose adapter (and prompt) is another evaluated run's (e.g. one whose
+        dev-chosen checkpoint is its starting point, the warm-up) gets a copy of that evaluation,
+        which :func:`evaluate_run` then recognises by the adapter's hash instead of recomputing it."""
         out = root / rel / "eval"
         if run is None:
-            digest = run_digest(root / rel)
+            digest, names = run_digest(root / rel), run_tool_names(root / rel)
             for other in trained:
                 src = root / other / "eval"
                 if other != rel and src.is_dir() and (root / other / "manifest.json").exists() \
-                        and run_digest(root / other) == digest:
+                        and run_digest(root / other) == digest and run_tool_names(root / other) == names:
                     out.mkdir(parents=True, exist_ok=True)
                     for p in src.glob("*.parquet"):
                         if not (out / p.name).exists():

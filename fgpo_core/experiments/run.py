@@ -94,7 +94,7 @@ def run_tool_names(run_dir) -> list[str] | None:
     or None for the anonymous slots; its evaluations use the same prompt."""
     from ..genomics.tools import TOOL_NAMES
 
-    return list(TOOL_NAMES[:4]) if run_manifest(run_dir)["setup"].get("described", False) else None
+    return list(TOOL_NAMES[:4]) if run_manifest(run_dir).get("setup", {}).get("described", False) else None
 
 
 def recorded_folder(recorded: str, beside) -> Path:
