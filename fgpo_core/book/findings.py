@@ -90,11 +90,14 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
                        f"{base['OOD']:.1f}% out of domain; in points from it: " + "; ".join(moved) + ".")
     if readings is not None and len(readings):
         spread = (readings.max(axis=1) - readings.min(axis=1)).sort_values()
-        widest = spread.index[-1]
-        out.append("- **Three ways to read one selector.** Free generation, controlled scoring (Eq. 6) and "
-                   f"constrained decoding differ by at most {spread.iloc[-1]:.1f} points on core ({widest}) and by as "
-                   f"little as {spread.iloc[0]:.1f} ({spread.index[0]}); the paper found generation and scoring "
-                   "within a point for FGPO and GRPO.")
+        text = "- **Three ways to read one selector.** Free generation, controlled scoring (Eq. 6) and constrained " \
+               "decoding differ by "
+        if np.isclose(spread.iloc[0], spread.iloc[-1]):
+            text += f"{spread.iloc[-1]:.1f} points on core for every selector shown"
+        else:
+            text += (f"at most {spread.iloc[-1]:.1f} points on core ({spread.index[-1]}) and by as little as "
+                     f"{spread.iloc[0]:.1f} ({spread.index[0]})")
+        out.append(text + "; the paper found generation and scoring within a point for FGPO and GRPO.")
     if "FGPO" in core.index and "GRPO" in core.index:
         lead, paper_lead = core["FGPO"] - core["GRPO"], paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
         out.append(f"- **The paper's comparison.** FGPO minus GRPO on core: {lead:+.1f} points here, "
