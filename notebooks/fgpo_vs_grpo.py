@@ -73,8 +73,8 @@ from fgpo_core.book.plots import (plot_generation_drift, plot_lm_dev, plot_main_
                                   plot_tool_rates, plot_warmup, set_style)
 from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.evaluation.analyses import generation_drift
-from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, live_agreement, mcnemar
-from fgpo_core.evaluation.picks import p_gen_with_failures, tool_rates_by_family
+from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, family_routing, live_agreement, mcnemar
+from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
 from fgpo_core.experiments.lm_grid import small_lm_grid
 from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
                                           load_chosen, method_grid, p_gen_matrix, stopped_runs, warmup_chain,
@@ -369,6 +369,30 @@ print("training families:", ", ".join(training_families))
 display(domains.dropna(how="all").round(1))
 
 # %% [markdown]
+# How much could a selector win by reading nothing but the question's family? For each
+# family of the selectors' training questions, the subset with the highest mean Eq. 1
+# reward on them; an unseen family gets the subset best over all of them. It is chosen on
+# training questions only, so unlike BestFixed\* and the oracle it is a reference a trained
+# selector could fairly reach:
+
+# %%
+by_family, route = family_routing(train_rewards, [q.family for q in train_qs],
+                                  np.concatenate([families[s] for s in TEST]))
+print("subset per family (* : unseen families):", ", ".join(f"{f} -> {sel.space.label(a)}" for f, a in route.items()))
+routed, start_at = {}, 0
+for s in TEST:
+    n = len(families[s])
+    picks_s = by_family[start_at:start_at + n]
+    start_at += n
+    t = tables["evidence reader"][s].select(warm.evals[s]["question_id"].to_numpy())
+    routed[s] = summarise_picks(picks_s, t.correct, sel.space.n_tools)
+routing = pd.DataFrame({"family routing (accuracy %)": {s: r["accuracy"] for s, r in routed.items()},
+                        "its tools": {s: r["tools"] for s, r in routed.items()},
+                        "All-Tools": acc.loc["All-Tools"], "BestFixed*": acc.loc["BestFixed*"],
+                        "Warm-up": acc.loc["Warm-up"]}).T
+display(routing.round(2))
+
+# %% [markdown]
 # ## Three ways to read a selector
 #
 # Free generation is what a deployed selector does. Controlled candidate scoring (Eq. 6)
@@ -541,7 +565,7 @@ print("The paper: live pipeline, cached table and harness within "
 # %%
 manifests = {n: r.manifest for n, r in trained.items()}
 findings = lm_table_findings(acc, ff["core"].to_dict(), tests, manifests, pending,
-                             readings[["generation", "scoring", "constrained"]], domains)
+                             readings[["generation", "scoring", "constrained"]], domains, routed["core"])
 display(Markdown("\n".join(findings)))
 
 # %% [markdown]

@@ -75,6 +75,9 @@ def test_lm_table_findings_follow_the_rows_that_landed():
     fg = next(b for b in out if b.startswith("- **FGPO**"))
     assert "the paper: 52.62% on GenomeQA" in fg and "warm-up" in fg and "its row is the warm-up's" not in fg
     assert any("at most 2.0 points on core (FGPO)" in b for b in out)
+    head = lm_table_findings(acc, {}, tests.iloc[:0], man, [], routing={"accuracy": 59.0, "tools": 1.5})
+    assert any("scores 59.0% on core with 1.50 tools" in b and "+9.0 points from All-Tools" in b
+               and "(GRPO) is at 56.0%" in b for b in head)
     same = lm_table_findings(acc, {}, tests.iloc[:0], man, [], readings.iloc[:1])
     assert any("differ by 2.0 points on core for every selector shown" in b for b in same)
     assert any("-1.0 points here" in b and "not the paper's sign" in b for b in out)

@@ -320,3 +320,16 @@ def test_fixed_subsets_answer_question_by_question_and_domains_pool_over_suites(
     assert micro.loc["Warm-up", "n ID"] == 0 and micro.loc["Warm-up", "OOD"] == 50.0  # microbe: out of domain
     with pytest.raises(ValueError, match="4 answers for 3 families"):
         domain_accuracy(grid.reset_index(), {"core": ["cpg"] * 3}, ["cpg"])
+
+
+def test_family_routing_picks_each_training_familys_best_subset_and_falls_back_for_unseen_ones():
+    from fgpo_core.evaluation.metrics import family_routing
+
+    r = np.zeros((4, 16))
+    r[:2, 3] = 1.0  # family a: subset 3
+    r[2:, 8] = 0.5  # family b: subset 8
+    r[2, 3] = 0.9   # subset 3 is best over all training questions (2.9 against 1.0)
+    picks, route = family_routing(r, ["a", "a", "b", "b"], ["b", "c", "a"])
+    assert route == {"a": 3, "b": 8, "*": 3} and picks.tolist() == [8, 3, 3]
+    with pytest.raises(ValueError, match="3 families for 4 reward rows"):
+        family_routing(r, ["a", "a", "b"], ["a"])

@@ -41,7 +41,8 @@ def _beats(a: float, b: float) -> str:
 
 def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], tests: pd.DataFrame,
                       manifests: Mapping[str, dict], pending: Sequence[str] = (), readings: pd.DataFrame | None = None,
-                      domains: pd.DataFrame | None = None) -> list[str]:
+                      domains: pd.DataFrame | None = None, routing: Mapping[str, float] | None = None
+                      ) -> list[str]:
     """The "what the table says" bullets of the LM selector's main table, for whichever rows have landed.
 
     ``acc``: methods x suites, free-generation accuracy (%) under the training reader, with the
@@ -51,7 +52,9 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
     the warm-up) against it (columns ``a_only``, ``b_only``, ``p_value``, ``against``);
     ``manifests``: a trained method's manifest (its dev curve and kept step); ``pending``: the
     methods still to come; ``readings``: methods x (generation, scoring, constrained) on core;
-    ``domains``: methods x (ID, OOD) accuracy (:func:`~fgpo_core.experiments.report.domain_accuracy`).
+    ``domains``: methods x (ID, OOD) accuracy (:func:`~fgpo_core.experiments.report.domain_accuracy`);
+    ``routing``: the core ``accuracy`` and ``tools`` of routing by family alone
+    (:func:`~fgpo_core.evaluation.metrics.family_routing`).
     """
     out = []
     if pending:
@@ -88,6 +91,13 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
         if moved:
             out.append(f"- **Seen and unseen families.** The warm-up scores {base['ID']:.1f}% in domain and "
                        f"{base['OOD']:.1f}% out of domain; in points from it: " + "; ".join(moved) + ".")
+    if routing is not None:
+        best = max((m for m in ("SFT", "DPO", "GRPO", "FGPO", "FGPO + format term", "Warm-up") if m in core.index),
+                   key=lambda m: core[m])
+        out.append(f"- **Headroom a selector could fairly reach.** Choosing one subset per family on the training "
+                   f"questions and reading nothing else scores {routing['accuracy']:.1f}% on core with "
+                   f"{routing['tools']:.2f} tools per question, {routing['accuracy'] - core['All-Tools']:+.1f} points "
+                   f"from All-Tools; the best selector here ({best}) is at {core[best]:.1f}%.")
     if readings is not None and len(readings):
         spread = (readings.max(axis=1) - readings.min(axis=1)).sort_values()
         text = "- **Three ways to read one selector.** Free generation, controlled scoring (Eq. 6) and constrained " \

@@ -14,7 +14,7 @@ from ..genomics.benchmarks.schema import LETTERS, Question
 from .picks import Picks
 
 __all__ = ["REWARD_CLASSES", "policy_rewards", "dead_group_table", "empty_subset_table", "rescues", "mcnemar",
-           "live_agreement"]
+           "live_agreement", "family_routing"]
 
 REWARD_CLASSES = ("eq1", "differential")
 """The rewards whose classes a dead-group grid can use: Eq. 1 (the paper's Table 15) or the GRPO
@@ -103,3 +103,19 @@ def live_agreement(picks: Picks, questions: Sequence[Question], table, library, 
     if gap:
         res["max_logprob_diff"] = float(max(gap))
     return res
+
+
+def family_routing(train_rewards: np.ndarray, train_families: Sequence[str], test_families: Sequence[str]
+                   ) -> tuple[np.ndarray, dict[str, int]]:
+    """The best a selector can do that reads nothing but a question's family: for each family of the
+    training questions, the subset with the highest mean reward over that family's training
+    questions; a family never seen in training gets the subset best over all of them. Returns the
+    picks for ``test_families`` and the family -> subset map (``"*"``: the fallback). Chosen on
+    training questions only, so it is a fair reference, unlike BestFixed* or the oracle."""
+    r = np.asarray(train_rewards, dtype=float)
+    fams = np.asarray(train_families)
+    if len(fams) != len(r):
+        raise ValueError(f"{len(fams)} families for {len(r)} reward rows")
+    route = {f: int(r[fams == f].mean(0).argmax()) for f in sorted(set(fams.tolist()))}
+    route["*"] = int(r.mean(0).argmax())
+    return np.array([route.get(f, route["*"]) for f in test_families], dtype=int), route
