@@ -376,16 +376,14 @@ display(domains.dropna(how="all").round(1))
 # selector could fairly reach:
 
 # %%
-by_family, route = family_routing(train_rewards, [q.family for q in train_qs],
-                                  np.concatenate([families[s] for s in TEST]))
+train_families = [q.family for q in train_qs]
+route = family_routing(train_rewards, train_families, [])[1]
 print("subset per family (* : unseen families):", ", ".join(f"{f} -> {sel.space.label(a)}" for f, a in route.items()))
-routed, start_at = {}, 0
+routed = {}
 for s in TEST:
-    n = len(families[s])
-    picks_s = by_family[start_at:start_at + n]
-    start_at += n
     t = tables["evidence reader"][s].select(warm.evals[s]["question_id"].to_numpy())
-    routed[s] = summarise_picks(picks_s, t.correct, sel.space.n_tools)
+    routed[s] = summarise_picks(family_routing(train_rewards, train_families, families[s])[0], t.correct,
+                                sel.space.n_tools)
 routing = pd.DataFrame({"family routing (accuracy %)": {s: r["accuracy"] for s, r in routed.items()},
                         "its tools": {s: r["tools"] for s, r in routed.items()},
                         "All-Tools": acc.loc["All-Tools"], "BestFixed*": acc.loc["BestFixed*"],
