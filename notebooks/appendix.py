@@ -46,7 +46,7 @@ study_features = "../data/features/cpu/minilm"  # cached prompt features (four t
 study_bench = "../data/benchmarks/cpu"  # the benchmark both were made from
 five_tables = "../data/tables/cpu/reader-five"  # the same reader's 32-subset tables
 five_features = "../data/features/cpu/minilm-five"  # prompt features with five tool slots
-runs_dir = "../runs/cpu"  # the LM selector's runs, for its row in the capacity table ("": skip)
+runs_dir = "../runs/cpu"  # holds the LM selector's chosen.json, for its rows in the capacity table ("": skip)
 head_seeds = 2  # seeds of a small study (only when a study folder is empty)
 head_epochs = 3  # its epochs
 head_questions = 200  # its dev questions and its questions per test suite
@@ -320,16 +320,16 @@ display(paper_vs_book({
 # The paper checked that its result did not hinge on the selector's size (a 1.5B selector,
 # in the last table). Here the analogue: a linear head against MLP heads of
 # 64 and 256 hidden units on the same frozen features, and the language-model selector of
-# the chapter "FGPO versus GRPO" beside them (its own, much smaller evaluation: the row
-# says on how many `core` questions).
+# the chapter "FGPO versus GRPO" beside them (the runs its `chosen.json` names, by free
+# generation; the row says on how many `core` questions).
 
 # %%
 cap = rows("capacity")
 cap["evaluated on"] = ab.manifest["n_questions"]["core"]
-if runs_dir and Path(runs_dir).is_dir():
-    from fgpo_core.experiments.report import load_runs, method_grid
+if runs_dir and (Path(runs_dir) / "chosen.json").exists():
+    from fgpo_core.experiments.report import load_chosen, method_grid
 
-    lm = method_grid(load_runs(runs_dir), {"reader": {"core": tables["core"]}}, methods=["FGPO", "GRPO"])
+    lm = method_grid(load_chosen(runs_dir), {"reader": {"core": tables["core"]}}, methods=["FGPO", "GRPO"])
     for m, f in lm[lm.method.isin(["FGPO", "GRPO"])].groupby("method"):
         cap.loc[f"{m} (LM selector, free generation)", ["core accuracy", "tools (core)", "evaluated on"]] = [
             float(f.accuracy.iloc[0]), float(f.tools.iloc[0]), int(f.n.iloc[0])]

@@ -75,7 +75,7 @@ from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.evaluation.analyses import generation_drift
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, family_routing, live_agreement, mcnemar
 from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
-from fgpo_core.experiments.lm_grid import small_lm_grid
+from fgpo_core.experiments.lm_grid import LMGridConfig, lm_grid_folders, small_lm_grid
 from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
                                           load_chosen, method_grid, p_gen_matrix, stopped_runs, warmup_chain,
                                           warmup_curve, warmup_format_checks)
@@ -113,9 +113,10 @@ profile_note(profile, training_questions=warm.manifest["n_train"], dev_questions
 # evaluation lands), and how many questions of each suite it was evaluated on:
 
 # %%
-status = chosen_status(runs_dir)
+status = chosen_status(runs_dir, lm_grid_folders(LMGridConfig()))
 pending = [m for m, r in status.iterrows() if not r["run"] and m in CHOSEN_METHODS.values()]
-display(status.fillna(0).astype({s: int for s in status.columns if s != "run"}).replace({"run": {"": "not yet run"}}))
+display(status.fillna(0).astype({s: int for s in status.columns if s not in ("run", "progress")})
+        .replace({"run": {"": "not yet run"}}))
 
 # %% [markdown]
 # ## The selector and its prompt

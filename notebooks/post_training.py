@@ -46,10 +46,12 @@ study_features = "../data/features/cpu/minilm"  # cached prompt features
 study_bench = "../data/benchmarks/cpu"  # the benchmark both were made from
 head_seeds = 2  # seeds of the small study (only when companion_dir is empty)
 head_questions = 200  # its training, dev and test questions per suite
+lm_companion_dir = "../runs/cpu/lm-companion"  # `fgpo lm-companion`; empty or unfinished: the section says how to run it
 
 # %% tags=["hide-input"]
 import tempfile
 import warnings
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -57,11 +59,11 @@ from IPython.display import Markdown, display
 
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import profile_note, show_source
-from fgpo_core.book.findings import post_training_findings
+from fgpo_core.book.findings import lm_companion_findings, post_training_findings
 from fgpo_core.algorithms.head import parse_method
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, set_style
 from fgpo_core.experiments.companion_report import (domain_of, domain_split, id_ood_checkpoints, id_ood_scores,
-                                                    id_ood_summary)
+                                                    id_ood_summary, lm_companion_table, lm_companion_tests)
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
 from fgpo_core.selectors.head import StackedHead
 from fgpo_core.table import load_tables
@@ -225,6 +227,33 @@ display(cap.OOD.unstack().round(2))
 # %%
 findings = post_training_findings(sft, rl_table, budget, cap, id_peak)
 display(Markdown("\n".join(findings)))
+
+# %% [markdown]
+# ## 5. The language-model selector
+#
+# One question of the study asked of the LM selector of "FGPO versus GRPO": under one budget
+# of question visits (each training question once), does a brief SFT stage followed by FGPO
+# (20% / 80%) beat pure SFT and pure FGPO, in and out of domain, and do LoRA ranks 4, 16 and 64
+# order the arms as the study found? Every run starts from that chapter's format warm-up,
+# merged into the weights, with a fresh adapter of its rank on top, and keeps its last adapter;
+# each is judged by free generation on in- and out-of-domain core questions and on the
+# microbe suite (`fgpo_core.experiments.lm_companion`).
+
+# %%
+lm_picks = Path(lm_companion_dir) / "picks.parquet" if lm_companion_dir else None
+if lm_picks is not None and lm_picks.exists():
+    lm_picks = pd.read_parquet(lm_picks)
+    lm_table = lm_companion_table(lm_picks, tables, train_families)
+    lm_tests = lm_companion_tests(lm_picks, tables, train_families)
+    display(lm_table.round(1))
+    if len(lm_tests):
+        display(Markdown("Question-paired McNemar tests of the sequential arm against each pure arm:"))
+        display(lm_tests.round(3))
+    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests))))
+else:
+    print("The LM selector's study has not been run into " + (lm_companion_dir or "this profile") + "; "
+          "`make lm-companion` runs it (resumable; its budget and evaluated questions are "
+          "`fgpo lm-companion --help`'s defaults).")
 
 # %% [markdown]
 # What the difference between the two settings predicts. The study's models generate

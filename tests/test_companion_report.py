@@ -46,3 +46,35 @@ def test_scores_and_checkpoints_pool_questions_by_domain():
     st.checkpoints = None
     with pytest.raises(ValueError, match="checkpoints"):
         id_ood_checkpoints(st, TRAIN)
+
+
+def test_the_lm_study_table_tests_and_findings_on_known_picks():
+    from fgpo_core.book.findings import lm_companion_findings
+    from fgpo_core.experiments.companion_report import (lm_companion_table, lm_companion_tests,
+                                                        parse_lm_companion_method)
+
+    assert parse_lm_companion_method("sft20-fgpo80-r16") == ("sft20-fgpo80", 16)
+    with pytest.raises(ValueError, match="ARM-rRANK"):
+        parse_lm_companion_method("sft")
+    # 10 ID core questions (cpg) and 10 OOD (taxonomy); subset 3 is right, anything else wrong
+    core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
+    tables = {"core": core}
+    ids = [f"c{i}" for i in range(20)]
+    right = {"sft": [3] * 10 + [0] * 10,              # ID 100, OOD 0
+             "fgpo": [0] * 10 + [3] * 5 + [-1] * 5,  # ID 0, OOD 50, 5 format failures
+             "sft20-fgpo80": [3] * 8 + [0] * 2 + [3] * 9 + [0]}  # ID 80, OOD 90
+    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
+                                     "mask": masks})
+                       for r in (4, 16) for arm, masks in right.items()], ignore_index=True)
+    t = lm_companion_table(picks, tables, TRAIN)
+    assert t.loc[("sft", 4), "ID"] == 100.0 and t.loc[("sft", 4), "OOD"] == 0.0
+    assert t.loc[("fgpo", 16), "OOD"] == 50.0 and t.loc[("fgpo", 16), "format failures (%)"] == 25.0
+    assert t.loc[("sft20-fgpo80", 4), "ID"] == 80.0 and t.loc[("sft20-fgpo80", 4), "n OOD"] == 10
+    tests = lm_companion_tests(picks, tables, TRAIN)
+    row = tests.loc[(4, "OOD", "sft")]
+    assert (row["sft20-fgpo80 only"], row["other only"], row["n"]) == (9, 0, 10)
+    assert row["p"] == pytest.approx(2 * 0.5 ** 9)
+    assert tests.loc[(16, "ID", "fgpo"), "sft20-fgpo80 only"] == 8
+    text = "\n".join(lm_companion_findings(t, tests))
+    assert "beats fgpo" in text and "OOD: sft20-fgpo80 beats sft and fgpo" in text
+    assert "in 2 of 4 (rank, domain) cells" in text  # OOD at both ranks; ID loses to sft

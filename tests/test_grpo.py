@@ -79,3 +79,44 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
     assert [d["step"] for d in dead] == [1, 2] and all(0.0 <= d["dead_group_closed_form"] <= 1.0 for d in dead)
     assert "dead_group_closed_form" in res.steps and res.steps.dead_group_closed_form.notna().all()
     assert all(0.0 <= d["p_gen_on_actions"] < 0.5 for d in dead)  # an untrained tiny model rarely parses
+
+
+def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
+    import torch
+    from transformers import AutoTokenizer
+
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo
+    from fgpo_core.reasoners.causal_lm import smollm2_path
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    d, f = smollm2_path()
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
+    model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
+    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
+    qs = [question(i) for i in range(4)]
+    correct = np.random.default_rng(0).random((4, 16)) < 0.5
+
+    class Lengths(TableReward):
+        """A reward that depends on the completion's length, so every group is live."""
+
+        def score(self, completions, qi):
+            r, masks = super().score(completions, qi)
+            return r + np.array([len(self._text(c)) % 3 for c in completions]), masks
+
+    seen = {}
+
+    def evaluate(selector, questions, rewards, dev_correct):  # dev accuracy 10, 30, 20 at steps 0, 1, 2
+        step = len(seen)
+        seen[step] = [p.detach().clone() for p in selector.model.parameters() if p.requires_grad]
+        return {"accuracy": [10.0, 30.0, 20.0][step], "format_failures": 0.0}
+
+    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1)
+    with pytest.raises(ValueError, match="select_by"):
+        train_grpo(sel, qs, correct, qs[:2], correct[:2], GRPOConfig(select_by="best"), tmp_path / "bad")
+    res = train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", evaluate=evaluate,
+                     progress=False, dead_group_probe=0, reward=Lengths(correct, 4, 4))
+    assert res.best_step == 1 and res.dev.step.tolist() == [0, 1, 2]
+    now = [p.detach() for p in sel.model.parameters() if p.requires_grad]
+    assert all(torch.equal(a, b) for a, b in zip(now, seen[1]))
+    assert not all(torch.equal(a, b) for a, b in zip(seen[1], seen[2]))  # training moved the adapter on

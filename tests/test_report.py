@@ -232,6 +232,18 @@ def test_chosen_status_lists_every_row_and_what_has_landed(tmp_path):
     st = chosen_status(tmp_path)
     assert st.loc["Warm-up", "run"] == "lm/warmup" and st.loc["Warm-up", "core"] == 3
     assert st.loc["FGPO", "run"] == "" and pd.isna(st.loc["FGPO", "core"])
+    # with the runs' folders, an unrecorded method says how far its run has got
+    ck = tmp_path / "lm" / "grpo" / "ckpt"
+    for step in (9, 10):
+        (ck / f"checkpoint-{step}").mkdir(parents=True)
+        (ck / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"global_step": step,
+                                                                                  "max_steps": 32}))
+    (tmp_path / "lm" / "dpo").mkdir()
+    (tmp_path / "lm" / "dpo" / "manifest.json").write_text("{}")
+    st = chosen_status(tmp_path, {"grpo": ["lm/grpo"], "dpo": ["lm/dpo"], "sft": ["lm/sft"], "warmup": ["lm/warmup"]})
+    assert st.loc["GRPO", "progress"] == "lm/grpo: step 10 of 32"
+    assert st.loc["DPO", "progress"] == "lm/dpo: finished" and st.loc["SFT", "progress"] == "lm/sft: not started"
+    assert st.loc["Warm-up", "progress"] == "evaluated" and st.loc["FGPO", "progress"] == "not planned"
 
 
 def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_path):

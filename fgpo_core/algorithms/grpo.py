@@ -57,6 +57,9 @@ class GRPOConfig:
     """Evaluate on dev every this many steps (0: 8 evaluations per run, as the paper's 25 of 200)."""
     seed: int = 0
     """Seeds sampling, order and the adapter's initialisation."""
+    select_by: str = "generation"
+    """Which adapter the run keeps: "generation", the dev evaluation with the highest free-generation
+    accuracy (ties: the earlier step; step 0 is the starting adapter), as FGPO's; "last", the final one."""
 
 
 class TableReward:
@@ -136,8 +139,9 @@ def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOC
                       per_device_train_batch_size=cfg.G, gradient_accumulation_steps=cfg.prompts_per_step,
                       num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
                       temperature=cfg.temperature, top_p=1.0, beta=0.0, loss_type=cfg.loss_type,
+                      # a checkpoint every step: a step costs minutes on CPU, a LoRA checkpoint a few MB
                       scale_rewards="group", max_steps=max_steps, logging_steps=1, save_strategy="steps",
-                      save_steps=max(1, max_steps // 8), save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
+                      save_steps=1, save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
                       seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=not progress, remove_unused_columns=False,
                       dataloader_num_workers=0, log_completions=False, gradient_checkpointing=False)
     if tokenizer.pad_token is None:
@@ -156,6 +160,9 @@ class GRPOResult:
     dev: pd.DataFrame
     reward_evaluations: int
     extra: dict = field(default_factory=dict)
+    best_step: int | None = None
+    """The step whose adapter the model holds after training (None: the last, ``select_by="last"``
+    or no dev evaluation)."""
 
 
 def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray, dev_qs: Sequence[Question],
@@ -165,14 +172,19 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     checkpoint in ``out_dir``. ``evaluate(selector, dev_qs, None, dev_correct) -> dict`` (the
     signature FGPO's dev evaluation shares; GRPO has no reward rows to give it) is called on dev
     every ``eval_every`` steps and before training. ``reward`` replaces the default
-    :class:`TableReward` of ``train_correct``. ``dead_group_probe``: the first this many
+    :class:`TableReward` of ``train_correct``. With ``cfg.select_by="generation"`` the adapter of the
+    best dev evaluation (free-generation ``accuracy``; ties to the earlier step) is kept in
+    ``out_dir/best.pt`` as it appears and loaded into the model after training. ``dead_group_probe``: the first this many
     training questions are the probe of a :class:`~fgpo_core.algorithms.callbacks.DeadGroupCallback`,
     which logs Eq. 7's closed form for the current p_gen beside TRL's ``frac_reward_zero_std``
     at every evaluation step (0: none)."""
+    import torch
     from transformers import TrainerCallback
 
-    from .common import trainer_resume
+    from .common import load_checkpoint, save_checkpoint, trainer_resume
 
+    if cfg.select_by not in ("generation", "last"):
+        raise ValueError(f"select_by must be 'generation' or 'last', got {cfg.select_by!r}")
     out = Path(out_dir)
     resume = trainer_resume(out, cfg)  # refuses a folder of another configuration before reading its logs
     steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * len(train_qs) / cfg.prompts_per_step))
@@ -184,17 +196,30 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     if dev_file.exists():
         dev_rows = json.loads(dev_file.read_text())
 
+    trainable = [p for p in selector.model.parameters() if p.requires_grad]
+    keep_best = evaluate is not None and cfg.select_by == "generation"
+
+    def best_row() -> dict:
+        return max(dev_rows, key=lambda d: (d["accuracy"], -d["step"]))
+
+    def record(row: dict) -> None:
+        """Log a dev evaluation; the best one's adapter is written before the log names it."""
+        dev_rows.append(row)
+        if keep_best and best_row()["step"] == row["step"]:
+            save_checkpoint(out / "best.pt", {"params": [p.detach().clone() for p in trainable], "step": row["step"]})
+        write_json(dev_file, dev_rows, indent=None)
+
     class DevEval(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):
             if evaluate is not None and (state.global_step % every == 0 or state.global_step == steps) \
                     and all(d["step"] != state.global_step for d in dev_rows):
                 selector.model.eval()
-                dev_rows.append({"step": state.global_step, **evaluate(selector, dev_qs, None, dev_correct)})
-                write_json(dev_file, dev_rows, indent=None)
+                record({"step": state.global_step, **evaluate(selector, dev_qs, None, dev_correct)})
                 selector.model.train()
 
     if evaluate is not None and not dev_rows:
-        dev_rows.append({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
+        out.mkdir(parents=True, exist_ok=True)
+        record({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
     ds = grpo_dataset(selector, train_qs)
     callbacks = [DevEval()]
     if dead_group_probe:
@@ -209,5 +234,16 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
                                 progress)
     trainer.train(resume_from_checkpoint=resume)
     logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
+    best_step = None
+    if keep_best:
+        best = load_checkpoint(out / "best.pt")
+        if best["step"] != best_row()["step"]:
+            raise RuntimeError(f"{out / 'best.pt'} holds step {best['step']}, the dev log's best is "
+                               f"{best_row()['step']}: the folder was written by another run")
+        with torch.no_grad():
+            for p, v in zip(trainable, best["params"]):
+                p.copy_(v)
+        best_step = int(best["step"])
     return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), steps * cfg.prompts_per_step * cfg.G,
-                      {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []})
+                      {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []},
+                      best_step)

@@ -11,7 +11,8 @@ from . import paper
 from ..experiments.study_report import label
 
 __all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_table_findings",
-           "head_study_findings", "appendix_findings", "post_training_findings", "past_enumeration_findings"]
+           "head_study_findings", "appendix_findings", "post_training_findings", "lm_companion_findings",
+           "past_enumeration_findings"]
 
 
 def significance_phrase(p_value: float, alpha: float = 0.05) -> str:
@@ -417,6 +418,52 @@ def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[
                       if max(span_id, span_ood) < 1.0 else
                       "The same shape: the larger SFT head, the smaller RL head." if same else
                       "Not the same shape here."))
+    return out
+
+
+def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
+    """The study's fixed-budget and capacity findings beside the LM selector's:
+    ``table`` is :func:`~fgpo_core.experiments.companion_report.lm_companion_table` (indexed by
+    arm and LoRA rank), ``tests`` :func:`~fgpo_core.experiments.companion_report.lm_companion_tests`."""
+    c = paper.COMPANION
+    out = []
+    arms = list(dict.fromkeys(table.index.get_level_values(0)))
+    mixed = [a for a in arms if "sft" in a and "fgpo" in a]
+    for rank in sorted(set(table.index.get_level_values(1))):
+        t = table.xs(rank, level=1)
+        cells = "; ".join(f"{a}: ID {t.loc[a, 'ID']:.1f}%, OOD {t.loc[a, 'OOD']:.1f}%" for a in arms if a in t.index)
+        verdict = ""
+        if mixed and mixed[0] in t.index:
+            m = mixed[0]
+            pure = [a for a in arms if a != m and a in t.index]
+            for d in ("ID", "OOD"):
+                wins = [a for a in pure if t.loc[m, d] > t.loc[a, d]]
+                ps = []
+                for a in pure:
+                    if len(tests) and (rank, d, a) in tests.index:
+                        ps.append(f"p = {tests.loc[(rank, d, a), 'p']:.2g} against {a}")
+                verdict += (f" {d}: {m} beats " + (" and ".join(wins) if wins else "neither pure arm")
+                            + (f" ({', '.join(ps)})" if ps else "") + ".")
+        out.append(f"- **LoRA rank {rank}.** {cells}.{verdict}")
+    if mixed:
+        m = mixed[0]
+        both = [(r, d) for r in sorted(set(table.index.get_level_values(1))) for d in ("ID", "OOD")
+                if (m, r) in table.index and all(table.loc[(m, r), d] > table.loc[(a, r), d]
+                                                 for a in arms if a != m and (a, r) in table.index)]
+        out.append(f"- **Fixed budget.** The study's best split was {c['budget_best_split'][0]}% SFT then "
+                   f"{c['budget_best_split'][1]}% RL, beating both pure arms. Here {m} beats both pure arms in "
+                   f"{len(both)} of {2 * len(set(table.index.get_level_values(1)))} (rank, domain) cells"
+                   + (": " + ", ".join(f"rank {r} {d}" for r, d in both) if both else "") + ".")
+    ranks = sorted(set(table.index.get_level_values(1)))
+    if len(ranks) > 1:
+        parts = []
+        for a, d, claim in (("sft", "ID", f"SFT best at its highest rank ({c['sft_best_rank']})"),
+                            ("fgpo", "OOD", f"RL best near rank {c['rl_best_rank']}")):
+            if a in arms:
+                s = table.xs(a, level=0)[d]
+                parts.append(f"{a} is best on {d} at rank {int(s.idxmax())} (" + ", ".join(
+                    f"r{r} {v:.1f}%" for r, v in s.items()) + f"; the study: {claim})")
+        out.append("- **Capacity.** " + "; ".join(parts) + ".")
     return out
 
 

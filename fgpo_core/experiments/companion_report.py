@@ -9,6 +9,7 @@ place this rule lives.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -18,7 +19,8 @@ from ..evaluation.picks import correct_of
 from ..table import RewardTable
 from .study import Study
 
-__all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary"]
+__all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
+           "domain_correct", "parse_lm_companion_method", "lm_companion_table", "lm_companion_tests"]
 
 OOD_SUITES = ("microbe",)
 """Suites whose every question counts as out of domain (another source of sequences)."""
@@ -39,24 +41,37 @@ def domain_split(tables: Mapping[str, RewardTable], training_families: Iterable[
     return pd.DataFrame(rows)
 
 
-def id_ood_scores(study: Study, tables: Mapping[str, RewardTable], training_families: Iterable[str]) -> pd.DataFrame:
-    """Per (method, seed): ID and OOD accuracy (%) over every question of the test suites, pooled
-    question by question, with the number of questions in each domain."""
+def domain_correct(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
+                   training_families: Iterable[str]) -> pd.DataFrame:
+    """One method and seed's picks (``suite, question_id, mask``; -1 a format failure) read against
+    the tables: columns ``suite, question_id, domain, correct, failed``, in the picks' order
+    (suites without a table are dropped)."""
     fams = set(training_families)
+    frames = []
+    for s, g in picks.groupby("suite", sort=False):
+        if s not in tables:
+            continue
+        t = tables[s].select(g.question_id.tolist())
+        mask = g["mask"].to_numpy()
+        frames.append(pd.DataFrame({"suite": s, "question_id": g.question_id.to_numpy(),
+                                    "domain": [domain_of(s, fam, fams) for fam in np.asarray(t.family)],
+                                    "correct": correct_of(mask, t.correct), "failed": mask < 0}))
+    cols = ["suite", "question_id", "domain", "correct", "failed"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+
+
+def id_ood_scores(study: Study | pd.DataFrame, tables: Mapping[str, RewardTable],
+                  training_families: Iterable[str]) -> pd.DataFrame:
+    """Per (method, seed): ID and OOD accuracy (%) over every question of the test suites, pooled
+    question by question, with the number of questions in each domain. ``study``: a study, or
+    picks in its format (``method, seed, suite, question_id, mask``)."""
+    picks = study if isinstance(study, pd.DataFrame) else study.picks
     rows = []
-    for (m, seed), f in study.picks.groupby(["method", "seed"], sort=False):
-        right = {"ID": [], "OOD": []}
-        for s, g in f.groupby("suite"):
-            if s not in tables:
-                continue
-            t = tables[s].select(g.question_id.tolist())
-            ok = correct_of(g["mask"].to_numpy(), t.correct)
-            dom = np.array([domain_of(s, fam, fams) for fam in np.asarray(t.family)])
-            for d in right:
-                right[d].append(ok[dom == d])
+    for (m, seed), f in picks.groupby(["method", "seed"], sort=False):
+        c = domain_correct(f, tables, training_families)
         row = {"method": m, "seed": seed}
-        for d, parts in right.items():
-            v = np.concatenate(parts) if parts else np.array([])
+        for d in ("ID", "OOD"):
+            v = c.correct[c.domain == d].to_numpy(dtype=bool)
             row[d], row[f"n {d}"] = (100.0 * float(v.mean()) if len(v) else np.nan), int(len(v))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -88,3 +103,76 @@ def id_ood_summary(scores: pd.DataFrame, methods: Iterable[str]) -> pd.DataFrame
     out = pd.DataFrame({"ID": g.ID.mean(), "ID sd": g.ID.std(ddof=1), "OOD": g.OOD.mean(),
                         "OOD sd": g.OOD.std(ddof=1), "seeds": g.seed.nunique()})
     return out.reindex([m for m in methods if m in out.index]).rename(index=label)
+
+
+def parse_lm_companion_method(method: str) -> tuple[str, int]:
+    """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of an LM-companion method and
+    its LoRA rank (``fgpo_core.experiments.lm_companion`` names them so)."""
+    m = re.fullmatch(r"(.+)-r(\d+)", method)
+    if m is None:
+        raise ValueError(f"an LM-companion method is ARM-rRANK (e.g. sft-r16), got {method!r}")
+    return m.group(1), int(m.group(2))
+
+
+def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
+                       training_families: Iterable[str]) -> pd.DataFrame:
+    """The LM selector's post-training study read back: per (arm, LoRA rank), ID and OOD accuracy
+    (%), their question counts and the free-generation format failures (%), over every question
+    and seed in ``picks`` (``fgpo lm-companion``'s ``picks.parquet``)."""
+    rows = []
+    for (m, seed), f in picks.groupby(["method", "seed"], sort=False):
+        arm, rank = parse_lm_companion_method(m)
+        c = domain_correct(f, tables, training_families)
+        row = {"arm": arm, "rank": rank, "seed": seed}
+        for d in ("ID", "OOD"):
+            row[d] = 100.0 * float(c.correct[c.domain == d].mean()) if (c.domain == d).any() else np.nan
+            row[f"n {d}"] = int((c.domain == d).sum())
+        row["format failures (%)"] = 100.0 * float(c.failed.mean()) if len(c) else np.nan
+        rows.append(row)
+    t = pd.DataFrame(rows)
+    if t.empty:
+        return t
+    g = t.groupby(["arm", "rank"], sort=False)
+    out = g[["ID", "OOD", "format failures (%)"]].mean()
+    out[["n ID", "n OOD"]] = g[["n ID", "n OOD"]].first()
+    out["seeds"] = g.seed.nunique()
+    return out
+
+
+def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str],
+                       arm: str | None = None) -> pd.DataFrame:
+    """Question-paired McNemar tests of the sequential arm (``arm``; default: the one whose name
+    holds both stages, e.g. ``sft20-fgpo80``) against each pure arm at the same rank, in each
+    domain, on the first seed: rows (rank, domain, other arm) with both accuracies, the questions
+    only one of them gets right and the p-value."""
+    from ..evaluation.metrics import mcnemar
+
+    seed = picks.seed.min()
+    picks = picks[picks.seed == seed]
+    by = {parse_lm_companion_method(m): f for m, f in picks.groupby("method", sort=False)}
+    arms = list(dict.fromkeys(a for a, _ in by))
+    if arm is None:
+        mixed = [a for a in arms if "sft" in a and "fgpo" in a]
+        if not mixed:
+            return pd.DataFrame()
+        arm = mixed[0]
+    rows = []
+    for (a, rank), f in by.items():
+        if a != arm:
+            continue
+        mine = domain_correct(f, tables, training_families).set_index(["suite", "question_id"])
+        for other in arms:
+            if other == arm or (other, rank) not in by:
+                continue
+            theirs = domain_correct(by[(other, rank)], tables, training_families).set_index(["suite", "question_id"])
+            both = mine.index.intersection(theirs.index)
+            for d in ("ID", "OOD"):
+                ids = both[(mine.loc[both, "domain"] == d).to_numpy()]
+                if not len(ids):
+                    continue
+                x, y = mine.loc[ids, "correct"].to_numpy(bool), theirs.loc[ids, "correct"].to_numpy(bool)
+                t = mcnemar(x, y)
+                rows.append({"rank": rank, "domain": d, "versus": other, "n": len(ids),
+                             f"{arm} (%)": 100.0 * x.mean(), "other (%)": 100.0 * y.mean(),
+                             f"{arm} only": t["a_only"], "other only": t["b_only"], "p": t["p_value"]})
+    return pd.DataFrame(rows).set_index(["rank", "domain", "versus"]) if rows else pd.DataFrame()

@@ -22,7 +22,7 @@ from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "chosen_status", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "choose_runs", "load_chosen", "chosen_status", "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
            "dev_table"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
@@ -307,16 +307,36 @@ def format_summary(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("selector")
 
 
-def chosen_status(runs_dir) -> pd.DataFrame:
+def run_progress(folder) -> str:
+    """How far a run folder has got: "finished" (its manifest is written), "step k of K" (a TRL
+    trainer's latest checkpoint under ``ckpt/``), "started" (anything else there) or "not started"."""
+    folder = Path(folder)
+    if (folder / "manifest.json").exists():
+        return "finished"
+    states = sorted(folder.glob("ckpt/checkpoint-*/trainer_state.json"),
+                    key=lambda p: int(p.parent.name.rsplit("-", 1)[-1]) if p.parent.name.rsplit("-", 1)[-1].isdigit()
+                    else -1)
+    if states:
+        st = json.loads(states[-1].read_text())
+        return f"step {st.get('global_step', '?')} of {st.get('max_steps', '?')}"
+    return "started" if folder.is_dir() and any(folder.iterdir()) else "not started"
+
+
+def chosen_status(runs_dir, folders: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """What ``<runs_dir>/chosen.json`` holds so far, one row per method of the LM main table (and
     its extra rows): the run folder ("" where none is recorded yet) and the questions evaluated
-    on each suite. A chapter prints it so a reader sees which rows have landed."""
+    on each suite. A chapter prints it so a reader sees which rows have landed. With ``folders``
+    (method key -> its run folders relative to ``runs_dir``, e.g. ``lm_grid_folders``), a method
+    not yet recorded also shows how far its run has got (:func:`run_progress`)."""
     path = Path(runs_dir) / CHOSEN_FILE
     chosen = json.loads(path.read_text()) if path.exists() else {}
     rows = []
     for key, label in _CHOSEN_KEYS.items():
         folder = chosen.get(key, "")
         row = {"method": label, "run": folder}
+        if folders is not None:
+            row["progress"] = "evaluated" if folder else ", ".join(
+                f"{f}: {run_progress(Path(runs_dir) / f)}" for f in folders.get(key, [])) or "not planned"
         if folder:
             for suite, frame in _evals(Path(runs_dir) / folder).items():
                 row[suite] = len(frame)
