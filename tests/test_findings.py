@@ -58,7 +58,9 @@ def test_lm_table_findings_follow_the_rows_that_landed():
                          index=["FGPO + format term"])
     man = {"FGPO + format term": {"dev": [{"step": 0}], "best_step": 0}}
     out = lm_table_findings(acc, {"FGPO + format term": 0.0}, tests, man, ["FGPO", "GRPO"])
-    assert out[0].startswith("- **Still to come.** FGPO, GRPO")
+    assert out[0].startswith("- **Still to come.** FGPO, GRPO have not landed yet; their rows")
+    one = lm_table_findings(acc, {"FGPO + format term": 0.0}, tests, man, ["GRPO"])
+    assert one[0].startswith("- **Still to come.** GRPO has not landed yet; its row appears")
     fmt = next(b for b in out if b.startswith("- **FGPO + format term**"))
     assert "-2.0 points from the warm-up" in fmt and "-1.0 from All-Tools" in fmt and "its row is the warm-up's" in fmt
     assert "GenomeQA" not in fmt  # the paper has no such row

@@ -59,8 +59,10 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
     """
     out = []
     if pending:
-        out.append("- **Still to come.** " + ", ".join(pending) + " have not landed yet; their rows appear when "
-                   "their runs and evaluations are committed.")
+        one = len(pending) == 1
+        out.append("- **Still to come.** " + ", ".join(pending) + (" has" if one else " have") + " not landed yet; "
+                   + ("its row appears when its run and evaluation are" if one else
+                      "their rows appear when their runs and evaluations are") + " committed.")
     core = acc["core"]
     for m in [m for m in ("FGPO", "FGPO + format term", "GRPO", "SFT", "DPO") if m in core.index]:
         parts = [f"{core[m]:.1f}% on core"]
