@@ -22,7 +22,8 @@ from ..table import RewardTable
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "chosen_status", "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "choose_runs", "load_chosen", "chosen_status",
+           "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
            "dev_table"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
