@@ -176,8 +176,8 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     best dev evaluation (free-generation ``accuracy``; ties to the earlier step) is kept in
     ``out_dir/best.pt`` as it appears and loaded into the model after training.
     ``dead_group_probe``: the first this many training questions are the probe of a
-    :class:`~fgpo_core.algorithms.callbacks.DeadGroupCallback`, which logs Eq. 7's closed form for the current p_gen beside TRL's ``frac_reward_zero_std``
-    at every evaluation step (0: none)."""
+    :class:`~fgpo_core.algorithms.callbacks.DeadGroupCallback`, which logs Eq. 7's closed form for
+    the current p_gen beside TRL's ``frac_reward_zero_std`` at every evaluation step (0: none)."""
     import torch
     from transformers import TrainerCallback
 
