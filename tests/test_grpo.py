@@ -15,6 +15,20 @@ def question(i):
     return helpers.question(i, split="train", seq="ACGTTGCA" * 8)
 
 
+def tiny_selector(tiny_lm):
+    """An LM selector on a tiny random model with SmolLM2's tokenizer and a LoRA adapter."""
+    from transformers import AutoTokenizer
+
+    from fgpo_core.reasoners.causal_lm import smollm2_path
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    d, f = smollm2_path()
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
+    model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
+    return LMSelector(add_lora(model), tok, n_tools=4, keep=8)
+
+
 def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
     from fgpo_core.algorithms.grpo import TableReward
 
@@ -42,17 +56,9 @@ def test_table_reward_reads_completions_of_a_prefilled_prompt():
 
 
 def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_lm):
-    from transformers import AutoTokenizer
-
     from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo
-    from fgpo_core.reasoners.causal_lm import smollm2_path
-    from fgpo_core.selectors import LMSelector
-    from fgpo_core.selectors.lm import add_lora
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
-    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
+    sel = tiny_selector(tiny_lm)
     qs = [question(i) for i in range(4)]
     correct = np.random.default_rng(0).random((4, 16)) < 0.5
 
@@ -83,17 +89,10 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
 
 def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
     import torch
-    from transformers import AutoTokenizer
 
     from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo
-    from fgpo_core.reasoners.causal_lm import smollm2_path
-    from fgpo_core.selectors import LMSelector
-    from fgpo_core.selectors.lm import add_lora
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
-    sel = LMSelector(add_lora(model), tok, n_tools=4, keep=8)
+    sel = tiny_selector(tiny_lm)
     qs = [question(i) for i in range(4)]
     correct = np.random.default_rng(0).random((4, 16)) < 0.5
 
