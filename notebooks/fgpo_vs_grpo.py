@@ -263,9 +263,10 @@ display(show_source(make_grpo_trainer, drop_docstring=True))
 # warm-up's adapter, its dev split evaluated every few steps by greedy free generation
 # (how a selector is used) and, for FGPO, by controlled scoring (Eq. 6). FGPO's runs keep
 # the adapter with the best free-generation dev accuracy (ties to the higher expected
-# reward $J$); a learning rate is chosen the same way. SFT, DPO and GRPO keep the adapter
-# TRL ends with. A run stopped on purpose (its updates emptied free generation's mass on
-# the policy strings) is drawn dashed.
+# reward $J$); a learning rate is chosen the same way. GRPO keeps the adapter of its best
+# free-generation dev evaluation too (ties to the earlier step); SFT and DPO keep the
+# adapter TRL ends with. A run stopped on purpose (its updates emptied free generation's
+# mass on the policy strings) is drawn dashed.
 
 # %%
 print(f"The paper: lr {paper.HYPERPARAMETERS['lr']:g} ({paper.HYPERPARAMETERS['schedule']}), "
