@@ -77,7 +77,8 @@ from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, f
 from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
 from fgpo_core.experiments.lm_grid import LMGridConfig, lm_grid_folders, small_lm_grid
 from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
-                                          load_chosen, method_grid, p_gen_matrix, stopped_runs, warmup_chain,
+                                          grpo_dead_groups, load_chosen, method_grid, p_gen_matrix, stopped_runs,
+                                          warmup_chain,
                                           warmup_curve, warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
@@ -306,10 +307,13 @@ display(cost.round(1))
 if "GRPO" in trained and "FGPO" in trained:
     fig = plot_selector_training(trained["FGPO"].manifest, trained["GRPO"].manifest)
     plt.show()
-    recount = np.array(trained["GRPO"].manifest["dead_fraction_recount"])
-    display(Markdown(f"Counted exactly, GRPO's dead-group fraction went from **{100 * recount[0]:.0f}%** at its first "
-                     f"step to **{100 * recount[-1]:.0f}%** at its last (mean {100 * recount.mean():.0f}%); the paper's "
-                     f"live telemetry: {paper.DEAD_GROUPS['live_dead_start']}% to "
+    dead = grpo_dead_groups(trained["GRPO"].manifest)
+    both = dead.dropna(subset=["recount"])
+    display(Markdown(f"GRPO's dead-group fraction went from **{100 * dead.trl.iloc[0]:.0f}%** at its first step to "
+                     f"**{100 * dead.trl.iloc[-1]:.0f}%** at its last (mean {100 * dead.trl.mean():.0f}% over "
+                     f"{len(dead)} steps; the exact recount equals TRL's count on "
+                     f"{int(np.isclose(both.recount, both.trl).sum())} of the {len(both)} steps recounted); the "
+                     f"paper's live telemetry: {paper.DEAD_GROUPS['live_dead_start']}% to "
                      f"{paper.DEAD_GROUPS['live_dead_end']}%."))
 else:
     print("GRPO's run has not landed yet.")

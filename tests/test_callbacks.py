@@ -44,3 +44,18 @@ def test_callback_logs_beside_trl_and_into_the_history():
     assert logs2 == {} and len(cb.history) == 1
     with pytest.raises(ValueError, match="num_generations"):
         DeadGroupCallback(lambda m: p, r).on_log(types.SimpleNamespace(), state, None, logs={})
+
+
+def test_a_resumed_run_keeps_the_callbacks_cadence():
+    p = np.array([[0.5, 0.5]])
+    r = np.array([[0.0, 1.0]])
+    cb = DeadGroupCallback(lambda model: p, r, G=2, every=4)
+    # resumed after step 3 (its log history holds steps 1-3): measured at steps 5 and 9, as an unbroken run
+    history = [{"step": i, "loss": 0.0} for i in range(1, 4)]
+    state = types.SimpleNamespace(global_step=3, log_history=history)
+    for step in range(4, 10):
+        state.global_step = step
+        history.append({"step": step, "loss": 0.0})
+        cb.on_log(types.SimpleNamespace(), state, None, model=None, logs={})
+    assert [h["step"] for h in cb.history] == [5, 9]
+    assert [h["step"] for h in history if "dead_group_closed_form" in h] == [5, 9]

@@ -78,6 +78,7 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
     assert len(res.steps) == 2 and len(reward.calls) == 2
     ours = [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in reward.calls]
     np.testing.assert_allclose(res.steps["frac_reward_zero_std"].to_numpy(), ours)
+    np.testing.assert_allclose(res.steps["dead_fraction_recount"].to_numpy(), ours)  # logged beside TRL's
     assert 0.0 < np.mean(ours) < 1.0
     assert res.reward_evaluations == 2 * 4 * 4
     # the dead-group callback logged Eq. 7's closed form for the current p_gen beside TRL's count
@@ -119,3 +120,44 @@ def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
     now = [p.detach() for p in sel.model.parameters() if p.requires_grad]
     assert all(torch.equal(a, b) for a, b in zip(now, seen[1]))
     assert not all(torch.equal(a, b) for a, b in zip(seen[1], seen[2]))  # training moved the adapter on
+
+
+def test_an_interrupted_grpo_run_resumes_with_the_dead_group_counts_of_its_earlier_steps(tmp_path, tiny_lm):
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo
+
+    sel = tiny_selector(tiny_lm)
+    qs = [question(i) for i in range(4)]
+    correct = np.random.default_rng(0).random((4, 16)) < 0.5
+
+    class Stop(Exception):
+        pass
+
+    class Lengths(TableReward):
+        """A reward that depends on the completion's length (live groups) on even questions;
+        with ``stop_at``, the job is stopped when that call (an optimiser step) begins."""
+
+        def __init__(self, *a, stop_at=None):
+            super().__init__(*a)
+            self.stop_at = stop_at
+
+        def score(self, completions, qi):
+            if self.stop_at is not None and len(self.calls) + 1 == self.stop_at:
+                raise Stop
+            r, masks = super().score(completions, qi)
+            return r + np.array([len(self._text(c)) % 3 if i % 2 == 0 else 0 for c, i in zip(completions, qi)]), masks
+
+    def count(calls):
+        return [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in calls]
+
+    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=3, max_completion_length=6, lr=1e-3)
+    first = Lengths(correct, 4, 4, stop_at=3)
+    with pytest.raises(Stop):  # stopped during step 3: steps 1 and 2 are in checkpoints
+        train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", progress=False, reward=first,
+                   dead_group_probe=0)
+    second = Lengths(correct, 4, 4)
+    res = train_grpo(tiny_selector(tiny_lm), qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run",
+                     progress=False, reward=second, dead_group_probe=0)
+    assert res.steps.step.tolist() == [1, 2, 3] and len(second.calls) == 1
+    want = count(first.calls) + count(second.calls)
+    np.testing.assert_allclose(res.steps["dead_fraction_recount"].to_numpy(), want)
+    np.testing.assert_allclose(res.steps["frac_reward_zero_std"].to_numpy(), want)

@@ -175,6 +175,23 @@ def test_the_training_panels_draw_the_closed_form_beside_trls_dead_fraction():
     assert len(plot_selector_training(fgpo, grpo).axes[1].get_lines()) == 1  # a run that did not log it
 
 
+def test_grpo_dead_groups_reads_the_per_step_recount_and_the_older_list():
+    from fgpo_core.experiments.report import grpo_dead_groups
+
+    steps = [{"step": i, "frac_reward_zero_std": 0.25 * i} for i in (3, 1, 2)]
+    steps[0]["dead_fraction_recount"] = 0.75  # step 3 only: a run resumed before step 3 by older code
+    steps[1]["dead_group_closed_form"] = 0.5
+    dead = grpo_dead_groups({"config": {"prompts_per_step": 16}, "steps": steps})
+    assert dead.step.tolist() == [1, 2, 3] and dead.visits.tolist() == [16, 32, 48]
+    np.testing.assert_allclose(dead.trl, [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(dead.recount, [np.nan, np.nan, 0.75])
+    np.testing.assert_allclose(dead.closed_form, [0.5, np.nan, np.nan])
+    old = grpo_dead_groups({"config": {"prompts_per_step": 8}, "dead_fraction_recount": [0.1, 0.2],
+                            "steps": [{"step": i, "frac_reward_zero_std": 0.0} for i in (1, 2, 3)]})
+    np.testing.assert_allclose(old.recount, [0.1, 0.2, np.nan])
+    assert old.closed_form.isna().all() and grpo_dead_groups({"config": {}}).empty
+
+
 def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summarise():
     import matplotlib
 

@@ -90,7 +90,7 @@ class DeadGroupCallback(_callback_base()):
         self.p_gen_fn, self.rewards = p_gen_fn, np.asarray(rewards, dtype=float)
         self.failure_reward, self.G, self.every, self.atol = failure_reward, G, every, atol
         self.history: list[dict] = []
-        self._logs_seen = 0
+        self._logs_seen: int | None = None  # counted from the trainer's log history at the first log (a resumed run)
 
     def measure(self, model, G: int) -> dict:
         """The closed form for the current ``model`` (evaluated without gradients, in eval mode)."""
@@ -111,6 +111,8 @@ class DeadGroupCallback(_callback_base()):
     def on_log(self, args, state, control, model=None, logs=None, **kwargs):
         if logs is None or "train_runtime" in logs:  # the end-of-training summary is not a step
             return control
+        if self._logs_seen is None:  # a run resumed from a checkpoint keeps its cadence
+            self._logs_seen = sum("train_runtime" not in h for h in state.log_history[:-1])
         self._logs_seen += 1
         if (self._logs_seen - 1) % self.every:
             return control

@@ -7,7 +7,9 @@ temperature 1, and :class:`TableReward` turns each into the differential reward
 reward table (no reasoner is called). TRL normalises rewards within each group
 (Eq. 3, Bessel standard deviation, eps 1e-4) and logs ``frac_reward_zero_std``,
 the fraction of dead groups. :class:`TableReward` also keeps every group it
-scored, so the dead-group fraction can be recounted independently.
+scored, so the dead-group fraction is recounted independently and logged beside
+TRL's as ``dead_fraction_recount``, in TRL's own log history (so a run resumed
+from a checkpoint keeps the count of the steps before it).
 """
 from __future__ import annotations
 
@@ -220,8 +222,26 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     if evaluate is not None and not dev_rows:
         out.mkdir(parents=True, exist_ok=True)
         record({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
+    class Recount(TrainerCallback):
+        """Writes the exact dead-group fraction of the groups scored since the last log into the
+        log entry of the step (TRL keeps its log history in every checkpoint)."""
+
+        def __init__(self):
+            self.seen = len(reward.calls)
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs is None or "train_runtime" in logs or len(reward.calls) == self.seen:
+                return control
+            groups = [g for call in reward.calls[self.seen:] for g in call]
+            self.seen = len(reward.calls)
+            value = float(np.mean([np.ptp(g) <= 1e-8 for g in groups]))
+            logs["dead_fraction_recount"] = value
+            if state.log_history and state.log_history[-1].get("step") == state.global_step:
+                state.log_history[-1]["dead_fraction_recount"] = value
+            return control
+
     ds = grpo_dataset(selector, train_qs)
-    callbacks = [DevEval()]
+    callbacks = [DevEval(), Recount()]
     if dead_group_probe:
         from .callbacks import DeadGroupCallback, lm_selector_p_gen
 

@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..experiments.report import grpo_dead_groups
+
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
@@ -138,13 +140,14 @@ def plot_selector_training(fgpo: dict, grpo: dict):
     ax.set(title="Dev accuracy", xlabel="question visits", ylabel="accuracy (%)")
     ax.legend(fontsize=8)
     ax = axes[0, 1]
-    if "dead_fraction_recount" in grpo:
-        exact = grpo["dead_fraction_recount"]
-        ax.plot(gs.visits[:len(exact)], [100 * x for x in exact], "s-", c=cg, label="exact count (six equal rewards)")
-    ax.plot(gs.visits, 100 * gs.frac_reward_zero_std, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
-    if "dead_group_closed_form" in gs and gs.dead_group_closed_form.notna().any():
-        cf_rows = gs.dropna(subset=["dead_group_closed_form"])
-        ax.plot(cf_rows.visits, 100 * cf_rows.dead_group_closed_form, "k--", lw=1.2,
+    dead = grpo_dead_groups(grpo)
+    exact = dead.dropna(subset=["recount"])
+    if len(exact):
+        ax.plot(exact.visits, 100 * exact.recount, "s-", c=cg, label="exact count (six equal rewards)")
+    ax.plot(dead.visits, 100 * dead.trl, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
+    closed = dead.dropna(subset=["closed_form"])
+    if len(closed):
+        ax.plot(closed.visits, 100 * closed.closed_form, "k--", lw=1.2,
                 label="closed form from p_gen (Eq. 7, probe questions)")
     ax.set(title="GRPO's dead groups (all G = 6 rewards equal)", xlabel="question visits",
            ylabel="dead groups (%)", ylim=(-3, 103))

@@ -24,7 +24,7 @@ __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
            "choose_runs", "load_chosen", "chosen_status",
            "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
-           "dev_table"]
+           "dev_table", "grpo_dead_groups"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
 
@@ -410,3 +410,21 @@ def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
                          "tools": d.get("gen_tools", d.get("tools", np.nan)),
                          "kept": d["step"] == m.get("best_step", -1), "stopped": bool(m.get("stopped"))})
     return pd.DataFrame(rows)
+
+
+def grpo_dead_groups(manifest: dict) -> pd.DataFrame:
+    """A GRPO run's dead groups step by step (fractions in [0, 1]): ``step``, question ``visits``,
+    TRL's ``frac_reward_zero_std`` as ``trl``, the exact recount of its groups (``recount``) and
+    Eq. 7's closed form from p_gen on the probe questions (``closed_form``); NaN where a step did
+    not log one. Older manifests kept the recount as one list from step 1, read as such."""
+    steps = pd.DataFrame(manifest.get("steps", []))
+    if steps.empty:
+        return pd.DataFrame(columns=["step", "visits", "trl", "recount", "closed_form"])
+    steps = steps.sort_values("step").reset_index(drop=True)
+    recount = steps["dead_fraction_recount"] if "dead_fraction_recount" in steps else \
+        pd.Series(manifest.get("dead_fraction_recount", []), dtype=float).reindex(steps.index)
+    return pd.DataFrame({"step": steps["step"].astype(int),
+                         "visits": steps["step"].astype(int) * manifest["config"]["prompts_per_step"],
+                         "trl": steps["frac_reward_zero_std"].astype(float), "recount": recount.astype(float),
+                         "closed_form": steps.get("dead_group_closed_form",
+                                                  pd.Series(np.nan, index=steps.index)).astype(float)})

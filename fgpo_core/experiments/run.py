@@ -190,9 +190,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
         res = train_grpo(sel, train_qs, train_t.correct, dev_qs, dev_t.correct, config, out / "ckpt",
                          evaluate=evaluate_generation, progress=progress)
         extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
-                 "best_step": res.best_step, "reward_evaluations": res.reward_evaluations,
-                 "dead_fraction_recount": [float(np.mean([np.ptp(g) <= 1e-8 for g in c]))
-                                           for c in res.extra["table_reward"].calls]}
+                 "best_step": res.best_step, "reward_evaluations": res.reward_evaluations}
     elif objective == "warmup":
         from ..algorithms.warmup import train_warmup
 
