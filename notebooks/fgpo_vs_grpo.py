@@ -63,12 +63,13 @@ import torch
 from IPython.display import Markdown, display
 
 from fgpo_core.algorithms.fgpo import fgpo_step
-from fgpo_core.algorithms.grpo import TableReward, make_grpo_trainer
+from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, make_grpo_trainer, trl_constant_groups
 from fgpo_core.algorithms.imitation import dpo_pairs, sft_targets
 from fgpo_core.algorithms.warmup import uniform_format_loss
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
-from fgpo_core.book.findings import drift_sentence, lm_table_findings, mass_left_candidates
+from fgpo_core.book.findings import (drift_sentence, grpo_dead_sentence, lm_table_findings,
+                                    mass_left_candidates)
 from fgpo_core.book.plots import (plot_generation_drift, plot_lm_dev, plot_main_grid, plot_selector_training,
                                   plot_tool_rates, plot_warmup, set_style)
 from fgpo_core.core.estimators import fgpo_loss
@@ -307,16 +308,23 @@ display(cost.round(1))
 if "GRPO" in trained and "FGPO" in trained:
     fig = plot_selector_training(trained["FGPO"].manifest, trained["GRPO"].manifest)
     plt.show()
-    dead = grpo_dead_groups(trained["GRPO"].manifest)
-    both = dead.dropna(subset=["recount"])
-    display(Markdown(f"GRPO's dead-group fraction went from **{100 * dead.trl.iloc[0]:.0f}%** at its first step to "
-                     f"**{100 * dead.trl.iloc[-1]:.0f}%** at its last (mean {100 * dead.trl.mean():.0f}% over "
-                     f"{len(dead)} steps; the exact recount equals TRL's count on "
-                     f"{int(np.isclose(both.recount, both.trl).sum())} of the {len(both)} steps recounted); the "
-                     f"paper's live telemetry: {paper.DEAD_GROUPS['live_dead_start']}% to "
-                     f"{paper.DEAD_GROUPS['live_dead_end']}%."))
+    display(Markdown(grpo_dead_sentence(grpo_dead_groups(trained["GRPO"].manifest),
+                                        paper.DEAD_GROUPS["live_dead_start"], paper.DEAD_GROUPS["live_dead_end"])))
 else:
     print("GRPO's run has not landed yet.")
+
+# %% [markdown]
+# Where the exact count is above TRL's, the groups TRL missed are dead all the same. TRL
+# calls a group dead when `torch.isclose` finds its float32 standard deviation equal to zero
+# (absolute tolerance $10^{-8}$). For a reward whose float32 mean over six copies rounds
+# away from the reward itself, the standard deviation is a rounding residue above that
+# tolerance: the group is counted live, and each of its six completions receives the same
+# tiny advantage instead of zero. Every value of the differential reward, and what TRL
+# makes of a group of $G$ equal copies of it:
+
+# %%
+display(trl_constant_groups(G=trained["GRPO"].manifest["config"]["G"] if "GRPO" in trained else GRPOConfig().G)
+        .style.format({"reward": "{:+.2f}", "float32_std": "{:.2e}", "advantage": "{:.2e}"}))
 
 # %% [markdown]
 # ## The main table

@@ -1,4 +1,5 @@
 """The chapters' plain-words readings follow the numbers they report."""
+import numpy as np
 import pandas as pd
 
 from fgpo_core.book.findings import drift_sentence, mass_left_candidates, significance_phrase
@@ -84,3 +85,17 @@ def test_lm_table_findings_follow_the_rows_that_landed():
     assert any("differ by 2.0 points on core for every selector shown" in b for b in same)
     assert any("-1.0 points here" in b and "not the paper's sign" in b for b in out)
     assert not any("Still to come" in b for b in out) and np.isfinite(acc.values).all()
+
+
+def test_grpo_dead_sentence_reports_trls_count_and_the_exact_recount():
+    from fgpo_core.book.findings import grpo_dead_sentence
+
+    dead = pd.DataFrame({"step": [1, 2, 3, 4], "trl": [0.25, 0.5, 0.5, 0.75],
+                         "recount": [np.nan, np.nan, 0.5, 1.0]})
+    s = grpo_dead_sentence(dead, 42, 87.5)
+    assert "from **25%** at its first step to **75%** at its last (mean 50% over 4 steps)" in s
+    assert "over steps 3-4, it averaged **75%** against TRL's 62% on the same steps" in s
+    assert "above TRL's count on 1 of the 2 steps" in s and s.endswith("telemetry: 42% to 87.5%.")
+    same = grpo_dead_sentence(dead.assign(recount=dead.trl), 42, 87.5)
+    assert "over steps 1-4" in same and "equal to it at every step" in same
+    assert "counted exactly" not in grpo_dead_sentence(dead.assign(recount=np.nan), 42, 87.5)

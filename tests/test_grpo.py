@@ -161,3 +161,30 @@ def test_an_interrupted_grpo_run_resumes_with_the_dead_group_counts_of_its_earli
     want = count(first.calls) + count(second.calls)
     np.testing.assert_allclose(res.steps["dead_fraction_recount"].to_numpy(), want)
     np.testing.assert_allclose(res.steps["frac_reward_zero_std"].to_numpy(), want)
+
+
+def test_trls_dead_group_count_misses_groups_whose_float32_mean_rounds(tmp_path, tiny_lm):
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, train_grpo, trl_constant_groups
+
+    table = trl_constant_groups(G=6)
+    np.testing.assert_allclose(table.reward, [-0.95, -0.9, 0.0, 0.05, 1.0])  # the differential reward's values
+    assert (table.trl_counts_dead == (table.float32_std <= 1e-8)).all()
+    assert (table.trl_counts_dead == (table.advantage == 0)).all()
+    verdict = dict(zip(table.reward.round(2), table.trl_counts_dead))
+
+    class Constant(TableReward):
+        """Every group dead: six equal rewards, -0.9 on even questions and 1.0 on odd ones."""
+
+        def score(self, completions, qi):
+            _, masks = super().score(completions, qi)
+            return np.array([-0.9 if i % 2 == 0 else 1.0 for i in qi]), masks
+
+    sel = tiny_selector(tiny_lm)
+    qs = [question(i) for i in range(4)]
+    correct = np.zeros((4, 16), dtype=bool)
+    res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
+                     GRPOConfig(G=6, prompts_per_step=4, max_steps=1, max_completion_length=4, lr=1e-3),
+                     tmp_path / "run", progress=False, reward=Constant(correct, 4, 6), dead_group_probe=0)
+    assert res.steps["dead_fraction_recount"].tolist() == [1.0]
+    # TRL's own count in a real run is what trl_constant_groups predicts for the two values
+    assert res.steps["frac_reward_zero_std"].tolist() == [(verdict[-0.9] + verdict[1.0]) / 2]

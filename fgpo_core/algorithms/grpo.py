@@ -27,7 +27,8 @@ from ..core.rewards import differential_reward
 from ..core.subsets import ActionSpace
 from ..io import write_json
 
-__all__ = ["GRPOConfig", "GRPOResult", "TableReward", "grpo_dataset", "make_grpo_trainer", "train_grpo"]
+__all__ = ["GRPOConfig", "GRPOResult", "TableReward", "grpo_dataset", "make_grpo_trainer", "train_grpo",
+           "trl_constant_groups"]
 
 
 @dataclass
@@ -121,6 +122,30 @@ class TableReward:
     def dead_fraction(self, last: int | None = None) -> float:
         g = self.groups[-last:] if last else self.groups
         return float(np.mean([np.ptp(x) <= 1e-8 for x in g])) if g else float("nan")
+
+
+def trl_constant_groups(values: Sequence[float] | None = None, G: int = 6) -> pd.DataFrame:
+    """How TRL's GRPOTrainer treats a dead group, one whose ``G`` rewards all equal ``value``, for
+    each value (default: every value the differential reward takes): the float32 standard deviation it computes (``trl.trainer.utils.nanstd``, as in
+    its group scaling), whether ``torch.isclose(std, 0)`` counts the group in
+    ``frac_reward_zero_std`` (``trl_counts_dead``), and the advantage each completion then gets,
+    ``(r - mean) / (std + 1e-4)`` (``advantage``; exactly 0 for a group the exact count calls dead
+    only when float32 arithmetic returns the value itself as the mean)."""
+    import torch
+    from trl.trainer.utils import nanstd
+
+    if values is None:
+        grid = np.array(np.meshgrid([False, True], [False, True], [False, True])).reshape(3, -1)
+        values = np.unique(differential_reward(*grid))
+    rows = []
+    for v in values:
+        r = torch.full((1, G), float(v), dtype=torch.float32)
+        std = nanstd(r, dim=1)
+        mean = torch.nanmean(r, dim=1)
+        rows.append({"reward": float(v), "float32_std": float(std), "trl_counts_dead":
+                     bool(torch.isclose(std, torch.zeros_like(std))),
+                     "advantage": float(((r - mean[:, None]) / (std[:, None] + 1e-4))[0, 0])})
+    return pd.DataFrame(rows)
 
 
 def grpo_dataset(selector, questions: Sequence[Question]):

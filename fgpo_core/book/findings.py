@@ -10,7 +10,7 @@ import pandas as pd
 from . import paper
 from ..experiments.study_report import label
 
-__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_table_findings",
+__all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_table_findings", "grpo_dead_sentence",
            "head_study_findings", "appendix_findings", "post_training_findings", "lm_companion_findings",
            "past_enumeration_findings"]
 
@@ -34,6 +34,23 @@ def mass_left_candidates(drift: pd.DataFrame, factor: float = 10.0) -> bool:
     """Whether a drift run raised ``J`` while the policy strings lost more than ``1 - 1/factor`` of
     their generation mass: the objective served by moving mass off the candidate set."""
     return bool(drift.J.iloc[-1] > drift.J.iloc[0] and drift.p_gen_valid.iloc[-1] < drift.p_gen_valid.iloc[0] / factor)
+
+
+def grpo_dead_sentence(dead: pd.DataFrame, paper_start: float, paper_end: float) -> str:
+    """GRPO's dead groups over training in one sentence, from
+    :func:`fgpo_core.experiments.report.grpo_dead_groups`: TRL's count over every step, the exact
+    recount over the steps it covers and how often it exceeds TRL's, the paper's telemetry beside."""
+    out = (f"By TRL's count, GRPO's dead-group fraction went from **{100 * dead.trl.iloc[0]:.0f}%** at its first step "
+           f"to **{100 * dead.trl.iloc[-1]:.0f}%** at its last (mean {100 * dead.trl.mean():.0f}% over {len(dead)} "
+           "steps)")
+    both = dead.dropna(subset=["recount"])
+    if len(both):
+        over = int((both.recount > both.trl + 1e-9).sum())
+        span = f"step {both.step.iloc[0]}" if len(both) == 1 else f"steps {both.step.iloc[0]}-{both.step.iloc[-1]}"
+        out += (f"; counted exactly, over {span}, it averaged **{100 * both.recount.mean():.0f}%** against TRL's "
+                f"{100 * both.trl.mean():.0f}% on the same steps, " +
+                (f"above TRL's count on {over} of the {len(both)} steps" if over else "equal to it at every step"))
+    return out + f". The paper's live telemetry: {paper_start:g}% to {paper_end:g}%."
 
 
 def _beats(a: float, b: float) -> str:
