@@ -9,7 +9,9 @@ reward table (no reasoner is called). TRL normalises rewards within each group
 the fraction of dead groups. :class:`TableReward` also keeps every group it
 scored, so the dead-group fraction is recounted independently and logged beside
 TRL's as ``dead_fraction_recount``, in TRL's own log history (so a run resumed
-from a checkpoint keeps the count of the steps before it).
+from a checkpoint keeps the count of the steps before it). The two can differ:
+TRL's test of a zero standard deviation misses groups whose float32 mean rounds
+(:func:`trl_constant_groups`).
 """
 from __future__ import annotations
 
@@ -126,11 +128,13 @@ class TableReward:
 
 def trl_constant_groups(values: Sequence[float] | None = None, G: int = 6) -> pd.DataFrame:
     """How TRL's GRPOTrainer treats a dead group, one whose ``G`` rewards all equal ``value``, for
-    each value (default: every value the differential reward takes): the float32 standard deviation it computes (``trl.trainer.utils.nanstd``, as in
-    its group scaling), whether ``torch.isclose(std, 0)`` counts the group in
-    ``frac_reward_zero_std`` (``trl_counts_dead``), and the advantage each completion then gets,
-    ``(r - mean) / (std + 1e-4)`` (``advantage``; exactly 0 for a group the exact count calls dead
-    only when float32 arithmetic returns the value itself as the mean)."""
+    each value (default: every value the differential reward takes): the float32 standard
+    deviation it computes (``trl.trainer.utils.nanstd``, as in its group scaling), whether
+    ``torch.isclose(std, 0)`` counts the group in ``frac_reward_zero_std``
+    (``trl_counts_dead``), and the advantage ``(r - mean) / (std + 1e-4)`` each of its
+    completions then gets (``advantage``). A value whose float32 mean over ``G`` copies rounds
+    away from itself leaves a standard deviation of rounding residue: TRL counts that group as
+    live and gives its completions one tiny equal advantage instead of zero."""
     import torch
     from trl.trainer.utils import nanstd
 
@@ -247,6 +251,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     if evaluate is not None and not dev_rows:
         out.mkdir(parents=True, exist_ok=True)
         record({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
+
     class Recount(TrainerCallback):
         """Writes the exact dead-group fraction of the groups scored since the last log into the
         log entry of the step (TRL keeps its log history in every checkpoint)."""
