@@ -79,8 +79,7 @@ from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, too
 from fgpo_core.experiments.lm_grid import LMGridConfig, lm_grid_folders, small_lm_grid
 from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
                                           grpo_dead_groups, load_chosen, method_grid, p_gen_matrix, stopped_runs,
-                                          warmup_chain,
-                                          warmup_curve, warmup_format_checks)
+                                          warmup_chain, warmup_curve, warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
