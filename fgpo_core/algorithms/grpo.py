@@ -257,14 +257,14 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
         log entry of the step (TRL keeps its log history in every checkpoint)."""
 
         def __init__(self):
-            self.seen = len(reward.calls)
+            self.seen = len(reward.groups)
 
         def on_log(self, args, state, control, logs=None, **kw):
-            if logs is None or "train_runtime" in logs or len(reward.calls) == self.seen:
+            new = len(reward.groups) - self.seen
+            if logs is None or "train_runtime" in logs or not new:
                 return control
-            groups = [g for call in reward.calls[self.seen:] for g in call]
-            self.seen = len(reward.calls)
-            value = float(np.mean([np.ptp(g) <= 1e-8 for g in groups]))
+            self.seen = len(reward.groups)
+            value = reward.dead_fraction(last=new)
             logs["dead_fraction_recount"] = value
             if state.log_history and state.log_history[-1].get("step") == state.global_step:
                 state.log_history[-1]["dead_fraction_recount"] = value
