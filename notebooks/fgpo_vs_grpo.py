@@ -79,7 +79,7 @@ from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, too
 from fgpo_core.experiments.lm_grid import LMGridConfig, lm_grid_folders, small_lm_grid
 from fgpo_core.experiments.report import (CHOSEN_METHODS, chosen_status, dev_table, domain_accuracy, format_summary,
                                           grpo_dead_groups, load_chosen, method_grid, p_gen_matrix, stopped_runs,
-                                          warmup_chain, warmup_curve, warmup_format_checks)
+                                          training_cost, warmup_chain, warmup_curve, warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
@@ -290,12 +290,9 @@ if len(dev):
     display(Markdown("Dev accuracy by step, each cell free generation / controlled scoring (format failures under "
                      "free generation), in %; ★ the kept checkpoint:"))
     display(cells.pivot(index="step", columns="run", values="cell").fillna(""))
-cost = pd.DataFrame({n: {"question visits": r.manifest["n_train"] * r.manifest["config"].get("epochs", 0),
-                         "optimiser steps": max([int(x.get("step", 0)) for x in r.manifest.get("steps",
-                                                                                             r.manifest.get("log", []))]
-                                                + [0]),
-                         "training minutes (2 CPU cores, dev evaluations included)": r.manifest["train_seconds"] / 60}
-                     for n, r in trained.items()}).T
+cost = training_cost({n: r.manifest for n, r in trained.items()}).rename(
+    columns={"visits": "question visits", "steps": "optimiser steps", "minutes": "training minutes (2 CPU cores)",
+             "timed_by": "timed by"})
 display(cost.round(1))
 
 # %% [markdown]

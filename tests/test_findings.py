@@ -65,6 +65,16 @@ def test_lm_table_findings_follow_the_rows_that_landed():
     fmt = next(b for b in out if b.startswith("- **FGPO + format term**"))
     assert "-2.0 points from the warm-up" in fmt and "-1.0 from All-Tools" in fmt and "its row is the warm-up's" in fmt
     assert "GenomeQA" not in fmt  # the paper has no such row
+    assert "By free generation" not in fmt  # no later dev evaluation to report
+    man["GRPO"] = {"objective": "grpo", "config": {"prompts_per_step": 16}, "best_step": 0,
+                   "dev": [{"step": 0, "accuracy": 51.5, "tools": 3.64}, {"step": 8, "accuracy": 45.0, "tools": 3.1},
+                           {"step": 16, "accuracy": 47.0, "tools": 3.0}]}
+    with_grpo = acc.copy()
+    with_grpo.loc["GRPO"] = [48.0]
+    g = lm_table_findings(with_grpo, {}, tests.iloc[:0], man, [])
+    g = next(b for b in g if b.startswith("- **GRPO**"))
+    assert "its row is the warm-up's. By free generation on dev it scored 51.5% at step 0 and 45.0-47.0% at " \
+           "steps 8, 16, with 3.64 tools per question at the start and 3.00 at its last evaluation." in g
     pair = next(b for b in out if "question by question" in b)
     assert "Warm-up right and FGPO + format term wrong on 10" in pair and "significant at 5%" in pair
     assert not any("paper's comparison" in b for b in out)

@@ -362,3 +362,18 @@ def test_family_routing_picks_each_training_familys_best_subset_and_falls_back_f
     assert route == {"a": 3, "b": 8, "*": 3} and picks.tolist() == [8, 3, 3]
     with pytest.raises(ValueError, match="3 families for 4 reward rows"):
         family_routing(r, ["a", "a", "b"], ["a"])
+
+
+def test_training_cost_keeps_a_resumed_runs_every_step():
+    from fgpo_core.experiments.report import training_cost
+
+    whole = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 600.0,
+             "steps": [{"step": 1, "step_time": 100.0}, {"step": 2, "step_time": 100.0}]}
+    resumed = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 120.0,  # its last segment only
+               "steps": [{"step": s, "step_time": 100.0} for s in (1, 2, 3)]}
+    plain = {"n_train": 8, "config": {}, "train_seconds": 60.0}
+    cost = training_cost({"FGPO": whole, "GRPO": resumed, "SFT": plain})
+    assert cost.loc["FGPO", "minutes"] == 10.0 and cost.loc["FGPO", "timed_by"].startswith("one process")
+    assert cost.loc["GRPO", "minutes"] == 5.0 and cost.loc["GRPO", "timed_by"].startswith("per-step times")
+    assert cost.loc["GRPO", "steps"] == 3 and cost.loc["GRPO", "visits"] == 512
+    assert cost.loc["SFT", "minutes"] == 1.0 and cost.loc["SFT", "steps"] == 0 and cost.loc["SFT", "visits"] == 0

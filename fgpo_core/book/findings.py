@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import paper
+from ..experiments.report import dev_table
 from ..experiments.study_report import label
 
 __all__ = ["significance_phrase", "drift_sentence", "mass_left_candidates", "lm_table_findings", "grpo_dead_sentence",
@@ -98,6 +99,17 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
             if man["best_step"] == 0:
                 text += (" Its checkpoint chosen on dev is its starting point, the warm-up: no later dev "
                          "evaluation ranked higher, so its row is the warm-up's.")
+                dev = dev_table({m: man})
+                start, later = dev[dev.step == 0], dev[dev.step > 0].dropna(subset=["generation"])
+                if len(start) and len(later):
+                    lo, hi = later.generation.min(), later.generation.max()
+                    text += (f" By free generation on dev it scored {start.generation.iloc[0]:.1f}% at step 0 and "
+                             + (f"{lo:.1f}%" if lo == hi else f"{lo:.1f}-{hi:.1f}%")
+                             + f" at steps {', '.join(str(s) for s in later.step)}")
+                    if later.tools.notna().all() and start.tools.notna().all():
+                        text += (f", with {start.tools.iloc[0]:.2f} tools per question at the start and "
+                                 f"{later.tools.iloc[-1]:.2f} at its last evaluation")
+                    text += "."
         out.append(text)
     for m, t in tests.iterrows():
         a = t["against"]

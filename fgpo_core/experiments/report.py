@@ -24,7 +24,7 @@ __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
            "choose_runs", "load_chosen", "chosen_status",
            "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
-           "dev_table", "grpo_dead_groups"]
+           "dev_table", "grpo_dead_groups", "training_cost"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
 
@@ -400,7 +400,7 @@ def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
     a stopped run's record; GRPO's dev rows log free generation as ``accuracy``."""
     rows = []
     for label, m in curves.items():
-        per_step = m["config"].get("prompts_per_step") or m["config"].get("batch_size", 16)
+        per_step = m.get("config", {}).get("prompts_per_step") or m.get("config", {}).get("batch_size", 16)
         for d in m.get("dev", []):
             gen = d.get("gen_accuracy", d.get("accuracy")) if m.get("objective") != "grpo" else d.get("accuracy")
             rows.append({"run": label, "step": int(d["step"]), "visits": d.get("visits", d["step"] * per_step),
@@ -410,6 +410,27 @@ def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
                          "tools": d.get("gen_tools", d.get("tools", np.nan)),
                          "kept": d["step"] == m.get("best_step", -1), "stopped": bool(m.get("stopped"))})
     return pd.DataFrame(rows)
+
+
+def training_cost(manifests: Mapping[str, dict]) -> pd.DataFrame:
+    """What each trained run cost, one row per label of ``manifests``: question ``visits``,
+    optimiser ``steps`` and training ``minutes`` on this machine.
+
+    ``minutes`` is the manifest's ``train_seconds`` (the wall time of the process that finished
+    the run, dev evaluations included) unless the per-step times TRL logs (``step_time``, kept in
+    every checkpoint) add up to more: a run resumed across processes keeps those whole, while
+    ``train_seconds`` covers only its last segment. ``timed_by`` says which was used."""
+    rows = {}
+    for label, m in manifests.items():
+        log = m.get("steps", m.get("log", []))
+        steps = sum(float(x.get("step_time", 0.0)) for x in log)
+        resumed = steps > m["train_seconds"]
+        rows[label] = {"visits": m["n_train"] * m["config"].get("epochs", 0),
+                       "steps": max([int(x.get("step", 0)) for x in log] + [0]),
+                       "minutes": (steps if resumed else m["train_seconds"]) / 60,
+                       "timed_by": "per-step times summed (resumed; dev evaluations excluded)" if resumed
+                       else "one process (dev evaluations included)"}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def grpo_dead_groups(manifest: dict) -> pd.DataFrame:
