@@ -538,7 +538,8 @@ else:
 # printed below beside ours). Here FGPO is trained and evaluated with the names in its
 # prompt, from the same warm-up and at the same rate as FGPO with anonymous slots, its
 # checkpoint chosen on dev like every run's (the dev table above marks it); the
-# question-by-question table above tests the two on core.
+# question-by-question table above tests the two on core, and below named FGPO is tested
+# against its own start, the warm-up read with the named prompt.
 
 # %%
 if "FGPO (named tools)" in runs and "FGPO" in runs:
@@ -547,6 +548,13 @@ if "FGPO (named tools)" in runs and "FGPO" in runs:
     display(paper_vs_book({"anonymous (GenomeQA)": (paper.SENSITIVITY["anonymous_prompt"], acc.loc["FGPO", "core"]),
                            "named (GenomeQA)": (paper.SENSITIVITY["named_prompt"],
                                                 acc.loc["FGPO (named tools)", "core"])}))
+    if {"FGPO (named tools)", "Tools w/ Desc"} <= set(vectors):
+        # the Tools w/ Desc row is the warm-up read with the same named prompt: named FGPO's step 0
+        t = mcnemar(vectors["FGPO (named tools)"], vectors["Tools w/ Desc"])
+        display(Markdown(f"Against its own start (the warm-up read with the same named prompt, the Tools w/ Desc "
+                         f"row): FGPO with named tools is right where its start is wrong on {t['a_only']} core "
+                         f"questions and wrong where its start is right on {t['b_only']} (exact McNemar "
+                         f"p = {t['p_value']:.3g})."))
 else:
     print("FGPO with named tools has not landed yet.")
 
