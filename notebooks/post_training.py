@@ -49,6 +49,7 @@ head_questions = 200  # its training, dev and test questions per suite
 lm_companion_dir = "../runs/cpu/lm-companion"  # `fgpo lm-companion`; empty or unfinished: the section says how to run it
 
 # %% tags=["hide-input"]
+import json
 import tempfile
 import warnings
 from pathlib import Path
@@ -61,9 +62,11 @@ from fgpo_core.book import paper
 from fgpo_core.book.chapter import profile_note, show_source
 from fgpo_core.book.findings import lm_companion_findings, post_training_findings
 from fgpo_core.algorithms.head import parse_method
-from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, set_style
+from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_companion, set_style
 from fgpo_core.experiments.companion_report import (domain_of, domain_split, id_ood_checkpoints, id_ood_scores,
-                                                    id_ood_summary, lm_companion_table, lm_companion_tests)
+                                                    id_ood_summary, lm_companion_costs, lm_companion_table,
+                                                    lm_companion_tests, load_lm_companion)
+from fgpo_core.experiments.lm_companion import LMCompanionConfig
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
 from fgpo_core.selectors.head import StackedHead
 from fgpo_core.table import load_tables
@@ -237,23 +240,56 @@ display(Markdown("\n".join(findings)))
 # order the arms as the study found? Every run starts from that chapter's format warm-up,
 # merged into the weights, with a fresh adapter of its rank on top, and keeps its last adapter;
 # each is judged by free generation on in- and out-of-domain core questions and on the
-# microbe suite (`fgpo_core.experiments.lm_companion`).
+# microbe suite (`fgpo_core.experiments.lm_companion`). A fresh adapter starts at zero, so the
+# warm-up itself, as evaluated in "FGPO versus GRPO", is every rank's step 0: the **start** row,
+# against which each arm is also tested question by question.
 
 # %%
-lm_picks = Path(lm_companion_dir) / "picks.parquet" if lm_companion_dir else None
-if lm_picks is not None and lm_picks.exists():
-    lm_picks = pd.read_parquet(lm_picks)
+lm_ready = bool(lm_companion_dir) and (Path(lm_companion_dir) / "picks.parquet").exists()
+if lm_ready:
+    lm_picks = load_lm_companion(lm_companion_dir)
+    lm_cfg = json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]
     lm_table = lm_companion_table(lm_picks, tables, train_families)
     lm_tests = lm_companion_tests(lm_picks, tables, train_families)
+    lm_vs_start = lm_companion_tests(lm_picks, tables, train_families, arm="start")
+    lm_cost = lm_companion_costs(lm_companion_dir)
+    print(f"Budget: {lm_cfg['budget']} question visits per run, {round(100 * lm_cfg['sft_share'])}% of them SFT in "
+          f"the sequential arm; learning rates {lm_cfg['sft_lr']:g} (SFT) and {lm_cfg['fgpo_lr']:g} (FGPO); seed "
+          f"{lm_cfg['seed']}; LoRA ranks evaluated: {', '.join(str(r) for r in sorted(set(lm_table.index.get_level_values(1))))} "
+          f"(the sweep: {LMCompanionConfig.ranks}). Training took {lm_cost['train seconds'].sum() / 60:.0f} min on "
+          f"{lm_cfg['threads']} CPU threads.")
     display(lm_table.round(1))
-    if len(lm_tests):
-        display(Markdown("Question-paired McNemar tests of the sequential arm against each pure arm:"))
-        display(lm_tests.round(3))
-    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests))))
 else:
     print("The LM selector's study has not been run into " + (lm_companion_dir or "this profile") + "; "
           "`make lm-companion` runs it (resumable; its budget and evaluated questions are "
           "`fgpo lm-companion --help`'s defaults).")
+
+# %% [markdown]
+# Each arm's path from the start, rank by rank:
+
+# %%
+if lm_ready:
+    plot_lm_companion(lm_table)
+    plt.show()
+
+# %% [markdown]
+# The question-paired tests (exact McNemar, seed 0): the sequential arm against each other
+# arm, then the start against each trained arm ("start only": questions the start gets right
+# and the arm wrong).
+
+# %%
+if lm_ready:
+    if len(lm_tests):
+        display(lm_tests.round(3))
+    display(lm_vs_start.round(3))
+    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests, lm_vs_start))))
+
+# %% [markdown]
+# What each training run cost (its stages counted apart; evaluations not included):
+
+# %%
+if lm_ready:
+    display(lm_cost.round(2))
 
 # %% [markdown]
 # What the difference between the two settings predicts. The study's models generate
@@ -262,7 +298,8 @@ else:
 # is reward-optimal under Eq. 1, and for many questions that is the empty subset (the
 # appendix's SFT section gives the share). So one would expect SFT alone to gain little on
 # either side, whatever its epochs, and the RL stage, which sees every subset's reward, to do
-# most of the work in and out of domain alike. The findings above say whether it did.
+# most of the work in and out of domain alike. The findings above say whether it did; for
+# the LM selector, the tools per question of its table are the direct check.
 #
 # ## Re-running it
 #

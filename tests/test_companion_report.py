@@ -69,6 +69,7 @@ def test_the_lm_study_table_tests_and_findings_on_known_picks():
     t = lm_companion_table(picks, tables, TRAIN)
     assert t.loc[("sft", 4), "ID"] == 100.0 and t.loc[("sft", 4), "OOD"] == 0.0
     assert t.loc[("fgpo", 16), "OOD"] == 50.0 and t.loc[("fgpo", 16), "format failures (%)"] == 25.0
+    assert t.loc[("sft", 4), "tools"] == 1.0 and t.loc[("fgpo", 16), "tools"] == pytest.approx(2 * 5 / 15)
     assert t.loc[("sft20-fgpo80", 4), "ID"] == 80.0 and t.loc[("sft20-fgpo80", 4), "n OOD"] == 10
     tests = lm_companion_tests(picks, tables, TRAIN)
     row = tests.loc[(4, "OOD", "sft")]
@@ -78,3 +79,64 @@ def test_the_lm_study_table_tests_and_findings_on_known_picks():
     text = "\n".join(lm_companion_findings(t, tests))
     assert "beats fgpo" in text and "OOD: sft20-fgpo80 beats sft and fgpo" in text
     assert "in 2 of 4 (rank, domain) cells" in text  # OOD at both ranks; ID loses to sft
+
+
+def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
+    import json
+
+    from fgpo_core.book.findings import lm_companion_findings
+    from fgpo_core.experiments.companion_report import (load_lm_companion, lm_companion_table, lm_companion_tests,
+                                                        with_start)
+
+    core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
+    tables = {"core": core}
+    ids = [f"c{i}" for i in range(20)]
+    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
+                                     "mask": masks})
+                       for r in (4, 16) for arm, masks in
+                       (("sft", [3] * 10 + [0] * 10), ("fgpo", [3] * 10 + [3] * 10))], ignore_index=True)
+    runs = tmp_path / "runs"
+    (runs / "lm" / "warmup" / "eval").mkdir(parents=True)
+    study = runs / "lm-companion"
+    study.mkdir()
+    # the start: right on the first 5 ID and 2 OOD questions; its evaluation holds extra questions, shuffled
+    start = pd.DataFrame({"question_id": ids[::-1] + ["c99"], "generation_pick": [0] * 8 + [3] * 2 + [0] * 5
+                          + [3] * 5 + [3]})
+    start.to_parquet(runs / "lm" / "warmup" / "eval" / "core.parquet")
+    with pytest.raises(FileNotFoundError, match="no picks.parquet"):
+        load_lm_companion(study)
+    picks.to_parquet(study / "picks.parquet")
+    (study / "manifest.json").write_text(json.dumps({"config": {"folder": "lm-companion", "start": "lm/warmup"}}))
+    (study / "sft-r4").mkdir()
+    (study / "sft-r4" / "manifest.json").write_text(json.dumps(
+        {"objective": "sft", "n_train": 256, "config": {"epochs": 1, "lora_r": 4}, "train_seconds": 512.0}))
+    (study / "fgpo-r4").mkdir()  # unfinished: no manifest
+    from fgpo_core.experiments.companion_report import lm_companion_costs
+
+    cost = lm_companion_costs(study)
+    assert list(cost.index) == ["sft-r4"] and cost.loc["sft-r4", "seconds per visit"] == 2.0
+    allp = load_lm_companion(study)
+    assert list(dict.fromkeys(allp.method))[:2] == ["start-r4", "start-r16"] and len(allp) == len(picks) + 40
+    t = lm_companion_table(allp, tables, TRAIN)
+    assert (t.loc[("start", 4), "ID"], t.loc[("start", 16), "OOD"]) == (50.0, 20.0)
+    vs = lm_companion_tests(allp, tables, TRAIN, arm="start")
+    assert (vs.loc[(16, "OOD", "fgpo"), "other only"], vs.loc[(16, "OOD", "fgpo"), "start only"]) == (8, 0)
+    assert vs.loc[(4, "ID", "sft"), "p"] == pytest.approx(2 * 0.5 ** 5)
+    text = "\n".join(lm_companion_findings(t, lm_companion_tests(allp, tables, TRAIN), vs))
+    assert "- **LoRA rank 4.** start: ID 50.0%, OOD 20.0%, 0.70 tools; sft: ID 100.0%" in text
+    assert "Against the start, in points: sft ID +50.0 (p = 0.062), OOD -20.0 (p = 0.5)" in text
+    assert "2 of 8 (rank, domain, arm) cells differ from the start at p < 0.05: fgpo at rank 4 OOD (+80.0), " \
+           "fgpo at rank 16 OOD (+80.0)." in text
+    assert "Fixed budget" not in text  # no sequential arm here
+    import matplotlib
+    matplotlib.use("Agg")
+    from fgpo_core.book.plots import plot_lm_companion
+
+    fig = plot_lm_companion(t)
+    assert [ax.get_title() for ax in fig.axes] == ["LoRA rank 4", "LoRA rank 16"]
+    assert len(fig.axes[0].texts) == 2  # an arrow from the start to each arm
+    assert fig.axes[1].collections[0].get_offsets().tolist() == [[50.0, 20.0]]  # the start
+    (runs / "lm" / "warmup" / "eval" / "core.parquet").unlink()
+    pd.DataFrame({"question_id": ids[:19], "generation_pick": 0}).to_parquet(runs / "lm" / "warmup" / "eval" / "core.parquet")
+    with pytest.raises(ValueError, match="lacks 1 of the study's core questions"):
+        with_start(picks, runs / "lm" / "warmup" / "eval")

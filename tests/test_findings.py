@@ -95,6 +95,11 @@ def test_lm_table_findings_follow_the_rows_that_landed():
     assert any("differ by 2.0 points on core for every selector shown" in b for b in same)
     assert any("-1.0 points here" in b and "not the paper's sign" in b for b in out)
     assert not any("Still to come" in b for b in out) and np.isfinite(acc.values).all()
+    assert not any("named tools" in b for b in out)
+    acc.loc["FGPO (named tools)"], acc.loc["Tools w/ Desc"] = [52.5], [40.0]
+    named = next(b for b in lm_table_findings(acc, {}, tests.iloc[:0], man, []) if "named tools" in b)
+    assert "52.5% on core against anonymous FGPO's 55.0% (-2.5 points; the paper: 51.67% named" in named
+    assert "+12.5 points from its start" in named and "(Tools w/ Desc, 40.0%)" in named
 
 
 def test_grpo_dead_sentence_reports_trls_count_and_the_exact_recount():

@@ -214,6 +214,7 @@ def test_fgpo_format_samples_the_format_beside_the_exact_mass(ci_bench, tmp_path
 
 def test_a_run_trained_with_tool_names_is_evaluated_and_checked_with_them(ci_bench, tmp_path, monkeypatch):
     import json
+    import shutil
 
     import fgpo_core.experiments.run as run
     from fgpo_core.genomics.tools import TOOL_NAMES
@@ -260,6 +261,18 @@ def test_a_run_trained_with_tool_names_is_evaluated_and_checked_with_them(ci_ben
     del recorded["described"]  # a setup recorded before the field existed restarts as anonymous
     setup_file.write_text(json.dumps(recorded))
     run._check_setup(tmp_path / "r", run.RunSetup(), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+    # the benchmark is recorded by its files' digest, not its path: a copy elsewhere is the same setup
+    bench_copy = tmp_path / "elsewhere"
+    shutil.copytree(bench, bench_copy)
+    (tmp_path / "s").mkdir()
+    run._check_setup(tmp_path / "s", run.RunSetup(bench_dir=str(bench)), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+    assert "bench_dir" not in json.loads((tmp_path / "s" / run.SETUP_FILE).read_text())
+    run._check_setup(tmp_path / "s", run.RunSetup(bench_dir=str(bench_copy)), "fgpo", ["q0"], ["d0"], {"reasoner": "x"})
+    first = next(bench_copy.glob("*.jsonl"))
+    first.write_text(first.read_text() + "\n")
+    with pytest.raises(ValueError, match="another setup.*bench"):
+        run._check_setup(tmp_path / "s", run.RunSetup(bench_dir=str(bench_copy)), "fgpo", ["q0"], ["d0"],
+                         {"reasoner": "x"})
 
 
 def test_a_stopped_fgpo_run_keeps_its_logs_and_reason(tmp_path):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import paper
+from ..experiments.companion_report import START_ARM
 from ..experiments.report import dev_table
 from ..experiments.study_report import label
 
@@ -116,6 +117,15 @@ def lm_table_findings(acc: pd.DataFrame, format_failures: Mapping[str, float], t
         out.append(f"- **{a} against {m}, question by question on core.** {a} right and {m} wrong on "
                    f"{int(t['a_only'])} questions, the reverse on {int(t['b_only'])}; exact McNemar p = "
                    f"{t['p_value']:.3g}: " + significance_phrase(t["p_value"]))
+    named = "FGPO (named tools)"
+    if named in core.index and "FGPO" in core.index:
+        text = (f"- **{named}**: {core[named]:.1f}% on core against anonymous FGPO's {core['FGPO']:.1f}% "
+                f"({core[named] - core['FGPO']:+.1f} points; the paper: {paper.SENSITIVITY['named_prompt']:.2f}% "
+                f"named against {paper.SENSITIVITY['anonymous_prompt']:.2f}% anonymous)")
+        if "Tools w/ Desc" in core.index:
+            text += (f", {core[named] - core['Tools w/ Desc']:+.1f} points from its start, the warm-up read with "
+                     f"the same named prompt (Tools w/ Desc, {core['Tools w/ Desc']:.1f}%)")
+        out.append(text + ".")
     if domains is not None and "Warm-up" in domains.index:
         base = domains.loc["Warm-up"]
         moved = [f"{m} {domains.loc[m, 'ID'] - base['ID']:+.1f} ID, {domains.loc[m, 'OOD'] - base['OOD']:+.1f} OOD"
@@ -163,7 +173,6 @@ def head_study_findings(summary: pd.DataFrame, tools: pd.DataFrame, tests_core: 
     the dev curves, the coverage dial, FGPO's and GRPO's routing on core, the transfer cells, the
     empty subset's shares (``optimal``, ``sft_argmax``, %) and each method's share of core
     questions on which all its seeds pick the same subset."""
-    from ..experiments.study_report import label
 
     def mean(m, s="core"):
         return float(summary.loc[m, f"{s} mean"])
@@ -452,40 +461,61 @@ def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[
     return out
 
 
-def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
+def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd.DataFrame | None = None) -> list[str]:
     """The study's fixed-budget and capacity findings beside the LM selector's:
     ``table`` is :func:`~fgpo_core.experiments.companion_report.lm_companion_table` (indexed by
-    arm and LoRA rank), ``tests`` :func:`~fgpo_core.experiments.companion_report.lm_companion_tests`."""
+    arm and LoRA rank, the shared start as arm ``start`` when present), ``tests``
+    :func:`~fgpo_core.experiments.companion_report.lm_companion_tests` of the sequential arm and
+    ``vs_start`` the same with ``arm="start"`` (each trained arm against the start)."""
     c = paper.COMPANION
     out = []
-    arms = list(dict.fromkeys(table.index.get_level_values(0)))
+    ranks = sorted(set(table.index.get_level_values(1)))
+    arms = [a for a in dict.fromkeys(table.index.get_level_values(0)) if a != START_ARM]
     mixed = [a for a in arms if "sft" in a and "fgpo" in a]
-    for rank in sorted(set(table.index.get_level_values(1))):
+    for rank in ranks:
         t = table.xs(rank, level=1)
-        cells = "; ".join(f"{a}: ID {t.loc[a, 'ID']:.1f}%, OOD {t.loc[a, 'OOD']:.1f}%" for a in arms if a in t.index)
+        cells = "; ".join(f"{a}: ID {t.loc[a, 'ID']:.1f}%, OOD {t.loc[a, 'OOD']:.1f}%"
+                          + (f", {t.loc[a, 'tools']:.2f} tools" if "tools" in t.columns else "")
+                          for a in [START_ARM] + arms if a in t.index)
         verdict = ""
         if mixed and mixed[0] in t.index:
             m = mixed[0]
             pure = [a for a in arms if a != m and a in t.index]
             for d in ("ID", "OOD"):
                 wins = [a for a in pure if t.loc[m, d] > t.loc[a, d]]
-                ps = []
-                for a in pure:
-                    if len(tests) and (rank, d, a) in tests.index:
-                        ps.append(f"p = {tests.loc[(rank, d, a), 'p']:.2g} against {a}")
+                ps = [f"p = {tests.loc[(rank, d, a), 'p']:.2g} against {a}" for a in pure
+                      if len(tests) and (rank, d, a) in tests.index]
                 verdict += (f" {d}: {m} beats " + (" and ".join(wins) if wins else "neither pure arm")
                             + (f" ({', '.join(ps)})" if ps else "") + ".")
-        out.append(f"- **LoRA rank {rank}.** {cells}.{verdict}")
+        moved = ""
+        if vs_start is not None and len(vs_start) and START_ARM in t.index:
+            parts = []
+            for a in arms:
+                ds = [f"{d} {t.loc[a, d] - t.loc[START_ARM, d]:+.1f} (p = {vs_start.loc[(rank, d, a), 'p']:.2g})"
+                      for d in ("ID", "OOD") if a in t.index and (rank, d, a) in vs_start.index]
+                if ds:
+                    parts.append(f"{a} " + ", ".join(ds))
+            if parts:
+                moved = " Against the start, in points: " + "; ".join(parts) + "."
+        out.append(f"- **LoRA rank {rank}.** {cells}.{verdict}{moved}")
     if mixed:
         m = mixed[0]
-        both = [(r, d) for r in sorted(set(table.index.get_level_values(1))) for d in ("ID", "OOD")
+        both = [(r, d) for r in ranks for d in ("ID", "OOD")
                 if (m, r) in table.index and all(table.loc[(m, r), d] > table.loc[(a, r), d]
                                                  for a in arms if a != m and (a, r) in table.index)]
         out.append(f"- **Fixed budget.** The study's best split was {c['budget_best_split'][0]}% SFT then "
                    f"{c['budget_best_split'][1]}% RL, beating both pure arms. Here {m} beats both pure arms in "
-                   f"{len(both)} of {2 * len(set(table.index.get_level_values(1)))} (rank, domain) cells"
+                   f"{len(both)} of {2 * len(ranks)} (rank, domain) cells"
                    + (": " + ", ".join(f"rank {r} {d}" for r, d in both) if both else "") + ".")
-    ranks = sorted(set(table.index.get_level_values(1)))
+    if vs_start is not None and len(vs_start):
+        sig = [(r, d, a) for (r, d, a), p in vs_start.p.items() if p < 0.05]
+        out.append("- **Training against its start.** " + (
+            f"{len(sig)} of {len(vs_start)} (rank, domain, arm) cells "
+            + ("differs" if len(sig) == 1 else "differ") + " from the start at p < 0.05: "
+            + ", ".join(f"{a} at rank {r} {d} ({table.loc[(a, r), d] - table.loc[(START_ARM, r), d]:+.1f})"
+                        for r, d, a in sig) + "."
+            if sig else f"None of the {len(vs_start)} (rank, domain, arm) cells differs from the start at p < 0.05: "
+            "at this budget no arm measurably moved the selector from its warm-up."))
     if len(ranks) > 1:
         parts = []
         for a, d, claim in (("sft", "ID", f"SFT best at its highest rank ({c['sft_best_rank']})"),

@@ -12,7 +12,7 @@ from ..experiments.report import grpo_dead_groups
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_generation_drift",
+           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_generation_drift",
            "plot_budget"]
 
 METHOD_COLORS = {
@@ -389,6 +389,43 @@ def plot_id_ood_plane(trajectories: dict, title: str = "ID against OOD over trai
                         arrowprops={"arrowstyle": "-|>", "color": c})
     ax.set(xlabel="in-domain accuracy (%)", ylabel="out-of-domain accuracy (%)", title=title)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lm_companion(table: pd.DataFrame, start: str = "start",
+                      title: str = "The LM selector: from its start to each arm's last adapter"):
+    """One ID-OOD plane per LoRA rank: the shared start (grey circle) and an arrow from it to each
+    trained arm's accuracy. ``table``:
+    :func:`~fgpo_core.experiments.companion_report.lm_companion_table` (indexed by arm and rank)."""
+    ranks = sorted(set(table.index.get_level_values(1)))
+    arms = [a for a in dict.fromkeys(table.index.get_level_values(0)) if a != start]
+
+    def arm_color(a, i):
+        if "sft" in a and "fgpo" in a:
+            return "#2a6fb0"
+        return color({"sft": "SFT", "fgpo": "FGPO", "grpo": "GRPO"}.get(a, a)) if a in ("sft", "fgpo", "grpo") \
+            else sns.color_palette("deep")[i % 10]
+
+    fig, axes = plt.subplots(1, len(ranks), figsize=(3.9 * len(ranks) + 0.6, 3.9), squeeze=False, sharex=True,
+                             sharey=True)
+    for ax, r in zip(axes.flat, ranks):
+        t = table.xs(r, level=1)
+        if start in t.index:
+            x0, y0 = t.loc[start, "ID"], t.loc[start, "OOD"]
+            ax.scatter([x0], [y0], s=45, color="#7f8c8d", zorder=3, label=start)
+        for i, a in enumerate(arms):
+            if a not in t.index:
+                continue
+            c = arm_color(a, i)
+            ax.scatter([t.loc[a, "ID"]], [t.loc[a, "OOD"]], s=30, color=c, zorder=3, label=a)
+            if start in t.index:
+                ax.annotate("", xy=(t.loc[a, "ID"], t.loc[a, "OOD"]), xytext=(x0, y0),
+                            arrowprops={"arrowstyle": "-|>", "color": c, "lw": 1.3, "shrinkA": 4, "shrinkB": 4})
+        ax.set(title=f"LoRA rank {r}", xlabel="in-domain accuracy (%)")
+    axes.flat[0].set_ylabel("out-of-domain accuracy (%)")
+    axes.flat[-1].legend(fontsize=7, loc="best")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
 

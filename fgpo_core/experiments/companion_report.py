@@ -10,6 +10,7 @@ place this rule lives.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -20,7 +21,8 @@ from ..table import RewardTable
 from .study import Study
 
 __all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
-           "domain_correct", "parse_lm_companion_method", "lm_companion_table", "lm_companion_tests"]
+           "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion", "lm_companion_costs",
+           "lm_companion_table", "lm_companion_tests"]
 
 OOD_SUITES = ("microbe",)
 """Suites whose every question counts as out of domain (another source of sequences)."""
@@ -114,10 +116,80 @@ def parse_lm_companion_method(method: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
+START_ARM = "start"
+"""The arm name of the shared start (the format warm-up) in an LM-companion table."""
+
+
+def with_start(picks: pd.DataFrame, start_eval: str | Path) -> pd.DataFrame:
+    """``picks`` (``fgpo lm-companion``'s ``picks.parquet``) with the shared start's picks on the
+    same questions put first, read from its free-generation evaluation (``<start_eval>/<suite>.parquet``,
+    column ``generation_pick``) as arm :data:`START_ARM` at every rank and seed of ``picks``: every
+    run adds a fresh LoRA adapter, which starts at zero, to the merged start, so the start is each
+    rank's step 0. Raises ``ValueError`` if the evaluation lacks a question of ``picks``."""
+    frames = []
+    for suite, g in picks.groupby("suite", sort=False):
+        path = Path(start_eval) / f"{suite}.parquet"
+        if not path.exists():
+            raise ValueError(f"the start has no evaluation of the {suite} suite ({path})")
+        ev = pd.read_parquet(path, columns=["question_id", "generation_pick"]).set_index("question_id")
+        ids = list(dict.fromkeys(g.question_id))
+        missing = [i for i in ids if i not in ev.index]
+        if missing:
+            raise ValueError(f"{path} lacks {len(missing)} of the study's {suite} questions, e.g. {missing[0]!r}")
+        masks = ev.loc[ids, "generation_pick"].astype(int).to_numpy()
+        for m in dict.fromkeys(picks.method):
+            _, rank = parse_lm_companion_method(m)
+            for seed in dict.fromkeys(picks.seed):
+                frames.append(pd.DataFrame({"method": f"{START_ARM}-r{rank}", "seed": seed, "suite": suite,
+                                            "question_id": ids, "mask": masks}))
+    start = pd.concat(frames, ignore_index=True).drop_duplicates(["method", "seed", "suite", "question_id"])
+    order = {m: i for i, m in enumerate(dict.fromkeys(start.method))}
+    start = start.sort_values("method", key=lambda c: c.map(order), kind="stable")
+    return pd.concat([start, picks], ignore_index=True)
+
+
+def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
+    """The picks of a finished ``fgpo lm-companion`` folder with its start's (:func:`with_start`),
+    the start found from the study's manifest (``runs_dir/start``; ``runs_dir`` is the folder
+    holding ``companion_dir`` at the manifest's ``folder``)."""
+    import json
+
+    d = Path(companion_dir)
+    for name in ("picks.parquet", "manifest.json"):
+        if not (d / name).exists():
+            raise FileNotFoundError(f"{d} holds no finished LM-companion study (no {name}); run `fgpo lm-companion`")
+    cfg = json.loads((d / "manifest.json").read_text())["config"]
+    runs = d
+    for _ in Path(cfg["folder"]).parts:
+        runs = runs.parent
+    return with_start(pd.read_parquet(d / "picks.parquet"), runs / cfg["start"] / "eval")
+
+
+def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
+    """What each finished training run of an ``fgpo lm-companion`` folder cost: one row per run
+    folder (``sft-r16``, ``sft20-r16``, ...), its objective, LoRA rank, question visits, training
+    seconds and seconds per visit, read from the runs' manifests."""
+    import json
+
+    rows = []
+    for m in sorted(Path(companion_dir).glob("*/manifest.json")):
+        man = json.loads(m.read_text())
+        if "train_seconds" not in man:
+            continue
+        visits = int(man["n_train"]) * int(man.get("config", {}).get("epochs", 1))
+        rows.append({"run": m.parent.name, "objective": man["objective"],
+                     "rank": int(man.get("config", {}).get("lora_r", 0)), "visits": visits,
+                     "train seconds": float(man["train_seconds"]),
+                     "seconds per visit": float(man["train_seconds"]) / max(visits, 1)})
+    cols = ["run", "objective", "rank", "visits", "train seconds", "seconds per visit"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["rank", "run"], kind="stable").set_index("run")
+
+
 def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
                        training_families: Iterable[str]) -> pd.DataFrame:
     """The LM selector's post-training study read back: per (arm, LoRA rank), ID and OOD accuracy
-    (%), their question counts and the free-generation format failures (%), over every question
+    (%), their question counts, the free-generation format failures (%) and tools per question
+    (of the well-formed picks), over every question
     and seed in ``picks`` (``fgpo lm-companion``'s ``picks.parquet``)."""
     rows = []
     for (m, seed), f in picks.groupby(["method", "seed"], sort=False):
@@ -128,12 +200,15 @@ def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
             row[d] = 100.0 * float(c.correct[c.domain == d].mean()) if (c.domain == d).any() else np.nan
             row[f"n {d}"] = int((c.domain == d).sum())
         row["format failures (%)"] = 100.0 * float(c.failed.mean()) if len(c) else np.nan
+        mask = f["mask"].to_numpy()
+        ok = mask[mask >= 0].astype(np.int64)
+        row["tools"] = float(np.mean([bin(int(m)).count("1") for m in ok])) if len(ok) else np.nan
         rows.append(row)
     t = pd.DataFrame(rows)
     if t.empty:
         return t
     g = t.groupby(["arm", "rank"], sort=False)
-    out = g[["ID", "OOD", "format failures (%)"]].mean()
+    out = g[["ID", "OOD", "format failures (%)", "tools"]].mean()
     out[["n ID", "n OOD"]] = g[["n ID", "n OOD"]].first()
     out["seeds"] = g.seed.nunique()
     return out

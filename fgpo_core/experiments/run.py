@@ -219,10 +219,14 @@ SETUP_FILE = "setup.json"
 
 def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids, table_manifest: dict) -> None:
     """Record what a run trains on before it starts; a restarted run (resuming its checkpoints) must
-    train on the same: objective, questions, tables, prompt. Anything else would mix two runs."""
+    train on the same: objective, benchmark (by the digest of its files, so the record is the same
+    on any machine), questions, tables, prompt. Anything else would mix two runs."""
     import hashlib
 
-    ident = {"objective": objective, "keep": setup.keep, "bench_dir": str(Path(setup.bench_dir).resolve()),
+    bench = hashlib.sha256()
+    for f in sorted(Path(setup.bench_dir).glob("*.json*")):  # the suites and their manifest: what, not where
+        bench.update(f.name.encode() + b"\0" + f.read_bytes())
+    ident = {"objective": objective, "keep": setup.keep, "bench": bench.hexdigest()[:16],
              "init_adapter": run_digest(setup.init_adapter) if setup.init_adapter else "",
              "table_reasoner": table_manifest.get("reasoner"),
              "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
@@ -235,7 +239,8 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
             old = json.loads(path.read_text())
         except json.JSONDecodeError:
             old = None
-        recorded_before = {"init_adapter": "", "described": False, "merge_init": False}  # fields added later
+        # fields added later; a setup recorded before ``bench`` named the benchmark by its absolute path
+        recorded_before = {"init_adapter": "", "described": False, "merge_init": False, "bench": ident["bench"]}
         diff = sorted(k for k in ident if old is None or old.get(k, recorded_before.get(k)) != ident[k])
         if diff:
             raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
