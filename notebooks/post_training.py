@@ -258,7 +258,7 @@ if lm_ready:
           f"{lm_cfg['seed']}; LoRA ranks evaluated: {', '.join(str(r) for r in sorted(set(lm_table.index.get_level_values(1))))} "
           f"(the sweep: {LMCompanionConfig.ranks}). Training took {lm_cost['train seconds'].sum() / 60:.0f} min on "
           f"{lm_cfg['threads']} CPU threads.")
-    display(lm_table.round(1))
+    display(lm_table.sort_index(level=1, sort_remaining=False).round(1))  # rank by rank
 else:
     print("The LM selector's study has not been run into " + (lm_companion_dir or "this profile") + "; "
           "`make lm-companion` runs it (resumable; its budget and evaluated questions are "
