@@ -63,9 +63,10 @@ from fgpo_core.book.chapter import profile_note, show_source
 from fgpo_core.book.findings import lm_companion_findings, post_training_findings
 from fgpo_core.algorithms.head import parse_method
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_companion, set_style
-from fgpo_core.experiments.companion_report import (domain_of, domain_split, id_ood_checkpoints, id_ood_scores,
-                                                    id_ood_summary, lm_companion_costs, lm_companion_table,
-                                                    lm_companion_tests, load_lm_companion)
+from fgpo_core.experiments.companion_report import (budget_tests, domain_of, domain_split, id_ood_checkpoints,
+                                                    id_ood_scores, id_ood_summary, lm_capacity_tests,
+                                                    lm_companion_costs, lm_companion_table, lm_companion_tests,
+                                                    load_lm_companion, width_effects)
 from fgpo_core.experiments.lm_companion import LMCompanionConfig
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
 from fgpo_core.selectors.head import StackedHead
@@ -192,11 +193,14 @@ plt.show()
 
 # %%
 shares = [0, 20, 50, 80, 100]
-budget = {}
+budget, budget_p = {}, {}
 for rl in ("fgpo", "grpo"):
     ms = [f"{rl}-e20", f"sft-e4-lr0.1+{rl}-e16", f"sft-e10-lr0.1+{rl}-e10", f"sft-e16-lr0.1+{rl}-e4", "sft-e20-lr0.1"]
     budget[rl.upper()] = by_setting(ms, shares)
+    budget_p[rl.upper()] = budget_tests(scores, dict(zip(shares, ms)))
 display(pd.concat(budget, names=["RL", "SFT share (%)"]).round(2))
+display(Markdown("The mean of ID and OOD by share, and each share against the best one (paired t-test over seeds):"))
+display(pd.concat(budget_p, names=["RL"]).round(3))
 fig = plot_id_ood_panels([
     {"title": "more SFT epochs", "xlabel": "SFT epochs", "series": {"SFT": sft}, "log_x": True},
     {"title": "fixed budget: 20 epochs", "xlabel": "share of the budget given to SFT (%)",
@@ -212,23 +216,27 @@ plt.show()
 
 # %%
 width = {"": 0, "-h64": 64, "-h256": 256}
+grid = {(wa, wb): f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a, wa in width.items() for b, wb in width.items()}
 cap = {}
-for a, wa in width.items():
-    for b, wb in width.items():
-        t = summary([f"sft-e4-lr0.1{a}+fgpo-e16{b}"])
-        if len(t):
-            cap[(wa, wb)] = t.iloc[0][["ID", "OOD"]]
+for cell, m in grid.items():
+    t = summary([m])
+    if len(t):
+        cap[cell] = t.iloc[0][["ID", "OOD"]]
 cap = pd.DataFrame(cap).T.rename_axis(["SFT width", "RL width"])
 display(Markdown("ID accuracy (%; rows: SFT head width, columns: RL head width):"))
 display(cap.ID.unstack().round(2))
 display(Markdown("OOD accuracy (%):"))
 display(cap.OOD.unstack().round(2))
+widths = width_effects(scores, grid)
+display(Markdown("Each stage's width with the other's averaged out, against that stage's best width "
+                 "(paired t-test over seeds):"))
+display(widths.round(3))
 
 # %% [markdown]
 # ## The study's findings beside ours
 
 # %%
-findings = post_training_findings(sft, rl_table, budget, cap, id_peak)
+findings = post_training_findings(sft, rl_table, budget, cap, id_peak, budget_p, widths)
 display(Markdown("\n".join(findings)))
 
 # %% [markdown]
@@ -242,7 +250,10 @@ display(Markdown("\n".join(findings)))
 # each is judged by free generation on in- and out-of-domain core questions and on the
 # microbe suite (`fgpo_core.experiments.lm_companion`). A fresh adapter starts at zero, so the
 # warm-up itself, as evaluated in "FGPO versus GRPO", is every rank's step 0: the **start** row,
-# against which each arm is also tested question by question.
+# against which each arm is also tested question by question. Each adapter's alpha is twice
+# its rank, and the learning rates are the same at every rank (only the rank varies); a
+# higher rank can therefore move the weights
+# further in the same steps, which is why the table keeps each arm's format failures.
 
 # %%
 lm_ready = bool(lm_companion_dir) and (Path(lm_companion_dir) / "picks.parquet").exists()
@@ -258,7 +269,7 @@ if lm_ready:
           f"{lm_cfg['seed']}; LoRA ranks evaluated: {', '.join(str(r) for r in sorted(set(lm_table.index.get_level_values(1))))} "
           f"(the sweep: {LMCompanionConfig.ranks}). Training took {lm_cost['train seconds'].sum() / 60:.0f} min on "
           f"{lm_cfg['threads']} CPU threads.")
-    display(lm_table.sort_index(level=1, sort_remaining=False).round(1))  # rank by rank
+    display(lm_table.round(1))
 else:
     print("The LM selector's study has not been run into " + (lm_companion_dir or "this profile") + "; "
           "`make lm-companion` runs it (resumable; its budget and evaluated questions are "
@@ -275,17 +286,21 @@ if lm_ready:
 # %% [markdown]
 # The question-paired tests (exact McNemar, seed 0): the sequential arm against each other
 # arm, then the start against each trained arm ("start only": questions the start gets right
-# and the arm wrong).
+# and the arm wrong), then each arm's LoRA ranks against each other (the lower rank first).
 
 # %%
 if lm_ready:
+    lm_capacity = lm_capacity_tests(lm_picks, tables, train_families)
     if len(lm_tests):
         display(lm_tests.round(3))
     display(lm_vs_start.round(3))
-    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests, lm_vs_start))))
+    if len(lm_capacity):
+        display(lm_capacity.round(3))
+    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests, lm_vs_start, lm_capacity))))
 
 # %% [markdown]
-# What each training run cost (its stages counted apart; evaluations not included):
+# What each training run cost (its stages counted apart; evaluations not included; "timed
+# by" says how a run stopped and resumed across processes was timed):
 
 # %%
 if lm_ready:

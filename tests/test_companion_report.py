@@ -78,7 +78,36 @@ def test_the_lm_study_table_tests_and_findings_on_known_picks():
     assert tests.loc[(16, "ID", "fgpo"), "sft20-fgpo80 only"] == 8
     text = "\n".join(lm_companion_findings(t, tests))
     assert "beats fgpo" in text and "OOD: sft20-fgpo80 beats sft and fgpo" in text
+    assert "fgpo: ID 0.0%, OOD 50.0%, 0.67 tools, 25.0% format failures (counted wrong)" in text
+    assert "sft: ID 100.0%, OOD 0.0%, 1.00 tools;" in text  # none: not mentioned
     assert "in 2 of 4 (rank, domain) cells" in text  # OOD at both ranks; ID loses to sft
+
+
+def test_capacity_compares_each_arms_ranks_question_by_question():
+    from fgpo_core.book.findings import lm_companion_findings
+    from fgpo_core.experiments.companion_report import lm_capacity_tests, lm_companion_table, lm_companion_tests
+
+    core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
+    tables = {"core": core}
+    ids = [f"c{i}" for i in range(20)]
+    ood = {4: [0] * 10, 16: [3] * 10, 64: [3] * 3 + [0] * 7}  # fgpo's OOD: 0, 100, 30% right
+    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
+                                     "mask": [3] * 10 + (ood[r] if arm == "fgpo" else [0] * 10)})
+                       for r in (16, 4, 64) for arm in ("start", "sft", "fgpo")], ignore_index=True)
+    cap = lm_capacity_tests(picks, tables, TRAIN)
+    assert sorted(set(cap.index.get_level_values(0))) == ["fgpo", "sft"]  # the start is the same at every rank
+    assert list(cap.xs(("fgpo", "OOD"), level=(0, 1)).index) == [(4, 16), (4, 64), (16, 64)]
+    row = cap.loc[("fgpo", "OOD", 4, 16)]
+    assert (row["rank (%)"], row["other rank (%)"], row["rank only"], row["other rank only"]) == (0.0, 100.0, 0, 10)
+    assert row["p"] == pytest.approx(2 * 0.5 ** 10) and cap.loc[("sft", "ID", 4, 64), "p"] == 1.0
+    t = lm_companion_table(picks, tables, TRAIN)  # picks hold ranks 16, 4, 64: the table goes rank by rank
+    assert list(t.index) == [(a, r) for r in (4, 16, 64) for a in ("start", "sft", "fgpo")]
+    text = "\n".join(lm_companion_findings(t, lm_companion_tests(picks, tables, TRAIN), None, cap))
+    assert "fgpo is best on OOD at rank 16 (r4 0.0%, r16 100.0%, r64 30.0%; p = 0.002 against r4, " \
+           "p = 0.016 against r64;" in text
+    assert "sft is best on ID at ranks 4, 16, 64 (tied) (r4 100.0%, r16 100.0%, r64 100.0%; the study" in text
+    assert "Of 12 (arm, domain, rank pair) comparisons, 2 differ at p < 0.05: fgpo OOD from r4 to r16 (+100.0), " \
+           "fgpo OOD from r16 to r64 (-70.0)." in text
 
 
 def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
@@ -140,3 +169,75 @@ def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     pd.DataFrame({"question_id": ids[:19], "generation_pick": 0}).to_parquet(runs / "lm" / "warmup" / "eval" / "core.parquet")
     with pytest.raises(ValueError, match="lacks 1 of the study's core questions"):
         with_start(picks, runs / "lm" / "warmup" / "eval")
+
+
+def _seed_scores(means: dict, spread: dict | None = None, seeds: int = 5) -> pd.DataFrame:
+    """Per (method, seed) ID and OOD accuracies: ``means`` maps a method to (ID, OOD), ``spread``
+    to a per-seed offset added to both (default none)."""
+    rows = []
+    for m, (i, o) in means.items():
+        for s in range(seeds):
+            off = (spread or {}).get(m, 0.0) * (s - (seeds - 1) / 2)
+            rows.append({"method": m, "seed": s, "ID": i + off, "OOD": o + off})
+    return pd.DataFrame(rows)
+
+
+def test_budget_and_width_tests_compare_settings_over_seeds():
+    from scipy.stats import ttest_rel
+
+    from fgpo_core.experiments.companion_report import against_best, budget_tests, width_effects
+
+    per = pd.DataFrame({"a": [50.0, 51.0, 52.0], "b": [49.0, 49.5, 51.5], "c": [50.5, 51.2, 52.1]})
+    t = against_best(per)
+    assert t.best.tolist() == [False, False, True] and np.isnan(t.loc["c", "p against best"])
+    assert t.loc["a", "p against best"] == pytest.approx(ttest_rel(per.c, per.a).pvalue)
+    assert t.loc["b", "sd"] == pytest.approx(per.b.std(ddof=1)) and t.seeds.tolist() == [3, 3, 3]
+    scores = _seed_scores({"rl": (50.0, 40.0), "mix": (52.0, 44.0), "sft": (30.0, 20.0)}, {"rl": 0.3, "mix": 0.1})
+    b = budget_tests(scores, {0: "rl", 20: "mix", 100: "sft", 50: "absent"})
+    assert list(b.index) == [0, 20, 100] and b.index.name == "SFT share (%)"
+    assert b.loc[20, "best"] and b.loc[0, "mean"] == pytest.approx(45.0) and b.loc[100, "p against best"] < 1e-6
+    assert budget_tests(scores, {0: "rl", 20: "mix"}, column="OOD").loc[0, "mean"] == pytest.approx(40.0)
+    with pytest.raises(ValueError, match="none of the budget's methods"):
+        budget_tests(scores, {0: "nope"})
+    # widths: the SFT head adds 2 points to ID at width 256, the RL head 1 point to OOD at width 0
+    grid, means = {}, {}
+    for ws in (0, 256):
+        for wr in (0, 256):
+            grid[(ws, wr)] = m = f"s{ws}-r{wr}"
+            means[m] = (50.0 + 2.0 * (ws == 256), 40.0 + 1.0 * (wr == 0))
+    w = width_effects(_seed_scores(means, {"s256-r0": 0.2, "s0-r256": 0.1}), grid)
+    assert w.loc[("SFT", "ID", 256), "best"] and w.loc[("SFT", "ID", 0), "mean"] == pytest.approx(50.0)
+    assert w.loc[("RL", "OOD", 0), "best"] and w.loc[("RL", "OOD", 256), "mean"] == pytest.approx(40.0)
+    assert w.loc[("SFT", "ID", 0), "p against best"] < 0.05
+    assert w.xs(("SFT", "OOD"), level=(0, 1))["p against best"].dropna().item() > 0.05  # SFT width leaves OOD
+
+
+def test_post_training_findings_call_a_difference_one_only_beyond_seed_noise():
+    from fgpo_core.book.findings import post_training_findings
+    from fgpo_core.experiments.companion_report import budget_tests, width_effects
+
+    sft = pd.DataFrame({"ID": [30.0, 33.0], "OOD": [29.0, 26.0], "OOD sd": [0.2, 0.2]}, index=[1, 32])
+    rl = pd.DataFrame({"SFT ID": [30.0], "SFT OOD": [29.0], "after RL ID": [50.0], "after RL OOD": [48.0],
+                       "ID gain": [20.0], "OOD gain": [19.0]},
+                      index=pd.MultiIndex.from_tuples([("FGPO", 1)], names=["RL", "from SFT epochs"]))
+    means = {"rl": (50.0, 40.0), "mix": (52.0, 44.0), "sft": (30.0, 20.0)}
+    budget = {"FGPO": pd.DataFrame(means.values(), index=[0, 20, 100], columns=["ID", "OOD"])}
+    grid = {(ws, wr): f"s{ws}-r{wr}" for ws in (0, 256) for wr in (0, 256)}
+    cell = {m: (50.0 + 2.0 * (ws == 256), 40.0 + 1.0 * (wr == 0)) for (ws, wr), m in grid.items()}
+    cap = pd.DataFrame(cell.values(), index=pd.MultiIndex.from_tuples(grid), columns=["ID", "OOD"])
+    plain = "\n".join(post_training_findings(sft, rl, budget, cap, 32))
+    assert "Both halves of the finding hold here." in plain  # ID up 3 points, OOD down 3 (sd 0.2)
+    assert "A mixed split beats both pure ends, as in the study" in plain
+    assert "The same shape: the larger SFT head, the smaller RL head." in plain
+    # seeds that agree exactly: both differences beyond noise
+    exact = _seed_scores({**means, **cell})
+    bp = {"FGPO": budget_tests(exact, {0: "rl", 20: "mix", 100: "sft"})}
+    text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(exact, grid)))
+    assert "beats both pure ends beyond seed noise (p = 0 against 0%, p = 0 against 100%" in text
+    assert "The same shape, beyond seed noise" in text and "RL width 0 against 256: p = 0" in text
+    # seeds that scatter by 10 points: the same means, no longer beyond noise
+    noisy = _seed_scores({**means, **cell}, {"rl": 5.0, "s256-r0": 5.0, "s0-r256": -5.0})
+    bp = {"FGPO": budget_tests(noisy, {0: "rl", 20: "mix", 100: "sft"})}
+    text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(noisy, grid)))
+    assert "A mixed split scores highest, but not beyond seed noise against both pure ends" in text
+    assert "The means have the study's shape, but not beyond seed noise" in text

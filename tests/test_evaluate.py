@@ -72,3 +72,16 @@ def test_mcnemar_and_rescues():
     # exact two-sided binomial on 5 discordant pairs, 4 vs 1: 2 * P(X <= 1) = 2 * 6/32
     assert t["p_value"] == pytest.approx(12 / 32)
     assert mcnemar(a, a)["p_value"] == 1.0
+
+
+def test_seed_paired_ttest_matches_scipy_and_handles_agreeing_seeds():
+    from scipy.stats import ttest_rel
+
+    from fgpo_core.evaluation.metrics import seed_paired_ttest
+
+    a, b = np.array([52.1, 51.7, 53.0, 52.4, 51.9]), np.array([51.0, 51.9, 51.8, 51.5, 51.2])
+    assert seed_paired_ttest(a, b) == pytest.approx(ttest_rel(a, b).pvalue)
+    assert seed_paired_ttest(a, a) == 1.0 and seed_paired_ttest(a + 0.5, a) == 0.0  # the seeds agree exactly
+    assert np.isnan(seed_paired_ttest([1.0], [2.0]))
+    with pytest.raises(ValueError, match="one value per seed"):
+        seed_paired_ttest([1.0, 2.0], [1.0, 2.0, 3.0])

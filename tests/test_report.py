@@ -372,7 +372,13 @@ def test_training_cost_keeps_a_resumed_runs_every_step():
     resumed = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 120.0,  # its last segment only
                "steps": [{"step": s, "step_time": 100.0} for s in (1, 2, 3)]}
     plain = {"n_train": 8, "config": {}, "train_seconds": 60.0}
-    cost = training_cost({"FGPO": whole, "GRPO": resumed, "SFT": plain})
+    # resumed at step 12 of 16 with no per-step times (SFT): its last process timed 4 steps
+    untimed = {"n_train": 256, "config": {"epochs": 1}, "train_seconds": 240.0, "resumed_at_step": 12,
+               "log": [{"step": s} for s in range(1, 17)]}
+    cost = training_cost({"FGPO": whole, "GRPO": resumed, "SFT": plain, "SFT-resumed": untimed})
+    assert cost.loc["SFT-resumed", "minutes"] == 16.0 and cost.loc["SFT-resumed", "seconds per visit"] == 3.75
+    assert cost.loc["SFT-resumed", "timed_by"].startswith("estimate: the last process's 4 of 16 steps")
+    assert cost.loc["FGPO", "seconds per visit"] == 600.0 / 512
     assert cost.loc["FGPO", "minutes"] == 10.0 and cost.loc["FGPO", "timed_by"].startswith("one process")
     assert cost.loc["GRPO", "minutes"] == 5.0 and cost.loc["GRPO", "timed_by"].startswith("per-step times")
     assert cost.loc["GRPO", "steps"] == 3 and cost.loc["GRPO", "visits"] == 512

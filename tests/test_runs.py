@@ -352,3 +352,21 @@ def test_a_fresh_adapter_over_a_merged_one_loads_back_as_it_was_trained(ci_bench
     assert run_digest(tmp_path / "cont").endswith(f"+{adapter_hash(tmp_path / 'warm' / 'adapter')}")
     with pytest.raises(ValueError, match="merge_init needs an init_adapter"):
         train_run("sft", RunSetup(out_dir=str(tmp_path / "x"), merge_init=True), None)
+
+
+def test_resumed_step_reads_where_a_runs_checkpoints_stopped(tmp_path):
+    import torch
+
+    from fgpo_core.algorithms.common import resumed_step
+
+    assert resumed_step(tmp_path / "none") == 0 and resumed_step(tmp_path) == 0
+    trl = tmp_path / "trl"
+    for s in (4, 12, 8):
+        (trl / f"checkpoint-{s}").mkdir(parents=True)
+    assert resumed_step(trl) == 12  # TRL's last checkpoint, by number not by name
+    own = tmp_path / "own"
+    own.mkdir()
+    torch.save({"steps": [{"step": 1}, {"step": 2}, {"step": 3}], "step": 3}, own / "last.pt")
+    assert resumed_step(own) == 3
+    torch.save({"steps": [{"step": 1}, {"step": 2}], "epoch": 0}, own / "last.pt")  # a per-epoch checkpoint
+    assert resumed_step(own) == 2

@@ -11,7 +11,7 @@ import torch
 from ..io import atomic_path
 
 __all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint", "record_config",
-           "trainer_resume"]
+           "trainer_resume", "resumed_step"]
 
 
 def trainable_parameters(model) -> list[torch.nn.Parameter]:
@@ -79,3 +79,18 @@ def trainer_resume(out_dir, config) -> str | None:
     record_config(out_dir, config)
     last = sorted(Path(out_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     return str(last[-1]) if last else None
+
+
+def resumed_step(out_dir) -> int:
+    """The optimiser step a run's checkpoints in ``out_dir`` have reached before it (re)starts: the
+    last TRL ``checkpoint-<step>`` folder, or the step of the library's own ``last.pt``
+    (:func:`fgpo_core.algorithms.fgpo.train_fgpo`); 0 where the run starts afresh. A resumed
+    process times only the steps after it."""
+    out = Path(out_dir)
+    trl = [int(p.name.split("-")[1]) for p in out.glob("checkpoint-*") if p.name.split("-")[1].isdigit()]
+    if trl:
+        return max(trl)
+    if (out / "last.pt").exists():
+        state = load_checkpoint(out / "last.pt")
+        return int(state.get("step", len(state.get("steps", []))))  # per-epoch checkpoints: their logged steps
+    return 0

@@ -394,11 +394,15 @@ def appendix_findings(dial: pd.DataFrame, parsimony: pd.DataFrame, entropy: pd.D
 
 
 def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[str, pd.DataFrame],
-                           capacity: pd.DataFrame, id_peak: int) -> list[str]:
+                           capacity: pd.DataFrame, id_peak: int, budget_p: Mapping[str, pd.DataFrame] | None = None,
+                           widths: pd.DataFrame | None = None) -> list[str]:
     """The companion study's four findings, each beside this book's measurement on the policy-head
     selector: ``sft`` (ID/OOD by SFT epochs), ``rl`` (gains of RL from each SFT checkpoint, indexed
     by (RL, SFT epochs)), ``budget`` (RL -> ID/OOD by SFT share of a fixed budget) and ``capacity``
-    (ID/OOD by (SFT width, RL width))."""
+    (ID/OOD by (SFT width, RL width)). With ``budget_p`` (RL ->
+    :func:`~fgpo_core.experiments.companion_report.budget_tests` of the mean of ID and OOD) and
+    ``widths`` (:func:`~fgpo_core.experiments.companion_report.width_effects`) a difference is
+    called one only beyond seed noise (paired over seeds, p < 0.05)."""
     c = paper.COMPANION
     out = []
     ood_peak = int(sft.OOD.idxmax())
@@ -432,41 +436,67 @@ def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[
                       f"{peak['after RL OOD']:.1f}%" if peak is not None else "")
                    + f". The study: OOD {c['rl_from_sft_ood'][0]}% → {c['rl_from_sft_ood'][1]}% after "
                    f"{c['rl_epochs']} RL epochs.")
+    study_best = f"{c['budget_best_split'][0]}/{c['budget_best_split'][1]}"
     for name, t in budget.items():
         score = (t.ID + t.OOD) / 2
         best = int(score.idxmax())
         mixed = [s for s in t.index if 0 < s < 100]
-        out.append(f"- **Fixed budget, {name}.** Mean of ID and OOD by SFT share: "
-                   + ", ".join(f"{s}% {v:.1f}" for s, v in score.items()) + f"; best at {best}% SFT. "
-                   + (f"A mixed split beats both pure ends, as in the study (its best: "
-                      f"{c['budget_best_split'][0]}/{c['budget_best_split'][1]})."
-                      if best in mixed and score[best] > max(score.get(0, -1), score.get(100, -1)) else
-                      f"No mixed split beats both pure ends here (the study's best: "
-                      f"{c['budget_best_split'][0]}/{c['budget_best_split'][1]})."))
+        ends = [e for e in (0, 100) if e in score.index]
+        wins = best in mixed and score[best] > max(score.get(0, -1), score.get(100, -1))
+        text = (f"- **Fixed budget, {name}.** Mean of ID and OOD by SFT share: "
+                + ", ".join(f"{s}% {v:.1f}" for s, v in score.items()) + f"; best at {best}% SFT. ")
+        tp = None if budget_p is None or name not in budget_p else budget_p[name]
+        if not wins:
+            text += f"No mixed split beats both pure ends here (the study's best: {study_best})."
+        elif tp is None:
+            text += f"A mixed split beats both pure ends, as in the study (its best: {study_best})."
+        else:
+            ps = {e: float(tp.loc[e, "p against best"]) for e in ends if e in tp.index}
+            said = ", ".join(f"p = {p:.2g} against {e}%" for e, p in ps.items())
+            text += (f"A mixed split beats both pure ends beyond seed noise ({said}; paired over seeds), as in the "
+                     f"study (its best: {study_best})." if all(p < 0.05 for p in ps.values()) else
+                     f"A mixed split scores highest, but not beyond seed noise against both pure ends ({said}; "
+                     f"paired over seeds); the study's best: {study_best}.")
+        out.append(text)
     if len(capacity):
         sft_best = capacity.ID.groupby(level=0).mean().idxmax()
         rl_best = capacity.OOD.groupby(level=1).mean().idxmax()
         span_id = float(capacity.ID.max() - capacity.ID.min())
         span_ood = float(capacity.OOD.max() - capacity.OOD.min())
-        same = (sft_best == capacity.index.get_level_values(0).max()
-                and rl_best < capacity.index.get_level_values(1).max())
+        top_sft, top_rl = capacity.index.get_level_values(0).max(), capacity.index.get_level_values(1).max()
+        same = sft_best == top_sft and rl_best < top_rl
+        noise = ""
+        if widths is not None and same:
+            at = widths.index
+            sft_p = widths["p against best"][(at.get_level_values(0) == "SFT") & (at.get_level_values(1) == "ID")]
+            sft_p = sft_p.droplevel([0, 1]).dropna()
+            rl_p = float(widths.loc[("RL", "OOD", top_rl), "p against best"])
+            noise = ("; ".join([f"SFT width {sft_best} against " + ", ".join(f"{w}: p = {p:.2g}" for w, p in sft_p.items()),
+                                f"RL width {rl_best} against {top_rl}: p = {rl_p:.2g}"]) + " (paired over seeds)")
+            same_sig = bool((sft_p < 0.05).all()) and rl_p < 0.05
         out.append(f"- **Capacity.** Averaged over the other stage's width, ID is highest with an SFT head of width "
                    f"{sft_best} and OOD with an RL head of width {rl_best} (0 = linear); across all nine pairs ID "
                    f"spans {span_id:.1f} points and OOD {span_ood:.1f}. The study: SFT best at LoRA rank "
                    f"{c['sft_best_rank']} (its highest), RL near rank {c['rl_best_rank']}. "
                    + ("The widths hardly matter here (less than a point either way), so no shape can be read off."
                       if max(span_id, span_ood) < 1.0 else
-                      "The same shape: the larger SFT head, the smaller RL head." if same else
-                      "Not the same shape here."))
+                      "Not the same shape here." if not same else
+                      "The same shape: the larger SFT head, the smaller RL head." if not noise else
+                      f"The same shape, beyond seed noise: the larger SFT head, the smaller RL head ({noise})."
+                      if same_sig else
+                      f"The means have the study's shape, but not beyond seed noise ({noise})."))
     return out
 
 
-def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd.DataFrame | None = None) -> list[str]:
+def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd.DataFrame | None = None,
+                          capacity: pd.DataFrame | None = None) -> list[str]:
     """The study's fixed-budget and capacity findings beside the LM selector's:
     ``table`` is :func:`~fgpo_core.experiments.companion_report.lm_companion_table` (indexed by
     arm and LoRA rank, the shared start as arm ``start`` when present), ``tests``
-    :func:`~fgpo_core.experiments.companion_report.lm_companion_tests` of the sequential arm and
-    ``vs_start`` the same with ``arm="start"`` (each trained arm against the start)."""
+    :func:`~fgpo_core.experiments.companion_report.lm_companion_tests` of the sequential arm,
+    ``vs_start`` the same with ``arm="start"`` (each trained arm against the start) and
+    ``capacity`` :func:`~fgpo_core.experiments.companion_report.lm_capacity_tests` (each arm's
+    ranks against each other)."""
     c = paper.COMPANION
     out = []
     ranks = sorted(set(table.index.get_level_values(1)))
@@ -474,8 +504,11 @@ def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd
     mixed = [a for a in arms if "sft" in a and "fgpo" in a]
     for rank in ranks:
         t = table.xs(rank, level=1)
+        fail = "format failures (%)"
         cells = "; ".join(f"{a}: ID {t.loc[a, 'ID']:.1f}%, OOD {t.loc[a, 'OOD']:.1f}%"
                           + (f", {t.loc[a, 'tools']:.2f} tools" if "tools" in t.columns else "")
+                          + (f", {t.loc[a, fail]:.1f}% format failures (counted wrong)"
+                             if fail in t.columns and t.loc[a, fail] > 0 else "")
                           for a in [START_ARM] + arms if a in t.index)
         verdict = ""
         if mixed and mixed[0] in t.index:
@@ -519,12 +552,27 @@ def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd
     if len(ranks) > 1:
         parts = []
         for a, d, claim in (("sft", "ID", f"SFT best at its highest rank ({c['sft_best_rank']})"),
-                            ("fgpo", "OOD", f"RL best near rank {c['rl_best_rank']}")):
+                            ("fgpo", "OOD", f"RL best near rank {c['rl_best_rank']}, able to lose OOD at "
+                                            "higher ranks")):
             if a in arms:
-                s = table.xs(a, level=0)[d]
-                parts.append(f"{a} is best on {d} at rank {int(s.idxmax())} (" + ", ".join(
-                    f"r{r} {v:.1f}%" for r, v in s.items()) + f"; the study: {claim})")
-        out.append("- **Capacity.** " + "; ".join(parts) + ".")
+                s = table.xs(a, level=0)[d].sort_index()
+                tops = [int(r) for r in s.index[s == s.max()]]
+                best = tops[0]
+                ps = [f"p = {capacity.loc[(a, d, min(best, r), max(best, r)), 'p']:.2g} against r{r}"
+                      for r in s.index if r not in tops and capacity is not None and len(capacity)
+                      and (a, d, min(best, r), max(best, r)) in capacity.index]
+                where = f"rank {best}" if len(tops) == 1 else "ranks " + ", ".join(map(str, tops)) + " (tied)"
+                parts.append(f"{a} is best on {d} at {where} (" + ", ".join(
+                    f"r{r} {v:.1f}%" for r, v in s.items()) + (f"; {', '.join(ps)}" if ps else "")
+                    + f"; the study: {claim})")
+        sig = [] if capacity is None or not len(capacity) else \
+            [(a, d, r, o) for (a, d, r, o), p in capacity.p.items() if p < 0.05]
+        out.append("- **Capacity.** " + "; ".join(parts) + "." + (
+            "" if capacity is None or not len(capacity) else
+            f" Of {len(capacity)} (arm, domain, rank pair) comparisons, {len(sig)} "
+            + ("differs" if len(sig) == 1 else "differ") + " at p < 0.05"
+            + (": " + ", ".join(f"{a} {d} from r{r} to r{o} ({table.loc[(a, o), d] - table.loc[(a, r), d]:+.1f})"
+                                for a, d, r, o in sig) if sig else "") + "."))
     return out
 
 

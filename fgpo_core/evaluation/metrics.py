@@ -14,7 +14,7 @@ from ..genomics.benchmarks.schema import LETTERS, Question
 from .picks import Picks
 
 __all__ = ["REWARD_CLASSES", "policy_rewards", "dead_group_table", "empty_subset_table", "rescues", "mcnemar",
-           "live_agreement", "family_routing"]
+           "seed_paired_ttest", "live_agreement", "family_routing"]
 
 REWARD_CLASSES = ("eq1", "differential")
 """The rewards whose classes a dead-group grid can use: Eq. 1 (the paper's Table 15) or the GRPO
@@ -83,6 +83,26 @@ def mcnemar(a_correct, b_correct) -> dict:
     n = r["a_only"] + r["b_only"]
     p = binomtest(r["a_only"], n, 0.5).pvalue if n else 1.0
     return {**r, "discordant": n, "p_value": float(p)}
+
+
+def seed_paired_ttest(a, b) -> float:
+    """Two-sided paired t-test of two settings' accuracies over the same seeds (``a[i]`` and
+    ``b[i]`` from seed i): the p-value of a mean difference under the seed-to-seed spread of the
+    differences. Differences all equal give 1.0 when zero and 0.0 otherwise (the seeds agree
+    exactly); fewer than two seeds give NaN."""
+    from scipy.stats import t as student_t
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("a and b must be 1-D and of one length (one value per seed)")
+    d = a - b
+    if len(d) < 2:
+        return float("nan")
+    sd = d.std(ddof=1)
+    if sd <= 1e-12 * max(1.0, float(np.abs(d).max())):
+        return 1.0 if np.allclose(d, 0.0) else 0.0
+    t = d.mean() / (sd / np.sqrt(len(d)))
+    return float(2 * student_t.sf(abs(t), len(d) - 1))
 
 
 def live_agreement(picks: Picks, questions: Sequence[Question], table, library, reasoner,

@@ -21,8 +21,9 @@ from ..table import RewardTable
 from .study import Study
 
 __all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
-           "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion", "lm_companion_costs",
-           "lm_companion_table", "lm_companion_tests"]
+           "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion",
+           "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "lm_capacity_tests",
+           "against_best", "budget_tests", "width_effects"]
 
 OOD_SUITES = ("microbe",)
 """Suites whose every question counts as out of domain (another source of sequences)."""
@@ -107,6 +108,59 @@ def id_ood_summary(scores: pd.DataFrame, methods: Iterable[str]) -> pd.DataFrame
     return out.reindex([m for m in methods if m in out.index]).rename(index=label)
 
 
+def against_best(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Settings compared over seeds: ``per_seed`` holds one column per setting and one row per
+    seed (an accuracy, %). Per setting: its mean and sd over seeds, whether it is the best (the
+    highest mean; the first on ties) and the paired t-test p against the best over the seeds both
+    hold (:func:`~fgpo_core.evaluation.metrics.seed_paired_ttest`; NaN for the best itself)."""
+    from ..evaluation.metrics import seed_paired_ttest
+
+    mean = per_seed.mean()
+    best = mean.idxmax()
+    rows = {}
+    for col in per_seed.columns:
+        both = per_seed[[best, col]].dropna()
+        rows[col] = {"mean": float(mean[col]), "sd": float(per_seed[col].std(ddof=1)), "best": col == best,
+                     "p against best": np.nan if col == best else seed_paired_ttest(both[best], both[col]),
+                     "seeds": int(per_seed[col].notna().sum())}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _per_seed(scores: pd.DataFrame, method: str, column: str) -> pd.Series:
+    f = scores[scores.method == method].set_index("seed")
+    return (f.ID + f.OOD) / 2 if column == "mean" else f[column]
+
+
+def budget_tests(scores: pd.DataFrame, methods: Mapping[int, str], column: str = "mean") -> pd.DataFrame:
+    """The fixed-budget arms over seeds: ``methods`` maps each SFT share (%) to its method in
+    ``scores`` (:func:`id_ood_scores`); ``column`` is "ID", "OOD" or "mean" (of the two). Returns
+    :func:`against_best` indexed by share (shares with no scores left out)."""
+    per = {s: _per_seed(scores, m, column) for s, m in methods.items() if (scores.method == m).any()}
+    if not per:
+        raise ValueError("none of the budget's methods has scores")
+    return against_best(pd.DataFrame(per)).rename_axis("SFT share (%)")
+
+
+def width_effects(scores: pd.DataFrame, grid: Mapping[tuple[int, int], str]) -> pd.DataFrame:
+    """Each stage's head width, the other stage's averaged out: ``grid`` maps (SFT width, RL
+    width) to its method in ``scores`` (:func:`id_ood_scores`). For each stage ("SFT", "RL") and
+    domain, per seed the accuracy at each of that stage's widths averaged over the other stage's
+    widths, then :func:`against_best` over seeds; rows (stage, domain, width)."""
+    rows = []
+    for (ws, wr), m in grid.items():
+        for seed, r in scores[scores.method == m].set_index("seed").iterrows():
+            rows.append({"SFT": ws, "RL": wr, "seed": seed, "ID": r.ID, "OOD": r.OOD})
+    g = pd.DataFrame(rows)
+    if g.empty:
+        raise ValueError("none of the grid's methods has scores")
+    out = {}
+    for stage in ("SFT", "RL"):
+        for d in ("ID", "OOD"):
+            per = g.groupby(["seed", stage])[d].mean().unstack(stage)
+            out[(stage, d)] = against_best(per)
+    return pd.concat(out, names=["stage", "domain", "width"])
+
+
 def parse_lm_companion_method(method: str) -> tuple[str, int]:
     """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of an LM-companion method and
     its LoRA rank (``fgpo_core.experiments.lm_companion`` names them so)."""
@@ -168,29 +222,32 @@ def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
 def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
     """What each finished training run of an ``fgpo lm-companion`` folder cost: one row per run
     folder (``sft-r16``, ``sft20-r16``, ...), its objective, LoRA rank, question visits, training
-    seconds and seconds per visit, read from the runs' manifests."""
+    seconds, seconds per visit and how they were timed, from the runs' manifests by
+    :func:`fgpo_core.experiments.report.training_cost` (which also times a run resumed across
+    processes)."""
     import json
 
-    rows = []
-    for m in sorted(Path(companion_dir).glob("*/manifest.json")):
-        man = json.loads(m.read_text())
-        if "train_seconds" not in man:
-            continue
-        visits = int(man["n_train"]) * int(man.get("config", {}).get("epochs", 1))
-        rows.append({"run": m.parent.name, "objective": man["objective"],
-                     "rank": int(man.get("config", {}).get("lora_r", 0)), "visits": visits,
-                     "train seconds": float(man["train_seconds"]),
-                     "seconds per visit": float(man["train_seconds"]) / max(visits, 1)})
-    cols = ["run", "objective", "rank", "visits", "train seconds", "seconds per visit"]
-    return pd.DataFrame(rows, columns=cols).sort_values(["rank", "run"], kind="stable").set_index("run")
+    from .report import training_cost
+
+    mans = {m.parent.name: json.loads(m.read_text()) for m in sorted(Path(companion_dir).glob("*/manifest.json"))}
+    mans = {k: {**m, "config": {"epochs": 1, **m.get("config", {})}} for k, m in mans.items() if "train_seconds" in m}
+    cols = ["run", "objective", "rank", "visits", "train seconds", "seconds per visit", "timed by"]
+    if not mans:
+        return pd.DataFrame(columns=cols).set_index("run")
+    cost = training_cost(mans)
+    out = pd.DataFrame({"run": list(mans), "objective": [m["objective"] for m in mans.values()],
+                        "rank": [int(m["config"].get("lora_r", 0)) for m in mans.values()],
+                        "visits": cost.visits.astype(int).to_numpy(), "train seconds": 60 * cost.minutes.to_numpy(),
+                        "seconds per visit": cost["seconds per visit"].to_numpy(), "timed by": cost.timed_by.to_numpy()})
+    return out[cols].sort_values(["rank", "run"], kind="stable").set_index("run")
 
 
 def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
                        training_families: Iterable[str]) -> pd.DataFrame:
     """The LM selector's post-training study read back: per (arm, LoRA rank), ID and OOD accuracy
     (%), their question counts, the free-generation format failures (%) and tools per question
-    (of the well-formed picks), over every question
-    and seed in ``picks`` (``fgpo lm-companion``'s ``picks.parquet``)."""
+    (of the well-formed picks), over every question and seed in ``picks`` (``fgpo lm-companion``'s
+    ``picks.parquet``); rank by rank from the lowest, each rank's arms in the picks' order."""
     rows = []
     for (m, seed), f in picks.groupby(["method", "seed"], sort=False):
         arm, rank = parse_lm_companion_method(m)
@@ -211,6 +268,28 @@ def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
     out = g[["ID", "OOD", "format failures (%)", "tools"]].mean()
     out[["n ID", "n OOD"]] = g[["n ID", "n OOD"]].first()
     out["seeds"] = g.seed.nunique()
+    return out.iloc[np.argsort(out.index.get_level_values(1), kind="stable")]  # rank by rank, arms in order
+
+
+def domain_mcnemar(a: pd.DataFrame, b: pd.DataFrame, tables: Mapping[str, RewardTable],
+                   training_families: Iterable[str]) -> dict[str, dict]:
+    """Two sets of picks compared question by question in each domain: for "ID" and "OOD" (where
+    they share questions), the questions ``n``, both accuracies (%), the questions only ``a`` or
+    only ``b`` gets right and the exact McNemar p-value."""
+    from ..evaluation.metrics import mcnemar
+
+    mine = domain_correct(a, tables, training_families).set_index(["suite", "question_id"])
+    theirs = domain_correct(b, tables, training_families).set_index(["suite", "question_id"])
+    both = mine.index.intersection(theirs.index)
+    out = {}
+    for d in ("ID", "OOD"):
+        ids = both[(mine.loc[both, "domain"] == d).to_numpy()]
+        if not len(ids):
+            continue
+        x, y = mine.loc[ids, "correct"].to_numpy(bool), theirs.loc[ids, "correct"].to_numpy(bool)
+        t = mcnemar(x, y)
+        out[d] = {"n": len(ids), "a (%)": 100.0 * x.mean(), "b (%)": 100.0 * y.mean(),
+                  "a only": t["a_only"], "b only": t["b_only"], "p": t["p_value"]}
     return out
 
 
@@ -220,8 +299,6 @@ def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], t
     holds both stages, e.g. ``sft20-fgpo80``) against each pure arm at the same rank, in each
     domain, on the first seed: rows (rank, domain, other arm) with both accuracies, the questions
     only one of them gets right and the p-value."""
-    from ..evaluation.metrics import mcnemar
-
     seed = picks.seed.min()
     picks = picks[picks.seed == seed]
     by = {parse_lm_companion_method(m): f for m, f in picks.groupby("method", sort=False)}
@@ -235,19 +312,34 @@ def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], t
     for (a, rank), f in by.items():
         if a != arm:
             continue
-        mine = domain_correct(f, tables, training_families).set_index(["suite", "question_id"])
         for other in arms:
             if other == arm or (other, rank) not in by:
                 continue
-            theirs = domain_correct(by[(other, rank)], tables, training_families).set_index(["suite", "question_id"])
-            both = mine.index.intersection(theirs.index)
-            for d in ("ID", "OOD"):
-                ids = both[(mine.loc[both, "domain"] == d).to_numpy()]
-                if not len(ids):
-                    continue
-                x, y = mine.loc[ids, "correct"].to_numpy(bool), theirs.loc[ids, "correct"].to_numpy(bool)
-                t = mcnemar(x, y)
-                rows.append({"rank": rank, "domain": d, "versus": other, "n": len(ids),
-                             f"{arm} (%)": 100.0 * x.mean(), "other (%)": 100.0 * y.mean(),
-                             f"{arm} only": t["a_only"], "other only": t["b_only"], "p": t["p_value"]})
+            for d, t in domain_mcnemar(f, by[(other, rank)], tables, training_families).items():
+                rows.append({"rank": rank, "domain": d, "versus": other, "n": t["n"],
+                             f"{arm} (%)": t["a (%)"], "other (%)": t["b (%)"],
+                             f"{arm} only": t["a only"], "other only": t["b only"], "p": t["p"]})
     return pd.DataFrame(rows).set_index(["rank", "domain", "versus"]) if rows else pd.DataFrame()
+
+
+def lm_capacity_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
+                      training_families: Iterable[str]) -> pd.DataFrame:
+    """The capacity question asked question by question: each trained arm at every pair of LoRA
+    ranks (the lower rank first), in each domain, on the first seed: rows (arm, domain, rank,
+    other rank) with both accuracies, the questions only one rank gets right and the exact McNemar
+    p-value. The start (the same weights at every rank) is left out."""
+    seed = picks.seed.min()
+    picks = picks[picks.seed == seed]
+    by = {parse_lm_companion_method(m): f for m, f in picks.groupby("method", sort=False)}
+    rows = []
+    for arm in dict.fromkeys(a for a, _ in by):
+        if arm == START_ARM:
+            continue
+        ranks = sorted(r for a, r in by if a == arm)
+        for i, r in enumerate(ranks):
+            for o in ranks[i + 1:]:
+                for d, t in domain_mcnemar(by[(arm, r)], by[(arm, o)], tables, training_families).items():
+                    rows.append({"arm": arm, "domain": d, "rank": r, "other rank": o, "n": t["n"],
+                                 "rank (%)": t["a (%)"], "other rank (%)": t["b (%)"],
+                                 "rank only": t["a only"], "other rank only": t["b only"], "p": t["p"]})
+    return pd.DataFrame(rows).set_index(["arm", "domain", "rank", "other rank"]) if rows else pd.DataFrame()

@@ -414,22 +414,30 @@ def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
 
 def training_cost(manifests: Mapping[str, dict]) -> pd.DataFrame:
     """What each trained run cost, one row per label of ``manifests``: question ``visits``,
-    optimiser ``steps`` and training ``minutes`` on this machine.
+    optimiser ``steps``, training ``minutes`` on this machine and ``seconds per visit``.
 
     ``minutes`` is the manifest's ``train_seconds`` (the wall time of the process that finished
-    the run, dev evaluations included) unless the per-step times TRL logs (``step_time``, kept in
-    every checkpoint) add up to more: a run resumed across processes keeps those whole, while
-    ``train_seconds`` covers only its last segment. ``timed_by`` says which was used."""
+    the run, dev evaluations included) unless the run was resumed across processes: then the
+    per-step times TRL logs (``step_time``, kept in every checkpoint) are summed where they add up
+    to more, or else the last process's time over the steps after ``resumed_at_step`` (recorded by
+    :func:`fgpo_core.experiments.run.train_run`) is scaled to all the run's steps, an estimate.
+    ``timed_by`` says which was used."""
     rows = {}
     for label, m in manifests.items():
         log = m.get("steps", m.get("log", []))
-        steps = sum(float(x.get("step_time", 0.0)) for x in log)
-        resumed = steps > m["train_seconds"]
-        rows[label] = {"visits": m["n_train"] * m["config"].get("epochs", 0),
-                       "steps": max([int(x.get("step", 0)) for x in log] + [0]),
-                       "minutes": (steps if resumed else m["train_seconds"]) / 60,
-                       "timed_by": "per-step times summed (resumed; dev evaluations excluded)" if resumed
-                       else "one process (dev evaluations included)"}
+        n_steps = max([int(x.get("step", 0)) for x in log] + [0])
+        per_step = sum(float(x.get("step_time", 0.0)) for x in log)
+        resumed_at = int(m.get("resumed_at_step") or 0)
+        seconds, timed_by = m["train_seconds"], "one process (dev evaluations included)"
+        if per_step > m["train_seconds"]:
+            seconds, timed_by = per_step, "per-step times summed (resumed; dev evaluations excluded)"
+        elif 0 < resumed_at < n_steps:
+            seconds = m["train_seconds"] * n_steps / (n_steps - resumed_at)
+            timed_by = (f"estimate: the last process's {n_steps - resumed_at} of {n_steps} steps "
+                        f"(resumed at step {resumed_at}), scaled to all")
+        visits = m["n_train"] * m["config"].get("epochs", 0)
+        rows[label] = {"visits": visits, "steps": n_steps, "minutes": seconds / 60,
+                       "seconds per visit": seconds / visits if visits else np.nan, "timed_by": timed_by}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

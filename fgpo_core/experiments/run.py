@@ -171,6 +171,9 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     else:
         sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
                             lora_alpha=getattr(config, "lora_alpha", 32), tool_names=names)
+    from ..algorithms.common import resumed_step
+
+    resumed = resumed_step(out / "ckpt")  # this process times the steps after it
     t0 = time.time()
     extra: dict = {}
     if objective == "fgpo":
@@ -208,6 +211,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
                 "table": {"reasoner": train_t.manifest["reasoner"],
                           "questions_sha256": train_t.manifest.get("questions_sha256")},
                 "n_train": len(train_qs), "n_dev": len(dev_qs), "train_seconds": round(time.time() - t0, 1),
+                "resumed_at_step": resumed,
                 "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__,
                 "versions": package_versions(), **extra}
     write_json(out / "manifest.json", manifest, indent=1, default=float)
