@@ -234,7 +234,8 @@ def test_post_training_findings_call_a_difference_one_only_beyond_seed_noise():
     bp = {"FGPO": budget_tests(exact, {0: "rl", 20: "mix", 100: "sft"})}
     text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(exact, grid)))
     assert "beats both pure ends beyond seed noise (p = 0 against 0%, p = 0 against 100%" in text
-    assert "The same shape, beyond seed noise" in text and "RL width 0 against 256: p = 0" in text
+    assert "The same shape, beyond seed noise" in text and "RL width 0 against 256 p = 0" in text
+    assert "(paired over seeds, SFT width 256 against 0 p = 0; RL width 0 against 256 p = 0)" in text
     # seeds that scatter by 10 points: the same means, no longer beyond noise
     noisy = _seed_scores({**means, **cell}, {"rl": 5.0, "s256-r0": 5.0, "s0-r256": -5.0})
     bp = {"FGPO": budget_tests(noisy, {0: "rl", 20: "mix", 100: "sft"})}

@@ -471,8 +471,9 @@ def post_training_findings(sft: pd.DataFrame, rl: pd.DataFrame, budget: Mapping[
             sft_p = widths["p against best"][(at.get_level_values(0) == "SFT") & (at.get_level_values(1) == "ID")]
             sft_p = sft_p.droplevel([0, 1]).dropna()
             rl_p = float(widths.loc[("RL", "OOD", top_rl), "p against best"])
-            noise = ("; ".join([f"SFT width {sft_best} against " + ", ".join(f"{w}: p = {p:.2g}" for w, p in sft_p.items()),
-                                f"RL width {rl_best} against {top_rl}: p = {rl_p:.2g}"]) + " (paired over seeds)")
+            noise = ("paired over seeds, SFT width " + str(sft_best) + " against "
+                     + ", ".join(f"{w} p = {p:.2g}" for w, p in sft_p.items())
+                     + f"; RL width {rl_best} against {top_rl} p = {rl_p:.2g}")
             same_sig = bool((sft_p < 0.05).all()) and rl_p < 0.05
         out.append(f"- **Capacity.** Averaged over the other stage's width, ID is highest with an SFT head of width "
                    f"{sft_best} and OOD with an RL head of width {rl_best} (0 = linear); across all nine pairs ID "
@@ -541,7 +542,7 @@ def lm_companion_findings(table: pd.DataFrame, tests: pd.DataFrame, vs_start: pd
                    f"{len(both)} of {2 * len(ranks)} (rank, domain) cells"
                    + (": " + ", ".join(f"rank {r} {d}" for r, d in both) if both else "") + ".")
     if vs_start is not None and len(vs_start):
-        sig = [(r, d, a) for (r, d, a), p in vs_start.p.items() if p < 0.05]
+        sig = sorted([(r, d, a) for (r, d, a), p in vs_start.p.items() if p < 0.05], key=lambda x: x[0])  # by rank
         out.append("- **Training against its start.** " + (
             f"{len(sig)} of {len(vs_start)} (rank, domain, arm) cells "
             + ("differs" if len(sig) == 1 else "differ") + " from the start at p < 0.05: "
