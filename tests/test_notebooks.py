@@ -10,6 +10,7 @@ import yaml
 from jupytext.compare import compare_notebooks
 
 from fgpo_core.book.build import PROFILES, REPO_ROOT, chapters, declared_parameters, execute_chapter, load_profile
+from fgpo_core.book.claims import failed_claims
 
 NB = REPO_ROOT / "notebooks"
 SOURCES = sorted(NB.glob("*.py"))
@@ -66,6 +67,7 @@ def test_chapter_executes_under_ci(name, tmp_path):
     nb = nbformat.read(out / f"{name}.ipynb", as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
+    assert not failed_claims(nb), f"{name}: claims that no longer hold: {failed_claims(nb)}"
     hidden = [c for c in nb.cells if "remove-cell" in c.metadata.get("tags", [])]
     assert any("parameters" in c.metadata["tags"] for c in hidden)
     assert any("injected-parameters" in c.metadata["tags"] for c in hidden)

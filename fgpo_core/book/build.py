@@ -280,6 +280,7 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
             print(f"[fgpo book]   {'ok' if res.ok else 'FAILED'} in {res.seconds:.1f} s", flush=True)
             if res.ok and cache:
                 _store_in_cache(name, profile_name, inputs, out_dir / f"{name}.ipynb", root)
+    claims_failed = _failed_claims(out_dir, [r.name for r in results])
     missing = [n for n in chapters(root) if not (out_dir / f"{n}.ipynb").exists()]
     if html and missing:
         print(f"[fgpo book] not yet executed: {', '.join(missing)}; run without --chapter first", file=sys.stderr)
@@ -302,4 +303,22 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     if results:
         print("[fgpo book] chapter times: " + ", ".join(f"{r.name} {'cached' if r.cached else f'{r.seconds:.0f} s'}"
                                                        for r in results))
-    return 1 if failed or code else 0
+    for name, names in claims_failed.items():
+        print(f"[fgpo book] {name}: claims that no longer hold: {', '.join(names)}", file=sys.stderr)
+    return 1 if failed or code or claims_failed else 0
+
+
+def _failed_claims(out_dir: Path, names: list[str]) -> dict[str, list[str]]:
+    """Chapter -> the claims that failed in its executed notebook (:mod:`fgpo_core.book.claims`)."""
+    import nbformat
+
+    from .claims import failed_claims
+
+    out = {}
+    for name in names:
+        path = out_dir / f"{name}.ipynb"
+        if path.exists():
+            bad = failed_claims(nbformat.read(path, as_version=4))
+            if bad:
+                out[name] = bad
+    return out

@@ -1,0 +1,103 @@
+"""A study's test questions split in domain and out of domain, and compared by the book's rule.
+
+A test question is *in domain* when its family appears among the training questions, *out
+of domain* when the selector first meets its family at test time. Every comparison here is
+question-paired over the test suites pooled and over each split, seed by seed, and decided
+by :func:`fgpo_core.evaluation.difference.compare`.
+
+The fixed-subset reference ``BestFixed*`` is the one subset whose accuracy over all the
+pooled test questions is highest, chosen with hindsight on those questions (the star), and
+then read on each split.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.difference import Verdict, compare
+from ..table import RewardTable
+from .study import Study
+
+__all__ = ["SPLITS", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",
+           "domain_verdicts"]
+
+SPLITS = ("pooled", "in domain", "out of domain")
+
+
+def _questions(study: Study, tables: Mapping[str, RewardTable], suites: Sequence[str]):
+    """Per suite, the question ids the study picked for and the table holds, in study order."""
+    out = {}
+    for s in suites:
+        ids, _ = study.pick_matrix(s, study.picks.method.iloc[0])
+        ids = np.asarray(ids)
+        out[s] = ids[tables[s].contains(ids)]
+    return out
+
+
+def split_masks(tables: Mapping[str, RewardTable], ids: Mapping[str, np.ndarray],
+                train_families: set[str]) -> dict[str, np.ndarray]:
+    """Boolean masks over the pooled questions (suites concatenated in ``ids`` order)."""
+    fam = np.concatenate([tables[s].select(ids[s]).family for s in ids])
+    seen = np.isin(fam, sorted(train_families))
+    return {"pooled": np.ones(len(fam), bool), "in domain": seen, "out of domain": ~seen}
+
+
+def method_correct(study: Study, tables: Mapping[str, RewardTable], method: str,
+                   ids: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Seed by seed, whether ``method``'s pick is right on each pooled question."""
+    per_suite = []
+    for s, keep in ids.items():
+        all_ids, picks = study.pick_matrix(s, method)
+        pos = pd.Index(all_ids).get_indexer(keep)
+        c = tables[s].select(keep).correct
+        per_suite.append(np.stack([c[np.arange(len(keep)), p[pos]] for p in picks]))
+    return list(np.concatenate(per_suite, axis=1))
+
+
+def fixed_correct(tables: Mapping[str, RewardTable], ids: Mapping[str, np.ndarray], subset: int) -> np.ndarray:
+    """Whether one fixed subset is right on each pooled question."""
+    return np.concatenate([tables[s].select(ids[s]).correct[:, subset] for s in ids]).astype(bool)
+
+
+def best_fixed_subset(tables: Mapping[str, RewardTable], ids: Mapping[str, np.ndarray]) -> int:
+    """The subset of highest accuracy over the pooled questions (lowest mask on ties)."""
+    c = np.concatenate([tables[s].select(ids[s]).correct for s in ids])
+    return int(np.argmax(c.mean(0)))
+
+
+def _pooled(study, tables, suites, train_families):
+    ids = _questions(study, tables, suites)
+    return ids, split_masks(tables, ids, train_families)
+
+
+def domain_accuracy(study: Study, tables: Mapping[str, RewardTable], methods: Sequence[str],
+                    suites: Sequence[str], train_families: set[str]) -> pd.DataFrame:
+    """Accuracy (%, mean over seeds) of each method and of BestFixed* on each split, with the
+    number of questions per split in the row ``questions``."""
+    ids, masks = _pooled(study, tables, suites, train_families)
+    rows = {}
+    for m in methods:
+        c = method_correct(study, tables, m, ids)
+        rows[m] = {k: float(np.mean([100.0 * x[mask].mean() for x in c])) for k, mask in masks.items()}
+    best = fixed_correct(tables, ids, best_fixed_subset(tables, ids))
+    rows["BestFixed*"] = {k: 100.0 * float(best[mask].mean()) for k, mask in masks.items()}
+    rows["questions"] = {k: float(mask.sum()) for k, mask in masks.items()}
+    return pd.DataFrame(rows).T[list(SPLITS)]
+
+
+def domain_verdicts(study: Study, tables: Mapping[str, RewardTable], ref: str, others: Sequence[str],
+                    suites: Sequence[str], train_families: set[str]) -> dict[tuple[str, str], Verdict]:
+    """``{(other, split): Verdict}`` of ``ref`` against each other method and BestFixed*."""
+    ids, masks = _pooled(study, tables, suites, train_families)
+    a = method_correct(study, tables, ref, ids)
+    out = {}
+    for m in list(others) + ["BestFixed*"]:
+        if m == "BestFixed*":
+            b = [fixed_correct(tables, ids, best_fixed_subset(tables, ids))] * len(a)
+        else:
+            b = method_correct(study, tables, m, ids)
+        for k, mask in masks.items():
+            out[(m, k)] = compare([x[mask] for x in a], [y[mask] for y in b])
+    return out
