@@ -88,3 +88,19 @@ def test_coverage_group_size_imitation_and_checkpoints(setup):
     st.checkpoints = None
     with pytest.raises(ValueError, match="without checkpoints"):
         checkpoint_table(st, ["grpo"])
+
+
+def test_verdicts_apply_the_books_rule_seed_by_seed(setup):
+    from fgpo_core.evaluation.difference import compare
+    from fgpo_core.experiments.ablation_report import verdicts
+
+    st, table, scores, picks = setup
+    v = verdicts(scores, "fgpo", ["fgpo", "fgpo-noT1", "grpo", "absent"])
+    assert list(v.index) == ["fgpo-noT1", "grpo"]  # the reference and absent methods are left out
+    right = lambda m: [table.correct[np.arange(N), p] for p in picks[m]]  # noqa: E731
+    want = compare(right("grpo"), right("fgpo"))
+    assert v.loc["grpo", "gap (points)"] == pytest.approx(want.gap)
+    assert v.loc["grpo", "p over seeds"] == pytest.approx(want.p_seeds)
+    assert v.loc["grpo", "seeds with McNemar p < 0.05"] == f"{want.seeds_significant} of 2"
+    assert v.loc["grpo", "difference"] == want.is_difference
+    assert v["difference"].dtype == bool

@@ -14,17 +14,42 @@ import pandas as pd
 
 from ..algorithms.head import parse_method
 from ..core.estimators import coverage_hit_probability
+from ..evaluation.difference import compare
 from ..table import RewardTable
 from .study import Study
 from .study_report import label, paired_tests
 
-__all__ = ["ablation_rows", "coverage_table", "group_size_table", "checkpoint_table", "tool_invocation",
+__all__ = ["verdicts", "ablation_rows", "coverage_table", "group_size_table", "checkpoint_table", "tool_invocation",
            "removal_table", "imitation_table", "best_seen"]
 
 
 def _present(methods: Sequence[str], scores: pd.DataFrame) -> list[str]:
     have = set(scores.method)
     return [m for m in methods if m in have]
+
+
+def verdicts(scores: pd.DataFrame, ref: str, methods: Sequence[str], suite: str = "core") -> pd.DataFrame:
+    """Each of ``methods`` against ``ref`` on ``suite`` by the book's one rule
+    (:func:`fgpo_core.evaluation.difference.compare`), question-paired within each seed the two
+    share: the gap (points, the method minus ``ref``), the paired t-test over seeds, the seeds
+    whose McNemar test gives p < 0.05, and whether the gap is a difference. ``scores``: the
+    output of :func:`~fgpo_core.experiments.study_report.study_scores` (a ``correct_vector`` per
+    method, seed and suite)."""
+    s = scores[scores.suite == suite].set_index(["method", "seed"])
+    rows = {}
+    for m in _present(methods, scores[scores.suite == suite]):
+        if m == ref:
+            continue
+        seeds = sorted(set(s.loc[m].index) & set(s.loc[ref].index))
+        if not seeds:
+            continue
+        v = compare([s.loc[(m, x), "correct_vector"] for x in seeds], [s.loc[(ref, x), "correct_vector"] for x in seeds])
+        rows[m] = {"gap (points)": v.gap, "p over seeds": v.p_seeds,
+                   "seeds with McNemar p < 0.05": f"{v.seeds_significant} of {len(seeds)}",
+                   "difference": v.is_difference}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["gap (points)", "p over seeds",
+                                                                 "seeds with McNemar p < 0.05", "difference"])
+    return out.astype({"gap (points)": float, "p over seeds": float, "difference": bool})
 
 
 def ablation_rows(scores: pd.DataFrame, methods: Sequence[str], suites: Sequence[str] = ("core",),
