@@ -240,6 +240,7 @@ findings = post_training_findings(sft, rl_table, budget, cap, id_peak, budget_p,
 display(Markdown("\n".join(findings)))
 
 # %% [markdown]
+# (post-training-lm)=
 # ## 5. The language-model selector
 #
 # One question of the study asked of the LM selector of "FGPO versus GRPO": under one budget
