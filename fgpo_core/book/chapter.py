@@ -6,7 +6,10 @@ import textwrap
 
 import pandas as pd
 
-__all__ = ["show_source", "paper_vs_book", "profile_note"]
+__all__ = ["show_source", "paper_vs_book", "profile_note", "quiet_page", "MISSING"]
+
+MISSING = "–"
+"""How a missing value reads on a page (never NaN)."""
 
 
 def show_source(obj, drop_docstring: bool = False):
@@ -43,3 +46,28 @@ def profile_note(profile: str, **sizes) -> None:
     """Print which profile and scale a chapter ran with (its parameters cell is hidden)."""
     extra = ", ".join(f"{k} = {v}" for k, v in sizes.items())
     print(f"Executed under the '{profile}' profile" + (f": {extra}." if extra else "."))
+
+
+def quiet_page() -> None:
+    """What a rendered page must not show, turned off for the kernel a chapter runs in: NaN in
+    tables (a dash instead, in plain DataFrames and Stylers alike), progress bars, and the
+    FutureWarnings and DeprecationWarnings of the libraries underneath."""
+    import os
+    import warnings
+
+    os.environ["TQDM_DISABLE"] = "1"
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    pd.set_option("styler.format.na_rep", MISSING)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the book extra
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    html = shell.display_formatter.formatters["text/html"]
+    html.for_type(pd.DataFrame, lambda df: df.to_html(na_rep=MISSING, notebook=True,
+                                                      max_rows=pd.get_option("display.max_rows"),
+                                                      max_cols=pd.get_option("display.max_columns")))

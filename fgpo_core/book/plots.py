@@ -40,6 +40,9 @@ def color(name: str) -> str:
 
 def set_style() -> None:
     """Seaborn's white grid, a readable size, and crisp figures in HTML."""
+    from .chapter import quiet_page
+
+    quiet_page()
     sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
     mpl.rcParams.update({
         "figure.dpi": 110,
