@@ -67,7 +67,7 @@ from scipy.stats import ttest_ind
 from IPython.display import Markdown, display
 
 from fgpo_core.book import paper
-from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.book.chapter import profile_note, show_source
 from fgpo_core.book.claims import claim, glue_number, glue_p
 from fgpo_core.book.plots import plot_study_accuracy, plot_study_curves, plot_tool_rates, set_style
 from fgpo_core.core import estimators as est
@@ -111,15 +111,14 @@ display(show_source(est.fgpo_loss))
 display(show_source(est.coverage_mask, drop_docstring=True))
 
 # %% [markdown]
-# The group-sampled ones: GRPO's advantages (TRL's group scaling; the test suite checks
-# them and the loss's gradient against TRL's own `GRPOTrainer._compute_loss`), RLOO's,
-# the surrogate both feed, and DAPO's dynamic sampling:
+# And GRPO's group-normalised advantages (TRL's group scaling; the test suite checks them
+# and the loss's gradient against TRL's own `GRPOTrainer._compute_loss`). RLOO's
+# leave-one-out advantages, the surrogate both feed and DAPO's dynamic sampling sit beside
+# it in `fgpo_core.core.estimators`; the chapter "Exact versus sampled, with no model"
+# walks through them.
 
 # %% tags=["remove-input"]
 display(show_source(est.grpo_advantages, drop_docstring=True))
-display(show_source(est.rloo_advantages, drop_docstring=True))
-display(show_source(est.policy_gradient_loss, drop_docstring=True))
-display(show_source(est.draw_live_groups, drop_docstring=True))
 
 # %% [markdown]
 # ## Which frozen features
@@ -144,7 +143,6 @@ for d in sorted(Path(feature_comparison).iterdir()):
         rows[fc.manifest["features"]["encoder"]] = row
         rows[fc.manifest["features"]["encoder"]]["_fgpo"] = g.apply(list).get("fgpo")
 choice = pd.DataFrame(rows).T
-display(choice.drop(columns=["_fgpo"]))
 enc = {e: np.array(v) for e, v in choice["_fgpo"].items()}
 enc_gap = float(enc["smollm2"].mean() - enc["minilm"].mean())
 enc_p = float(ttest_ind(enc["smollm2"], enc["minilm"]).pvalue)
@@ -192,9 +190,8 @@ if len(obs):
     epoch_len = obs.groupby(["method", "seed"]).step.max().iloc[0] / cfg["epochs"]
     obs = obs.assign(epoch=np.ceil(obs.step / epoch_len).astype(int))
     dead = obs.groupby(["method", "epoch"]).dead_observed.mean().unstack(0)
-    display(Markdown("Observed dead groups (%) of the sampled methods' own draws, by epoch (mean over steps and "
-                     "seeds; dynamic sampling's count is of its first draws, before it draws again):"))
-    display(dead.iloc[[0, len(dead) // 2, -1]].rename(columns=LABELS).round(1))
+    glue_number("dead_obs_first", dead.iloc[0]["grpo"])
+    glue_number("dead_obs_last", dead.iloc[-1]["grpo"])
 
 # %% [markdown]
 # ## The main table
@@ -256,9 +253,8 @@ display(p_table.style.set_caption("FGPO minus each method (points): the paired t
 # %% [markdown]
 # ## A larger head
 #
-# The same study with a one-hidden-layer MLP head in place of the linear one (its width in
-# the table), for the main methods: does more capacity on the same features change the
-# comparison?
+# The same study with a one-hidden-layer MLP head in place of the linear one, for the main
+# methods: does more capacity on the same features change the comparison?
 
 # %% tags=["hide-input"]
 if capacity_study and (Path(capacity_study) / "manifest.json").exists():
@@ -268,14 +264,23 @@ if capacity_study and (Path(capacity_study) / "manifest.json").exists():
         "linear head": summary["core"],
         f"MLP head ({mlp.manifest['config']['hidden']} units)": study_summary(mlp_scores)["core"]}).dropna()
     cap["MLP tools"] = study_summary(mlp_scores, "tools")["core mean"].round(2)
-    display(Markdown("Accuracy on core (%, mean ± sd over seeds):"))
-    display(cap.reindex([m for m in METHODS if m in cap.index]).rename(index=LABELS))
     mlp_fg = mlp_scores[(mlp_scores.method == "fgpo") & (mlp_scores.suite == "core")].sort_values("seed")
     mlp_gr = mlp_scores[(mlp_scores.method == "grpo") & (mlp_scores.suite == "core")].sort_values("seed")
     mlp_v = compare(mlp_fg.correct_vector.tolist(), mlp_gr.correct_vector.tolist())
     glue_number("mlp_gap", mlp_v.gap, signed=True)
     glue_number("mlp_fgpo", mlp_fg.accuracy.mean())
     glue_number("mlp_grpo", mlp_gr.accuracy.mean())
+
+# %% [markdown]
+# It does not: with an MLP head of {glue:text}`mlp_units` units FGPO scores
+# {glue:text}`mlp_fgpo`% on core and GRPO {glue:text}`mlp_grpo`% ({glue:text}`mlp_gap`
+# points), against {glue:text}`lin_fgpo`% and {glue:text}`lin_grpo`% with the linear head.
+
+# %% tags=["remove-input"]
+glue_number("lin_fgpo", summary.loc["fgpo", "core mean"])
+glue_number("lin_grpo", summary.loc["grpo", "core mean"])
+claim("mlp-same-picture", not mlp_v.b_better and abs(mlp_v.gap) < 5,
+      "with the MLP head FGPO and GRPO stay within a few points on core, GRPO not ahead")
 
 # %% [markdown]
 # ## The coverage dial
@@ -307,31 +312,21 @@ plt.show()
 display(Markdown("T1..T4 = " + ", ".join(f"T{i + 1} {n.replace('_', ' ')}" for i, n in enumerate(names)) + "."))
 
 # %% [markdown]
-# ## Dead groups and the empty subset of the trained policies (Tables 15 and 16)
+# ## Dead groups of the trained policies (Table 15)
 #
 # If GRPO were run from each kept policy, how often would a group be dead? The closed form
-# on `core`, under the reward classes of Eq. 1 (the paper's Table 15) and of the
-# differential reward, for the first seed's kept heads (for this selector $p_\text{gen} = q$);
-# and each policy's mass on the empty subset (Table 16).
+# on `core`, under the reward classes of Eq. 1 (the paper's Table 15), for the first seed's
+# kept heads (for this selector $p_\text{gen} = q$), and the paper's Table 15 below it.
 
 # %% tags=["hide-input"]
 core_ids = st.picks[(st.picks.suite == "core") & (st.picks.method == METHODS[0]) & (st.picks.seed == 0)].question_id
 correct_core = tables["core"].select(list(core_ids)).correct
 pol = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
 pol.update({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
-display(Markdown("Eq. 1 classes:"))
-display(dead_group_table(pol, correct_core, "eq1").round(1))
-display(Markdown("The paper's Table 15:"))
-display(paper.TABLE15)
-display(Markdown("Differential-reward classes:"))
-display(dead_group_table(pol, correct_core, "differential").round(1))
+display(dead_group_table(pol, correct_core, "eq1").round(1).style.format("{:.1f}").set_caption(
+    "This book: % of dead groups of size G"))
+display(paper.TABLE15.style.format("{:.1f}").set_caption("The paper's Table 15 (GenomeQA)"))
 t16 = empty_subset_table({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
-display(t16.round(1))
-display(paper_vs_book({
-    "empty subset reward-optimal (% of core)": (paper.EMPTY_SUBSET["empty_optimal"],
-                                                100 * (tables["core"].oracle_actions() == 0).mean()),
-    "SFT argmax empty (%)": (paper.EMPTY_SUBSET["sft_argmax_empty"], t16.loc["SFT", "argmax is empty (%)"]
-                             if "SFT" in t16.index else None)}))
 
 # %% [markdown]
 # ## Moved to other reasoners
@@ -421,16 +416,13 @@ claim("pooled-within-noise", not verdicts[("grpo", "pooled")].is_difference,
 
 # %% [markdown]
 # **Why the split.** The exact objective lands on nearly one policy whatever the question
-# order: FGPO's {glue:text}`n_seeds` seeds pick the same subset on {glue:text}`same_fgpo`% of the core
-# questions, GRPO's on {glue:text}`same_grpo`%. That policy is lean, with
-# {glue:text}`tools_fgpo` tools per question against GRPO's {glue:text}`tools_grpo` (the
-# paper: {glue:text}`paper_tools_fgpo` against {glue:text}`paper_tools_grpo`), and the tool
-# it leaves out is the motif scan: T2 earns nothing on any training family, so the
-# parsimony term makes dropping it strictly better there (the routing figure above). On
-# the TF-motif family, met only at test time, T2 is the decisive tool, and the best fixed
-# subset, which includes it, scores {glue:text}`best_ood`% out of domain. GRPO's policies
-# are noisier, call more tools and so draw T2 now and then: sampling noise helps where
-# training taught the wrong lesson. The first page of the book gives the numbers.
+# order: FGPO's {glue:text}`n_seeds` seeds pick the same subset on {glue:text}`same_fgpo`% of
+# the core questions, GRPO's on {glue:text}`same_grpo`%. That policy is lean
+# ({glue:text}`tools_fgpo` tools per question against GRPO's {glue:text}`tools_grpo`; the
+# paper: {glue:text}`paper_tools_fgpo` and {glue:text}`paper_tools_grpo`), and it leaves out
+# the motif scan, which earns nothing on any training family (the routing figure above) but
+# decides the TF-motif family met at test time; the best fixed subset includes it and
+# scores {glue:text}`best_ood`% out of domain. GRPO's noisier policies draw T2 now and then.
 
 # %% tags=["remove-input"]
 claim("fgpo-seeds-agree", same["fgpo"] > 90 and same["grpo"] < 50,
@@ -447,8 +439,9 @@ claim("fgpo-below-best-ood", dom.loc["fgpo", "out of domain"] < dom.loc["BestFix
 # its FGPO concentrated on one subset per question while its GRPO stayed spread out. Here
 # GRPO's kept heads are the more concentrated ones (FGPO's objective carries an entropy
 # bonus, and many questions have several subsets of equal reward for it to spread over; we
-# have not measured which of the two matters more). Either way the sampled method trains on mostly
-# dead groups by the end (the observed counts above), which is the paper's point.
+# have not measured which of the two matters more). Either way the sampled method ends up
+# training on mostly dead groups: {glue:text}`dead_obs_first`% of GRPO's own groups were dead
+# in its first epoch and {glue:text}`dead_obs_last`% in its last, which is the paper's point.
 
 # %% tags=["remove-input"]
 claim("grpo-more-dead-than-fgpo", t15.loc["GRPO", "G=6"] > t15.loc["FGPO", "G=6"],
@@ -483,9 +476,7 @@ claim("imitation-low", max(core_acc["sft"], core_acc["dpo"]) < min(core_acc["fgp
       "SFT and DPO are well below FGPO and GRPO on core")
 
 # %% [markdown]
-# **A larger head, and another reader.** With an MLP head of {glue:text}`mlp_units` units, FGPO scores
-# {glue:text}`mlp_fgpo`% on core and GRPO {glue:text}`mlp_grpo`%: capacity does not change
-# the picture. Moved without retraining to the zero-shot MiniLM reader, FGPO and GRPO are
+# **Another reader.** Moved without retraining to the zero-shot MiniLM reader, FGPO and GRPO are
 # level: the largest gap over its {glue:text}`moved_cells` suites is
 # {glue:text}`moved_largest` points and none is a difference, where the paper's FGPO won all
 # {glue:text}`paper_transfer_wins` of its transfer cells. A weak reader that barely uses the
@@ -493,8 +484,6 @@ claim("imitation-low", max(core_acc["sft"], core_acc["dpo"]) < min(core_acc["fgp
 # above has it, covers too few questions to weigh: its column `n`.)
 
 # %% tags=["remove-input"]
-claim("mlp-same-picture", not mlp_v.b_better and abs(mlp_v.gap) < 5,
-      "with the MLP head FGPO and GRPO stay within a few points on core, GRPO not ahead")
 claim("moved-level", all(not v.is_difference for v in minilm.values()) and len(minilm) > 0,
       "moved to MiniLM, FGPO and GRPO do not differ on any suite")
 

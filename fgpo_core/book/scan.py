@@ -14,7 +14,11 @@ from pathlib import Path
 
 from .claims import CLAIM_FAILED
 
-__all__ = ["PROBLEMS", "page_text", "scan_text", "scan_book", "main"]
+__all__ = ["PROBLEMS", "WORDS_PER_MINUTE", "page_text", "reading_minutes", "scan_text", "scan_book", "main"]
+
+WORDS_PER_MINUTE = 200
+"""A reader's pace through prose; a table or figure counts as half a minute."""
+MAX_MINUTES = 15
 
 PROBLEMS = {
     "NaN": re.compile(r"(?<![\w.])(?:NaN|nan)(?![\w(])"),
@@ -44,6 +48,23 @@ def page_text(html: str) -> tuple[str, bool]:
     return main.get_text(" "), failed
 
 
+def reading_minutes(html: str) -> float:
+    """About how long a page takes to read: its prose at :data:`WORDS_PER_MINUTE` words a
+    minute, half a minute per table or figure and a quarter per block of quoted code (code
+    inputs, folded away, are left out)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    main = soup.select_one("main") or soup
+    for node in main.select("div.cell_input, script, style, .headerlink, nav, .bd-sidebar-secondary"):
+        node.decompose()
+    exhibits = len(main.select("table")) + len(main.select("img"))
+    code = len(main.select("div.highlight"))
+    for node in main.select("table, div.highlight, pre"):
+        node.decompose()
+    return len(main.get_text(" ").split()) / WORDS_PER_MINUTE + 0.5 * exhibits + 0.25 * code
+
+
 def scan_text(text: str) -> list[str]:
     """The names of the problems found in a page's visible text, each with its first match."""
     out = []
@@ -63,8 +84,12 @@ def scan_book(html_dir: Path) -> dict[str, list[str]]:
         raise FileNotFoundError(f"{html_dir} holds no rendered chapter: run `fgpo book` first")
     found = {}
     for page in pages:
-        text, failed = page_text(page.read_text(encoding="utf-8"))
+        html = page.read_text(encoding="utf-8")
+        text, failed = page_text(html)
         problems = scan_text(text)
+        minutes = reading_minutes(html)
+        if minutes > MAX_MINUTES:
+            problems.append(f"a long read: about {minutes:.0f} minutes (at most {MAX_MINUTES})")
         if failed and not any(p.startswith("a failed claim") for p in problems):
             problems.append("a failed claim")
         if problems:
