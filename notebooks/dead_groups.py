@@ -33,18 +33,19 @@ import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown, display
 
 from fgpo_core.core import dead_groups as dg
 from fgpo_core.book import paper
 from fgpo_core.algorithms.bandit import temperature_policies
 from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
-from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.book.chapter import paper_vs_book, show_source
+from fgpo_core.book.claims import claim, glue_number
 from fgpo_core.core.estimators import grpo_advantages
 from fgpo_core.book.plots import set_style
 
 set_style()
-profile_note(profile, n_questions=n_questions, mc_groups=mc_groups, seed=seed)
+glue_number("n_questions", n_questions, 0)
+_ = glue_number("mc_groups", mc_groups, 0)
 
 # %% [markdown]
 # ## Background: GRPO's group and its advantages
@@ -103,7 +104,7 @@ show_source(dg.dead_group_probability)
 # ## Checking Eq. 7 against simulation
 #
 # A formula is only as good as its check. For a few policies over 16 actions we
-# compare the closed form with the fraction of dead groups among `mc_groups`
+# compare the closed form with the fraction of dead groups among {glue:text}`mc_groups`
 # simulated groups; the Monte Carlo standard error is
 # $\sqrt{P(1-P)/n}$.
 
@@ -128,17 +129,23 @@ for name, p in policies.items():
 check = pd.DataFrame(rows)
 check.style.format({"closed form": "{:.4f}", "Monte Carlo": "{:.4f}", "|difference| / s.e.": "{:.2f}"}).hide(axis="index")
 
-# %%
-worst = check["|difference| / s.e."].max()
-display(Markdown(f"The largest disagreement is **{worst:.2f}** standard errors "
-                 f"over {len(check)} cases: the closed form and the simulation agree "
-                 f"{'as closely as sampling noise allows' if worst < 4 else 'less well than sampling noise predicts'}."))
+# %% tags=["remove-cell"]
+worst = glue_number("mc_worst", check["|difference| / s.e."].max(), 2)
+glue_number("mc_cases", len(check), 0)
+
+# %% [markdown]
+# The largest disagreement over the {glue:text}`mc_cases` cases is {glue:text}`mc_worst`
+# standard errors: the closed form and the simulation agree as closely as sampling noise
+# allows.
+
+# %% tags=["remove-input"]
+claim("closed-form-matches-mc", worst < 4, "the closed form agrees with Monte Carlo within sampling noise (4 standard errors)")
 
 # %% [markdown]
 # ## A reward table to work on
 #
 # The chapters of this first part need no language model. They use a *synthetic*
-# reward table: for each question and each of the 16 subsets of a four-tool library,
+# reward table of {glue:text}`n_questions` questions: for each question and each of the 16 subsets of a four-tool library,
 # whether a frozen reasoner would answer correctly. The table is drawn from a small
 # latent model (each question family has a decisive tool, extra evidence crowds the
 # prompt, answers are noisy) whose settings were chosen so that the table's
@@ -165,14 +172,25 @@ paper_vs_book({labels[k]: (paper.GENOMEQA_CEILINGS[k], ceil[k]) for k in labels}
 # for the empty subset). So the empty-optimal share is the No-Tool accuracy plus the
 # share of questions that no subset can rescue, $1 - \text{oracle}$.
 
-# %%
+# %% tags=["remove-cell"]
 def identity(c):
     return c["no_tool"] + (100 - c["oracle"])
 
-display(Markdown(
-    f"Paper: No-Tool + (100 - oracle) = {identity(paper.GENOMEQA_CEILINGS):.2f}%, against "
-    f"{paper.GENOMEQA_CEILINGS['empty_optimal']}% empty-optimal questions. "
-    f"Synthetic table: **{identity(ceil):.1f}%** against **{ceil['empty_optimal']:.1f}%**."))
+
+glue_number("paper_identity", identity(paper.GENOMEQA_CEILINGS), 2)
+glue_number("paper_empty_optimal", paper.GENOMEQA_CEILINGS["empty_optimal"])
+glue_number("our_identity", identity(ceil))
+glue_number("our_empty_optimal", ceil["empty_optimal"])
+
+# %% [markdown]
+# On the paper's GenomeQA table No-Tool + (100 − oracle) is {glue:text}`paper_identity`%,
+# against {glue:text}`paper_empty_optimal`% empty-optimal questions; on the synthetic table
+# the two are {glue:text}`our_identity`% and {glue:text}`our_empty_optimal`%, equal as the
+# argument says they must be.
+
+# %% tags=["remove-input"]
+claim("empty-optimal-identity", abs(identity(ceil) - ceil["empty_optimal"]) < 0.05,
+      "on the synthetic table the empty-optimal share equals No-Tool + (100 - oracle)")
 
 # %% [markdown]
 # ## Concentration kills groups
@@ -201,6 +219,21 @@ ax.set_title("As the policy concentrates, groups die (Eq. 1 reward classes)")
 ax.set_xlabel("mean policy entropy (nats)  ->  more concentrated")
 plt.show()
 
+# %% tags=["remove-cell"]
+ladder = curve[curve.G == 6]["dead-group probability (%)"].to_numpy()  # in the order of temps
+glue_number("ladder_uniform", ladder[0], 2)
+glue_number("ladder_coldest", ladder[-1])
+glue_number("coldest_T", temps[-1], 2)
+
+# %% [markdown]
+# At $G = 6$ the dead share rises at every step down the temperature ladder, from
+# {glue:text}`ladder_uniform`% at the uniform policy to {glue:text}`ladder_coldest`% at
+# $T =$ {glue:text}`coldest_T`, while the questions and the reward stay the same.
+
+# %% tags=["remove-input"]
+claim("concentration-kills", bool(np.all(np.diff(ladder) > 0)) and ladder[-1] > 50,
+      "at G = 6 the dead share rises at every step down the temperature ladder, past half at the coldest")
+
 # %% [markdown]
 # ## Coarser rewards, more dead groups
 #
@@ -223,12 +256,21 @@ for kind, label in [("eq1", "Eq. 1 (lambda = 0.10)"), ("binary", "Eq. 1, lambda 
                      "mean classes": n_classes.mean(),
                      "P_dead at G=6 (%)": 100 * dg.dead_group_probability(p, r, 6).mean()})
 gran = pd.DataFrame(gran)
-gran.pivot(index="reward", columns="policy", values="P_dead at G=6 (%)").round(1)
+by_reward = gran.pivot(index="reward", columns="policy", values="P_dead at G=6 (%)")
+by_reward.round(1)
 
 # %% [markdown]
 # The policies $p_T$ above are defined from the Eq. 1 reward, so every row of the
 # table compares the *same* policies under three reward functions: the coarser the
-# reward, the deadlier the groups. The paper saw the same with trained policies:
+# reward, the deadlier the groups. The two two-class rewards split every question's
+# subsets the same way (the differential reward is the binary one less a constant per
+# question), so their rows agree. The paper saw the same with trained policies:
+
+# %% tags=["remove-input"]
+_eq1, _bin, _diff = (by_reward.loc[r] for r in ("Eq. 1 (lambda = 0.10)", "Eq. 1, lambda = 0",
+                                                "differential (GRPO arm)"))
+claim("coarser-deadlier", bool((_bin > _eq1).all() and np.allclose(_bin, _diff)),
+      "under each policy the two-class rewards leave more groups dead than Eq. 1, and agree with each other")
 
 # %%
 paper_vs_book({
@@ -255,7 +297,31 @@ paper_vs_book({
 # %%
 n_trials = 20000
 violations = dg.proposition_violations(n_trials, np.random.default_rng(seed))
-pd.Series(violations, name=f"violations in {n_trials} random trials").to_frame()
+pd.Series(violations, name=f"violations in {n_trials:,} random trials").to_frame()
+
+# %% tags=["remove-cell"]
+glue_number("n_trials", n_trials, 0)
+glue_number("transfer_failures", violations["transfer"], 0)
+
+# %% [markdown]
+# Merging and the minimum never fail. The transfer test fails in
+# {glue:text}`transfer_failures` of the {glue:text}`n_trials` trials, and the failures are
+# the arithmetic's, not the proposition's: a Dirichlet draw occasionally gives a class a mass
+# near $10^{-20}$, and moving part of it onto a class of mass $10^{-2}$ leaves that larger
+# mass unchanged in double precision, so the strict increase the proposition promises is too
+# small to represent. One such trial:
+
+# %%
+w_big, w_small, delta = 2.28e-2, 1.72e-19, 8.2e-20
+print("w_big + delta == w_big:", w_big + delta == w_big)
+print("P_dead(G = 6) before and after the move:",
+      dg.dead_group_probability_from_masses(np.array([w_big, w_small]), 6),
+      dg.dead_group_probability_from_masses(np.array([w_big + delta, w_small - delta]), 6))
+
+# %% tags=["remove-input"]
+claim("proposition-holds", violations["merge"] == 0 and violations["uniform minimum"] == 0
+      and violations["transfer"] <= n_trials // 1000,
+      "merging and the minimum never fail, and the transfer test fails only in a handful of trials")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -284,21 +350,35 @@ plt.show()
 # were actually trained. $G = 1$ is always 100%: a group of one has nothing to
 # compare with.
 
+# %% [markdown]
+# **This book** (synthetic table, Eq. 1 classes, % dead):
+
 # %%
 ours = dg.dead_group_grid({("Uniform" if T == np.inf else f"p_T, T = {T}"): family[T]
                            for T in (np.inf, 1.0, 0.3, 0.1, 0.03, 0.01)}, r_eq1)
-display(Markdown("**This book** (synthetic table, Eq. 1 classes, % dead):"))
-display(ours.round(1))
-display(Markdown("**Paper** (GenomeQA, Table 15, % dead):"))
-display(paper.TABLE15)
+ours.round(1)
 
-# %%
-u6 = ours.loc["Uniform", "G=6"]
-display(Markdown(
-    f"The uniform policy leaves **{u6:.2f}%** of groups dead at $G = 6$ on our table "
-    f"(paper: {paper.DEAD_GROUPS['uniform_G6']}% on GenomeQA). The gap between the rows is the "
-    "point of the chapter: nothing about the questions changed between them, only how "
-    "concentrated the sampling distribution is."))
+# %% [markdown]
+# **Paper** (GenomeQA, Table 15, % dead):
+
+# %% tags=["remove-input"]
+paper.TABLE15
+
+# %% tags=["remove-cell"]
+u6 = glue_number("uniform_G6", ours.loc["Uniform", "G=6"], 2)
+cold6 = glue_number("coldest_G6", ours.iloc[-1]["G=6"])
+glue_number("paper_uniform_G6", paper.DEAD_GROUPS["uniform_G6"])
+
+# %% [markdown]
+# The uniform policy leaves {glue:text}`uniform_G6`% of groups dead at $G = 6$ on our
+# table (paper: {glue:text}`paper_uniform_G6`% on GenomeQA); the most concentrated policy
+# of the grid, {glue:text}`coldest_G6`%. The gap between the rows is the point of the
+# chapter: nothing about the questions changed between them, only how concentrated the
+# sampling distribution is.
+
+# %% tags=["remove-input"]
+claim("uniform-alive-concentrated-dead", u6 < 1 and cold6 > 50,
+      "the uniform policy leaves under 1% of groups dead at G = 6, the most concentrated over half")
 
 # %% [markdown]
 # ## References
