@@ -73,7 +73,7 @@ from fgpo_core.book.plots import plot_study_accuracy, plot_study_curves, plot_to
 from fgpo_core.core import estimators as est
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts
+from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
 from fgpo_core.experiments.study_report import (coverage_rows, label, routing, study_baselines, study_scores,
                                                 study_summary)
@@ -230,8 +230,7 @@ same = {m: 100 * float((P == P[0]).all(0).mean()) for m in METHODS for P in [st.
 # questions, chosen with hindsight:
 
 # %% tags=["hide-input"]
-train_families = set(tables["train"].family) if "train" in tables else set(
-    load_tables({"r": study_tables}, ["train"])["r"]["train"].family)
+train_families = set(study_training_table(st, load_tables({"r": study_tables}, ["train"])["r"]["train"]).family)
 dom = domain_accuracy(st, tables, MAIN, TEST, train_families)
 verdicts = domain_verdicts(st, tables, "fgpo", [m for m in MAIN if m != "fgpo"], TEST, train_families)
 shown = dom.drop(index="questions").rename(index={**LABELS, "BestFixed*": "best fixed subset"})

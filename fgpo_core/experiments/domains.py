@@ -20,10 +20,20 @@ from ..evaluation.difference import Verdict, compare
 from ..table import RewardTable
 from .study import Study
 
-__all__ = ["SPLITS", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",
+__all__ = ["SPLITS", "study_training_table", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",
            "domain_verdicts"]
 
 SPLITS = ("pooled", "in domain", "out of domain")
+
+
+def study_training_table(study: Study, train_table: RewardTable) -> RewardTable:
+    """The rows of the training table that ``study`` trained on: its first ``n`` training
+    questions (a study trains on a prefix of the pool, so a pool grown later keeps it)."""
+    n = int(study.manifest["n_questions"]["train"])
+    ids = np.asarray(train_table.question_ids)
+    if len(ids) < n:
+        raise ValueError(f"the study trained on {n} questions; the training table holds {len(ids)}")
+    return train_table.select(ids[:n])
 
 
 def _questions(study: Study, tables: Mapping[str, RewardTable], suites: Sequence[str]):
