@@ -36,19 +36,20 @@ import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import torch
-from IPython.display import Markdown, display
-
 from fgpo_core.core import estimators as obj
 from fgpo_core.book import paper
 from fgpo_core.algorithms.bandit import BanditConfig, gradient_estimator_study, run_race
 from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
-from fgpo_core.book.chapter import paper_vs_book, profile_note, show_source
+from fgpo_core.book.chapter import paper_vs_book, show_source
+from fgpo_core.book.claims import claim, glue_number
 from fgpo_core.core.dead_groups import dead_group_grid
 from fgpo_core.book.plots import plot_estimator_study, plot_race, set_style
 
 set_style()
 torch.manual_seed(seed)
-profile_note(profile, n_questions=n_questions, epochs=epochs, n_seeds=n_seeds, seed=seed)
+glue_number("n_questions", n_questions, 0)
+glue_number("epochs", epochs, 0)
+_ = glue_number("n_seeds", n_seeds, 0)
 
 # %% [markdown]
 # ## Background: the objective, exactly
@@ -145,10 +146,10 @@ pd.DataFrame({"group": ["live", "dead", "one wrong"],
 # %% [markdown]
 # ## A race with nothing but the estimator changed
 #
-# We reuse the synthetic reward table of {doc}`dead_groups`. Each question has its
-# own 16 logits, all starting at zero (the uniform policy), and every arm visits the
-# same questions, in the same order, in minibatches of 16, for the same number of
-# epochs. Parameters move by plain SGD, so a question's logits change only when it is
+# We reuse the synthetic reward table of {doc}`dead_groups`, here with
+# {glue:text}`n_questions` questions. Each question has its own 16 logits, all starting
+# at zero (the uniform policy), and every arm visits the same questions, in the same
+# order, in minibatches of 16, for the same number of epochs ({glue:text}`epochs`). Parameters move by plain SGD, so a question's logits change only when it is
 # visited. The arms:
 #
 # - **FGPO**: the exact objective over all 16 subsets (16 reward look-ups per visit);
@@ -181,10 +182,17 @@ plt.show()
 # actually observed in its own groups, under its own reward (TRL's
 # `frac_reward_zero_std`), smoothed over half an epoch.
 
+# %% tags=["remove-cell"]
+glue_number("oracle", ceil["oracle"])
+_ = glue_number("no_tool", ceil["no_tool"])
+
+# %% [markdown]
+# The table gives each arm's mean over its runs, one per seed ({glue:text}`n_seeds` in
+# all); for scale, the oracle scores {glue:text}`oracle`% on this table and No-Tool
+# {glue:text}`no_tool`%.
+
 # %%
 summary = race.summary()
-display(Markdown(f"Means over {n_seeds} run(s) per arm; the oracle is {ceil['oracle']:.1f}% and "
-                 f"No-Tool {ceil['no_tool']:.1f}%."))
 summary.round(3)
 
 # %% [markdown]
@@ -201,13 +209,23 @@ dial = summary.loc[list(k_of), ["accuracy after 1 epoch (%)", "final accuracy (%
 dial.index = pd.Index([k_of[n] for n in dial.index], name="k")
 dial = dial.sort_index()
 dial["paper: peak GenomeQA accuracy (%)"] = pd.Series(paper.COVERAGE_DIAL)
-display(dial.round(2))
-monotone = bool(np.all(np.diff(dial["accuracy after 1 epoch (%)"].to_numpy()) >= 0))
-display(Markdown(f"After one epoch, accuracy is {'monotone' if monotone else '**not** monotone'} "
-                 "in $k$ on the synthetic table. The paper's numbers come from a shared "
-                 "language-model policy evaluated on held-out questions; ours from per-question "
-                 "logits evaluated on the questions they were trained on, so only the ordering, not "
-                 "the level, is comparable."))
+dial.round(2)
+
+# %% tags=["remove-cell"]
+first_epoch = dial["accuracy after 1 epoch (%)"]
+glue_number("dial_k2", first_epoch.loc[2])
+_ = glue_number("dial_k16", first_epoch.loc[16])
+
+# %% [markdown]
+# After one epoch, accuracy rises with $k$ on the synthetic table, from
+# {glue:text}`dial_k2`% at $k = 2$ to {glue:text}`dial_k16`% with all 16 subsets. The
+# paper's numbers come from a shared language-model policy evaluated on held-out
+# questions; ours from per-question logits evaluated on the questions they were trained
+# on, so only the ordering, not the level, is comparable.
+
+# %% tags=["remove-input"]
+claim("dial-monotone", bool(np.all(np.diff(first_epoch.to_numpy()) >= 0)),
+      "after one epoch, accuracy does not fall as k grows")
 
 # %% [markdown]
 # ## How good is one visit's gradient?
@@ -234,9 +252,35 @@ study = pd.concat([gradient_estimator_study(p, r_eq1, estimators, n_draws=study_
                    for name, p in at.items()], ignore_index=True)
 plot_estimator_study(study, list(estimators))
 plt.show()
-study.groupby(["policy", "estimator"], sort=False).agg(
+quality = study.groupby(["policy", "estimator"], sort=False).agg(
     mean_cosine=("cosine", "mean"), zero_estimates_pct=("zero", lambda z: 100 * z.mean()),
-    rel_error_after_rescaling=("rel_error", "median")).unstack(0).round(3)
+    rel_error_after_rescaling=("rel_error", "median")).unstack(0)
+quality.round(3)
+
+# %% tags=["remove-cell"]
+cos_u = quality[("mean_cosine", "uniform policy")]
+zero_u = quality[("zero_estimates_pct", "uniform policy")]
+glue_number("cos_exact", cos_u.iloc[-1], 3)
+glue_number("cos_g2", cos_u["GRPO G=2"], 2)
+glue_number("cos_g16", cos_u["GRPO G=16"], 2)
+glue_number("zero_g2", zero_u["GRPO G=2"])
+_ = glue_number("zero_g6", zero_u["GRPO G=6"])
+
+# %% [markdown]
+# With all 16 subsets the estimate is Eq. 8 itself (cosine {glue:text}`cos_exact` at
+# both policies), which checks the machinery. Every sampled estimate points further from
+# it the fewer subsets it sees: at the uniform policy GRPO's mean cosine climbs from
+# {glue:text}`cos_g2` with $G = 2$ to {glue:text}`cos_g16` with $G = 16$, and its estimate
+# is exactly zero, a dead group, on {glue:text}`zero_g2`% of visits at $G = 2$ and
+# {glue:text}`zero_g6`% at $G = 6$.
+
+# %% tags=["remove-input"]
+grpo_rows = ["GRPO G=2", "GRPO G=6", "GRPO G=16"]
+claim("estimator-quality",
+      bool((quality["mean_cosine"].iloc[-1] > 0.999).all()
+           and all(np.all(np.diff(quality[("mean_cosine", p)][grpo_rows].to_numpy()) > 0) for p in at)
+           and zero_u["GRPO G=2"] > zero_u["GRPO G=6"] >= zero_u["GRPO G=16"]),
+      "the exact estimator matches Eq. 8; GRPO's cosine rises with G and its zero estimates fall")
 
 # %% [markdown]
 # ## Dead groups of trained policies (the shape of Table 15)
@@ -245,20 +289,32 @@ study.groupby(["policy", "estimator"], sort=False).agg(
 # the final policies of the first run of each arm, scored by Eq. 7 under Eq. 1
 # reward classes.
 
+# %% [markdown]
+# **This book** (synthetic table, tabular policies, % dead):
+
 # %%
 trained = {"Uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
 trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
-display(Markdown("**This book** (synthetic table, tabular policies, % dead):"))
-display(dead_group_grid(trained, table.rewards("eq1")).round(1))
-display(Markdown("**Paper** (GenomeQA, Table 15, % dead):"))
-display(paper.TABLE15)
+t15 = dead_group_grid(trained, table.rewards("eq1"))
+t15.round(1)
+
+# %% [markdown]
+# **Paper** (GenomeQA, Table 15, % dead):
+
+# %% tags=["remove-input"]
+paper.TABLE15
 
 # %% [markdown]
 # One difference is structural. The paper's FGPO row is its *generation* distribution
 # $p_\text{gen}$ after training, which it never samples from, and which ended up almost
 # deterministic (its row in the paper's table above). In the tabular bandit there is only one
 # distribution, $q$, and FGPO's entropy bonus keeps it spread over the subsets that
-# tie on correctness. GRPO, whose samples are its only signal, concentrates.
+# tie on correctness. GRPO, whose samples are its only signal, concentrates further, and
+# its row lies above FGPO's.
+
+# %% tags=["remove-input"]
+claim("grpo-row-above-fgpo", bool((t15.loc[grpo_name, ["G=2", "G=4", "G=6"]] > t15.loc["FGPO", ["G=2", "G=4", "G=6"]]).all()),
+      "the trained GRPO (Eq. 1) policy leaves more groups dead than FGPO's at G = 2, 4 and 6")
 
 # %% [markdown]
 # ## Paper versus this book
@@ -290,25 +346,40 @@ paper_vs_book({
 # tabular policy, where enough visits let any unbiased method find each question's
 # best subset. What carries over is the mechanism.
 
-# %%
-fg_first = summary.loc["FGPO", "accuracy after 1 epoch (%)"]
-gr_first = summary.loc[grpo_name, "accuracy after 1 epoch (%)"]
-lines = [
-    f"- After one visit per question, FGPO's greedy accuracy is **{fg_first:.1f}%** and GRPO's "
-    f"(Eq. 1) **{gr_first:.1f}%**"
-    + (": the exact gradient already orders each question's subsets by reward, because at the "
-       "uniform start Eq. 8 is proportional to $r(s,a) - \\bar r(s)$." if fg_first > gr_first else "."),
-    f"- At the end, FGPO reaches **{fg['final accuracy (%)']:.1f}%** against the oracle's "
-    f"**{ceil['oracle']:.1f}%**; GRPO (Eq. 1) **{gr['final accuracy (%)']:.1f}%** and GRPO "
-    f"(differential) **{gr_diff['final accuracy (%)']:.1f}%**.",
-    f"- FGPO read **{fg['reward look-ups']:,.0f}** rewards, GRPO **{gr['reward look-ups']:,.0f}**: "
-    "per look-up, compare the upper-right panel.",
-    f"- GRPO's policy concentrated (entropy **{gr['entropy (nats)']:.2f}** nats against FGPO's "
-    f"**{fg['entropy (nats)']:.2f}**), and its closed-form dead-group rate at $G = 6$ rose to "
-    f"**{gr['dead at G=6 (%)']:.1f}%**; of that dead mass, **{gr['dead mass on wrong answers (%)']:.1f}%** "
-    "sits on wrong answers, questions GRPO can no longer learn from.",
-]
-display(Markdown("\n".join(lines)))
+# %% tags=["remove-cell"]
+fg_first = glue_number("fg_first", summary.loc["FGPO", "accuracy after 1 epoch (%)"])
+gr_first = glue_number("gr_first", summary.loc[grpo_name, "accuracy after 1 epoch (%)"])
+glue_number("fg_final", fg["final accuracy (%)"])
+glue_number("gr_final", gr["final accuracy (%)"])
+glue_number("gr_diff_final", gr_diff["final accuracy (%)"])
+glue_number("fg_lookups", fg["reward look-ups"], 0)
+glue_number("gr_lookups", gr["reward look-ups"], 0)
+glue_number("fg_entropy", fg["entropy (nats)"], 2)
+glue_number("gr_entropy", gr["entropy (nats)"], 2)
+glue_number("fg_dead6", fg["dead at G=6 (%)"])
+glue_number("gr_dead6", gr["dead at G=6 (%)"])
+_ = glue_number("gr_dead_wrong", gr["dead mass on wrong answers (%)"])
+
+# %% [markdown]
+# - After one visit per question, FGPO's greedy accuracy is {glue:text}`fg_first`% and
+#   GRPO's (Eq. 1) {glue:text}`gr_first`%: the exact gradient already orders each
+#   question's subsets by reward, because at the uniform start Eq. 8 is proportional to
+#   $r(s,a) - \bar r(s)$.
+# - At the end, FGPO reaches the oracle's {glue:text}`fg_final`%; GRPO (Eq. 1) ends at
+#   {glue:text}`gr_final`% and GRPO (differential) at {glue:text}`gr_diff_final`%.
+# - FGPO read {glue:text}`fg_lookups` rewards, GRPO {glue:text}`gr_lookups`: per look-up,
+#   compare the upper-right panel.
+# - GRPO's policy is the more concentrated (entropy {glue:text}`gr_entropy` nats against
+#   FGPO's {glue:text}`fg_entropy`), and its closed-form dead-group rate at $G = 6$ is
+#   {glue:text}`gr_dead6`% against FGPO's {glue:text}`fg_dead6`%; of GRPO's dead mass,
+#   {glue:text}`gr_dead_wrong`% sits on wrong answers, questions GRPO can no longer learn
+#   from.
+
+# %% tags=["remove-input"]
+claim("fgpo-first-visit-ahead", fg_first > gr_first, "after one visit per question FGPO is ahead of GRPO (Eq. 1)")
+claim("fgpo-reaches-oracle", abs(fg["final accuracy (%)"] - ceil["oracle"]) < 0.05, "FGPO ends at the oracle")
+claim("grpo-concentrates", gr["entropy (nats)"] < fg["entropy (nats)"] and gr["dead at G=6 (%)"] > fg["dead at G=6 (%)"],
+      "GRPO's final policy has lower entropy and more dead groups at G = 6 than FGPO's")
 
 # %% [markdown]
 # ## References
