@@ -18,8 +18,7 @@
 #
 # The book's second source is a controlled study of post-training for biological reasoning
 # models (supervised fine-tuning, then reinforcement learning, judged in and out of the
-# training domain). Its four findings, in its own words as summarised in the book's paper
-# facts:
+# training domain). Its four findings:
 #
 # 1. SFT raises in-domain (ID) accuracy while out-of-domain (OOD) accuracy peaks early and
 #    then declines as SFT continues;
@@ -28,14 +27,23 @@
 #    and pure RL;
 # 4. SFT benefits from a high LoRA rank, while RL is best at a moderate one.
 #
-# This chapter asks the same four questions of the tool selector. Its training families
-# (CpG islands, promoters, repeats, splice sites) are not the families of every test
-# question, and one test suite comes from other organisms, so the selector has an ID and an
-# OOD side too. The selector is the policy-head selector of "Exact versus sampled on the real
-# tables"; a stage of post-training is a head, and the next stage freezes it and trains a
-# fresh head stacked on top, whose scores add to it (the analogue of merging a stage's LoRA
-# adapter into the weights and training a fresh adapter for the next, as the study does).
-# Its width is the analogue of the LoRA rank.
+# This chapter asks the same four questions of the tool selector, twice: of the policy-head
+# selector of "Exact versus sampled on the real tables" (sections 1–4, five seeds), and of the
+# language-model selector of "FGPO versus GRPO" (section 5, one seed). Its training families
+# (CpG islands, promoters, repeats, splice sites) are not the families of every test question,
+# and one test suite comes from other organisms, so the selector has an ID and an OOD side too.
+#
+# For the policy head, a stage of post-training is a head, and the next stage freezes it and
+# trains a fresh head stacked on top, whose scores add to it (the analogue of merging a
+# stage's LoRA adapter into the weights and training a fresh adapter for the next, as the
+# study does). Its width is the analogue of the LoRA rank. SFT here is cross-entropy to each
+# training question's reward-optimal subset under Eq. 1; RL is FGPO or GRPO.
+#
+# A gap is called a **difference** only by the book's one rule
+# (`fgpo_core.evaluation.difference`): on the same questions, a paired t-test over seeds gives
+# p < 0.05 *and* the question-by-question McNemar test gives p < 0.05 in at least half of the
+# seeds (with one seed, McNemar alone decides). The comparisons the text makes are collected
+# in one table at the end.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -48,33 +56,32 @@ head_seeds = 2  # seeds of the small study (only when companion_dir is empty)
 head_questions = 200  # its training, dev and test questions per suite
 lm_companion_dir = "../runs/cpu/lm-companion"  # `fgpo lm-companion`; empty or unfinished: the section says how to run it
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 import json
 import tempfile
 import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
-from fgpo_core.book import paper
-from fgpo_core.book.chapter import profile_note, show_source
-from fgpo_core.book.findings import lm_companion_findings, post_training_findings
 from fgpo_core.algorithms.head import parse_method
+from fgpo_core.book import paper
+from fgpo_core.book.chapter import show_source
+from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_text
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_companion, set_style
-from fgpo_core.experiments.companion_report import (budget_tests, domain_of, domain_split, id_ood_checkpoints,
-                                                    id_ood_scores, id_ood_summary, lm_capacity_tests,
-                                                    lm_companion_costs, lm_companion_table, lm_companion_tests,
-                                                    load_lm_companion, width_effects)
-from fgpo_core.experiments.lm_companion import LMCompanionConfig
+from fgpo_core.experiments.companion_report import (domain_correct, domain_of, domain_split, id_ood_checkpoints,
+                                                    id_ood_scores, id_ood_summary, id_ood_verdicts,
+                                                    lm_companion_costs, lm_companion_table, load_lm_companion)
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
 from fgpo_core.selectors.head import StackedHead
 from fgpo_core.table import load_tables
 
 set_style()
-warnings.filterwarnings("ignore", message="IProgress not found")
-if not companion_dir:  # the ci profile: the same study, small, trained now
+warnings.filterwarnings("ignore")
+if not companion_dir:  # only when no study is given: the same study, small, trained now
     companion_dir = tempfile.mkdtemp(prefix="fgpo-companion-")
     run_study(StudyConfig(methods="companion", seeds=head_seeds, lrs="3e-2", keep="last", checkpoints=4,
                           n_train=head_questions, n_dev=head_questions, n_test=head_questions,
@@ -89,36 +96,14 @@ ids = {s: st.picks[st.picks.suite == s].question_id.unique().tolist() for s in T
 test_tables = {s: tables[s].select(ids[s]) for s in TEST}
 scores = id_ood_scores(st, test_tables, train_families)
 curves = id_ood_checkpoints(st, train_families)
-profile_note(profile, methods=len(cfg["methods"].split(",")), seeds=cfg["seeds"], questions=st.manifest["n_questions"])
-print(f"{len(st.sweep)} runs, {st.manifest['train_seconds'] / 60:.1f} min of training on one CPU thread.")
-
-# %% [markdown]
-# ## In domain and out of domain, here
-#
-# One rule (`fgpo_core.experiments.companion_report.domain_of`): a test question is ID when
-# its family is a training family and its suite is not the microbe suite, OOD otherwise.
-
-# %% tags=["remove-input"]
-display(show_source(domain_of))
-
-# %%
-split = domain_split(test_tables, train_families)
-display(split.pivot_table(index=["domain", "suite"], columns="family", values="n", aggfunc="sum").fillna(0)
-        .astype(int))
-print("training families: " + ", ".join(train_families) + "; questions per domain: "
-      + ", ".join(f"{d} {n}" for d, n in split.groupby("domain").n.sum().items()))
-
-# %% [markdown]
-# Every run keeps its **final** head (not its best dev evaluation: the point is what more
-# training does). SFT trains at one fixed learning rate, so the SFT stage of every pipeline
-# below is the same head; each RL stage's learning rate is chosen on dev, like every method
-# of this book. The stacked head of a later stage, in code:
-
-# %% tags=["remove-input"]
-display(show_source(StackedHead, drop_docstring=True))
 
 
-# %%
+def show(df, digits=1, **formats):
+    """A table as a reader sees it: rounded, a dash where a value is missing."""
+    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None)
+            .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
+
+
 def summary(methods):
     return id_ood_summary(scores, methods)
 
@@ -129,52 +114,161 @@ def by_setting(methods, xs):
     return t
 
 
+def verdict(a, b, picks=None):
+    """``{"ID": Verdict, "OOD": Verdict}`` of method a against method b (the book's rule)."""
+    return id_ood_verdicts(st.picks if picks is None else picks, test_tables if picks is None else tables,
+                           train_families, a, b)
+
+
+TESTS = []  # (selector, comparison, verdicts): the chapter's one table of tests
+
+
+def tested(selector, comparison, a, b, picks=None):
+    v = verdict(a, b, picks)
+    TESTS.append((selector, comparison, v))
+    return v
+
+
+# the empty subset (No-Tool) on the same questions, as a floor
+empty = domain_correct(pd.concat([pd.DataFrame({"suite": s, "question_id": ids[s], "mask": 0}) for s in TEST]),
+                       test_tables, train_families)
+no_tool = {d: 100 * float(empty.correct[empty.domain == d].mean()) for d in ("ID", "OOD")}
+split = domain_split(test_tables, train_families)
+n_dom = split.groupby("domain").n.sum()
+glue_number("pt_n_id", int(n_dom["ID"]), 0)
+glue_number("pt_n_ood", int(n_dom["OOD"]), 0)
+glue_number("pt_seeds", cfg["seeds"], 0)
+glue_text("pt_train_families", ", ".join(train_families));
+
+# %% [markdown]
+# ## In domain and out of domain, here
+#
+# One rule (`fgpo_core.experiments.companion_report.domain_of`): a test question is ID when its
+# family is a training family and its suite is not the microbe suite, OOD otherwise. Over the
+# three test suites that gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD questions:
+
+# %% tags=["remove-input"]
+display(show_source(domain_of))
+show(split.pivot_table(index=["domain", "suite"], columns="family", values="n", aggfunc="sum").fillna(0)
+     .astype(int), 0)
+
+# %% [markdown]
+# Every run keeps its **final** head (not its best dev evaluation: the point is what more
+# training does). SFT trains at one fixed learning rate, so the SFT stage of every pipeline
+# below is the same head; each RL stage's learning rate is chosen on dev, like every method
+# of this book. The stacked head of a later stage, in code:
+
+# %% tags=["remove-input"]
+display(show_source(StackedHead, drop_docstring=True))
+
 # %% [markdown]
 # ## 1. More SFT epochs
 #
-# SFT (cross-entropy to each training question's reward-optimal subset) for 1 to 32 epochs,
-# each run from scratch with its own cosine schedule; ID and OOD accuracy of the final heads.
+# SFT for 1 to 32 epochs, each run from scratch with its own cosine schedule; ID and OOD
+# accuracy of the final heads (mean and sd over seeds), with No-Tool on the same questions:
 
-# %%
+# %% tags=["remove-input"]
 epochs = [parse_method(m).overrides["epochs"] for m in COMPANION["sft_epochs"]]
 sft = by_setting(COMPANION["sft_epochs"], epochs)
-display(sft.round(2))
-long = curves[curves.method == COMPANION["sft_epochs"][-1]].groupby("epoch")[["ID", "OOD"]].mean()
+show(sft.drop(columns=["seeds"]).rename_axis("SFT epochs"), 1)
+e1, eL = epochs[0], epochs[-1]
+sft_last = tested("policy head", f"SFT, {eL} epochs against {e1}", COMPANION["sft_epochs"][-1], COMPANION["sft_epochs"][0])
+glue_number("pt_sft_id_first", sft.loc[e1, "ID"])
+glue_number("pt_sft_id_last", sft.loc[eL, "ID"])
+glue_number("pt_sft_ood_first", sft.loc[e1, "OOD"])
+glue_number("pt_sft_ood_last", sft.loc[eL, "OOD"])
+glue_number("pt_sft_last_epochs", eL, 0)
+glue_number("pt_no_tool_id", no_tool["ID"])
+glue_number("pt_no_tool_ood", no_tool["OOD"])
+glue_number("pt_paper_sft_ood_1", paper.COMPANION["sft_ood_by_epoch"][1])
+glue_number("pt_paper_sft_ood_4", paper.COMPANION["sft_ood_by_epoch"][4])
+last_sft_picks = st.picks[(st.picks.method == "sft-e20-lr0.1")]
+glue_number("pt_sft_empty", 100 * float((last_sft_picks["mask"] == 0).mean()), 0)
+ood_peak = int(sft.OOD.idxmax())
+
+# %% [markdown]
+# SFT raises both sides, slowly: ID from {glue:text}`pt_sft_id_first`% after one epoch to
+# {glue:text}`pt_sft_id_last`% after {glue:text}`pt_sft_last_epochs`, OOD from
+# {glue:text}`pt_sft_ood_first`% to {glue:text}`pt_sft_ood_last`%, both differences. OOD is
+# highest at the last checkpoint, so the study's first finding (OOD peaks early, then falls:
+# {glue:text}`pt_paper_sft_ood_1`% after one epoch, {glue:text}`pt_paper_sft_ood_4`% after
+# four) does not appear here. Nor could it much: every SFT head stays within a few points of
+# No-Tool ({glue:text}`pt_no_tool_id`% ID, {glue:text}`pt_no_tool_ood`% OOD), because the
+# subset SFT imitates is most often the empty one. The 20-epoch SFT head of section 3 picks
+# the empty subset on {glue:text}`pt_sft_empty`% of test questions. The study's models learn
+# answers token by token; ours learns one subset per question, mostly "no tools", and there
+# is little for it to overfit to in either domain.
+
+# %% tags=["remove-input"]
+claim("sft_rises", sft_last["ID"].a_better and sft_last["OOD"].a_better,
+      "SFT's last checkpoint is ahead of its first in ID and in OOD, both differences")
+claim("sft_no_ood_peak", ood_peak == eL, "OOD is highest at SFT's last checkpoint")
+claim("sft_near_floor", (sft.ID - no_tool["ID"]).max() < 10 and (sft.OOD - no_tool["OOD"]).max() < 10,
+      "every SFT head stays within a few points of No-Tool")
+claim("sft_empty", (last_sft_picks["mask"] == 0).mean() > 0.5, "the 20-epoch SFT head mostly picks the empty subset");
 
 # %% [markdown]
 # ## 2. RL from SFT checkpoints
 #
-# FGPO or GRPO for 8 epochs, each started from one of the SFT heads above (the study's
-# RL arm: 8 epochs from its SFT checkpoints). The gain is the change from the SFT head it
-# started from.
+# FGPO or GRPO for 8 epochs, each started from one of the SFT heads above (the study's RL arm:
+# 8 epochs from its SFT checkpoints). ID and OOD after RL:
 
-# %%
+# %% tags=["remove-input"]
 rl_rows = {}
-for rl in ("fgpo", "grpo"):
-    for e in epochs:
-        m = f"sft-e{e}-lr0.1+{rl}-e8"
-        start = sft.loc[e]
-        end = summary([m])
+for e in epochs:
+    row = {"SFT ID": sft.loc[e, "ID"], "SFT OOD": sft.loc[e, "OOD"]}
+    for rl in ("fgpo", "grpo"):
+        end = summary([f"sft-e{e}-lr0.1+{rl}-e8"])
         if len(end):
-            end = end.iloc[0]
-            rl_rows[(rl.upper(), e)] = {"SFT ID": start.ID, "SFT OOD": start.OOD, "after RL ID": end.ID,
-                                        "after RL OOD": end.OOD, "ID gain": end.ID - start.ID,
-                                        "OOD gain": end.OOD - start.OOD, "OOD sd": end["OOD sd"]}
-rl_table = pd.DataFrame(rl_rows).T.rename_axis(["RL", "from SFT epochs"])
-display(rl_table.round(2))
-id_peak = int(sft.ID.idxmax())
-print(f"SFT's ID peak: {id_peak} epochs; early: {epochs[0]}; late: {epochs[-1]}.")
+            row[f"{rl.upper()} ID"], row[f"{rl.upper()} OOD"] = end.iloc[0].ID, end.iloc[0].OOD
+    rl_rows[e] = row
+rl_table = pd.DataFrame(rl_rows).T.rename_axis("from SFT epochs")
+show(rl_table, 1)
+after = rl_table[["FGPO ID", "FGPO OOD", "GRPO ID", "GRPO OOD"]]
+rl_same = {rl: tested("policy head", f"{rl.upper()} from SFT {eL} epochs against from SFT {e1}",
+                      f"sft-e{eL}-lr0.1+{rl}-e8", f"sft-e{e1}-lr0.1+{rl}-e8") for rl in ("fgpo", "grpo")}
+gain_ood = rl_table["FGPO OOD"] - rl_table["SFT OOD"]
+gain_id = rl_table["FGPO ID"] - rl_table["SFT ID"]
+glue_number("pt_rl_id", rl_table["FGPO ID"].mean())
+glue_number("pt_rl_ood", rl_table["FGPO OOD"].mean())
+glue_number("pt_rl_spread", float((after.max() - after.min()).max()))
+glue_number("pt_rl_gain_lo", min(gain_ood.min(), gain_id.min()), 0)
+glue_number("pt_rl_gain_hi", max(gain_ood.max(), gain_id.max()), 0)
+glue_number("pt_paper_rl_from", paper.COMPANION["rl_from_sft_ood"][0])
+glue_number("pt_paper_rl_to", paper.COMPANION["rl_from_sft_ood"][1])
+fp = st.picks[st.picks.method == f"sft-e{e1}-lr0.1+fgpo-e8"]
+top = fp["mask"].value_counts(normalize=True)
+glue_text("pt_rl_top", test_tables["core"].labels()[int(top.index[0])])
+glue_number("pt_rl_top_share", 100 * float(top.iloc[0]), 0);
 
 # %% [markdown]
-# Over the 8 RL epochs, from the early, ID-peak and late SFT checkpoints (checkpoints of the
-# chosen runs, mean over seeds):
+# Eight epochs of RL lift every SFT head by {glue:text}`pt_rl_gain_lo` to
+# {glue:text}`pt_rl_gain_hi` points on both sides, and they all land in the same place: about
+# {glue:text}`pt_rl_id`% ID and {glue:text}`pt_rl_ood`% OOD, with FGPO or GRPO, whichever
+# checkpoint they started from (the after-RL columns span at most {glue:text}`pt_rl_spread`
+# points; RL from the last SFT checkpoint does not differ from RL from the first). The OOD gain
+# is largest from the earliest checkpoint only because that head starts lowest. So the study's
+# second finding holds in its first half, RL does most of the work out of domain (the study:
+# OOD {glue:text}`pt_paper_rl_from`% → {glue:text}`pt_paper_rl_to`% after eight epochs from
+# its four-epoch SFT checkpoint), but which SFT checkpoint RL starts from does not matter
+# here. The RL heads converge to nearly one policy: after FGPO from the one-epoch checkpoint
+# the subset {glue:text}`pt_rl_top` alone is picked on {glue:text}`pt_rl_top_share`% of test
+# questions, and a near-fixed policy forgets its start.
 
-# %%
+# %% tags=["remove-input"]
+claim("rl_same_place", float((after.max() - after.min()).max()) < 1.0
+      and not any(v[d].is_difference for v in rl_same.values() for d in ("ID", "OOD")),
+      "RL from every SFT checkpoint lands within a point, no difference between the first and last start")
+claim("rl_gains", min(gain_ood.min(), gain_id.min()) > 10, "RL lifts every SFT head by more than ten points on both sides")
+claim("rl_ood_first", gain_ood.idxmax() == e1, "the OOD gain is largest from the earliest checkpoint")
+claim("rl_near_fixed", top.iloc[0] > 0.7, "the RL head picks one subset on most test questions");
+
+# %% tags=["remove-input"]
 rl_curve = curves[curves.stage == 1].groupby(["method", "epoch"])[["ID", "OOD"]].mean()
-starts = sorted({epochs[0], id_peak, epochs[-1]})
+long = curves[curves.method == COMPANION["sft_epochs"][-1]].groupby("epoch")[["ID", "OOD"]].mean()
 traj = {}
 for rl in ("fgpo", "grpo"):
-    for e in starts:
+    for e in sorted({e1, eL}):
         m = f"sft-e{e}-lr0.1+{rl}-e8"
         if m in rl_curve.index.get_level_values(0):
             f = rl_curve.loc[m].reset_index()
@@ -189,22 +283,62 @@ plt.show()
 # ## 3. A fixed budget of question visits
 #
 # Twenty epochs of question visits in all, split between SFT and RL: 0, 20, 50, 80 and 100%
-# SFT, with FGPO or with GRPO as the RL stage.
+# SFT, with FGPO or with GRPO as the RL stage (mean and sd over seeds):
 
-# %%
+# %% tags=["remove-input"]
 shares = [0, 20, 50, 80, 100]
-budget, budget_p = {}, {}
+budget, arms = {}, {}
 for rl in ("fgpo", "grpo"):
-    ms = [f"{rl}-e20", f"sft-e4-lr0.1+{rl}-e16", f"sft-e10-lr0.1+{rl}-e10", f"sft-e16-lr0.1+{rl}-e4", "sft-e20-lr0.1"]
-    budget[rl.upper()] = by_setting(ms, shares)
-    budget_p[rl.upper()] = budget_tests(scores, dict(zip(shares, ms)))
-display(pd.concat(budget, names=["RL", "SFT share (%)"]).round(2))
-display(Markdown("The mean of ID and OOD by share, and each share against the best one (paired t-test over seeds):"))
-display(pd.concat(budget_p, names=["RL"]).round(3))
+    arms[rl] = [f"{rl}-e20", f"sft-e4-lr0.1+{rl}-e16", f"sft-e10-lr0.1+{rl}-e10", f"sft-e16-lr0.1+{rl}-e4",
+                "sft-e20-lr0.1"]
+    budget[rl.upper()] = by_setting(arms[rl], shares)
+bt = pd.concat(budget, names=["RL", "SFT share (%)"]).drop(columns=["seeds"])
+show(bt, 1)
+bv = {}
+for rl in ("fgpo", "grpo"):
+    R = rl.upper()
+    bv[(rl, 0)] = tested("policy head", f"20% SFT + {R} against pure {R}", arms[rl][1], arms[rl][0])
+    bv[(rl, 100)] = tested("policy head", f"20% SFT + {R} against pure SFT", arms[rl][1], arms[rl][4])
+mixed_vs_pure = {rl: [verdict(m, arms[rl][0]) for m in arms[rl][1:4]] for rl in ("fgpo", "grpo")}
+glue_number("pt_b_fgpo_id", budget["FGPO"].loc[0, "ID"])
+glue_number("pt_b_fgpo_ood", budget["FGPO"].loc[0, "OOD"])
+glue_number("pt_b_sft_id", budget["FGPO"].loc[100, "ID"])
+glue_number("pt_b_sft_ood", budget["FGPO"].loc[100, "OOD"])
+glue_number("pt_b_grpo_id", budget["GRPO"].loc[0, "ID"])
+glue_number("pt_b_grpo_ood", budget["GRPO"].loc[0, "OOD"])
+glue_number("pt_b_grpo_ood_sd", budget["GRPO"].loc[0, "OOD sd"])
+glue_number("pt_b_grpo20_id", budget["GRPO"].loc[20, "ID"])
+glue_number("pt_b_grpo20_ood", budget["GRPO"].loc[20, "OOD"])
+glue_number("pt_b_grpo20_gap_id", bv[("grpo", 0)]["ID"].gap, signed=True)
+glue_text("pt_paper_split", "/".join(str(x) for x in paper.COMPANION["budget_best_split"]));
+
+# %% [markdown]
+# With FGPO as the RL stage, pure FGPO ({glue:text}`pt_b_fgpo_id`% ID,
+# {glue:text}`pt_b_fgpo_ood`% OOD) is level with every mixed split: none of 20, 50 or 80% SFT
+# differs from it on either side. Pure SFT is far below ({glue:text}`pt_b_sft_id`% and
+# {glue:text}`pt_b_sft_ood`%). With GRPO the picture changes in domain: pure GRPO reaches
+# {glue:text}`pt_b_grpo_id`% ID and {glue:text}`pt_b_grpo_ood`% OOD (its seeds spread by
+# {glue:text}`pt_b_grpo_ood_sd` points OOD), and 20% SFT first lifts ID by
+# {glue:text}`pt_b_grpo20_gap_id` points, a difference, without a difference OOD
+# ({glue:text}`pt_b_grpo20_ood`%). So the study's third finding (its best split was
+# {glue:text}`pt_paper_split`, above both pure arms) holds here for GRPO in domain only; for
+# FGPO a warm start adds nothing. A likely reason, not tested here: FGPO sees every subset's
+# reward from its first step, so a stage that points it at the optima has nothing to add,
+# while GRPO learns only from what it samples, and a start that has seen the training
+# questions' optima helps it on questions of the same families.
+
+# %% tags=["remove-input"]
+claim("budget_fgpo_level", not any(v[d].is_difference for v in mixed_vs_pure["fgpo"] for d in ("ID", "OOD")),
+      "no mixed split differs from pure FGPO on either side")
+claim("budget_sft_low", all(bv[(rl, 100)][d].a_better for rl in ("fgpo", "grpo") for d in ("ID", "OOD")),
+      "20% SFT then RL beats pure SFT on both sides")
+claim("budget_grpo_id", bv[("grpo", 0)]["ID"].a_better and not bv[("grpo", 0)]["OOD"].is_difference,
+      "20% SFT then GRPO beats pure GRPO in domain, with no difference out of domain");
+
+# %% tags=["remove-input"]
 fig = plot_id_ood_panels([
     {"title": "more SFT epochs", "xlabel": "SFT epochs", "series": {"SFT": sft}, "log_x": True},
-    {"title": "fixed budget: 20 epochs", "xlabel": "share of the budget given to SFT (%)",
-     "series": budget},
+    {"title": "fixed budget: 20 epochs", "xlabel": "share of the budget given to SFT (%)", "series": budget},
 ])
 plt.show()
 
@@ -212,118 +346,206 @@ plt.show()
 # ## 4. Capacity of each stage
 #
 # At the 20 / 80 split with FGPO, the width of the SFT head against the width of the RL head
-# (0: a linear head; 64 and 256: one hidden layer), the analogue of the study's LoRA ranks:
+# (0: a linear head; 64 and 256: one hidden layer), the analogue of the study's LoRA ranks.
+# ID / OOD accuracy (%; rows: SFT head width, columns: RL head width):
 
-# %%
+# %% tags=["remove-input"]
 width = {"": 0, "-h64": 64, "-h256": 256}
 grid = {(wa, wb): f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a, wa in width.items() for b, wb in width.items()}
-cap = {}
+cells = {}
 for cell, m in grid.items():
     t = summary([m])
     if len(t):
-        cap[cell] = t.iloc[0][["ID", "OOD"]]
-cap = pd.DataFrame(cap).T.rename_axis(["SFT width", "RL width"])
-display(Markdown("ID accuracy (%; rows: SFT head width, columns: RL head width):"))
-display(cap.ID.unstack().round(2))
-display(Markdown("OOD accuracy (%):"))
-display(cap.OOD.unstack().round(2))
-widths = width_effects(scores, grid)
-display(Markdown("Each stage's width with the other's averaged out, against that stage's best width "
-                 "(paired t-test over seeds):"))
-display(widths.round(3))
+        cells[cell] = f"{fmt_number(t.iloc[0].ID)} / {fmt_number(t.iloc[0].OOD)}"
+capt = pd.Series(cells).unstack()
+capt.index.name, capt.columns.name = "SFT width", "RL width"
+show(capt)
+wv = {cell: verdict(m, grid[(0, 0)]) for cell, m in grid.items() if cell != (0, 0) and m in set(st.picks.method)}
+far = max(wv, key=lambda c: abs(wv[c]["OOD"].gap))
+TESTS.append(("policy head", f"SFT width {far[0]}, RL width {far[1]} against both linear", wv[far]))
+glue_number("pt_w_far_gap", wv[far]["OOD"].gap, signed=True)
+glue_text("pt_w_far", f"{far[0]} and {far[1]}")
+glue_number("pt_paper_sft_rank", paper.COMPANION["sft_best_rank"], 0)
+glue_number("pt_paper_rl_rank", paper.COMPANION["rl_best_rank"], 0);
 
 # %% [markdown]
-# ## The study's findings beside ours
+# No pair of widths differs from the linear pair on either side; the largest gap, OOD with
+# widths {glue:text}`pt_w_far` (SFT, RL), is {glue:text}`pt_w_far_gap` points and within seed
+# noise. The study found that SFT wanted a high rank (its best, {glue:text}`pt_paper_sft_rank`)
+# and RL a moderate one ({glue:text}`pt_paper_rl_rank`). Here neither stage uses the extra
+# capacity: SFT learns mostly "no tools" and RL converges to nearly one subset, and a linear
+# head already represents both.
 
-# %%
-findings = post_training_findings(sft, rl_table, budget, cap, id_peak, budget_p, widths)
-display(Markdown("\n".join(findings)))
+# %% tags=["remove-input"]
+claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("ID", "OOD")),
+      "no pair of head widths differs from the linear pair");
 
 # %% [markdown]
 # (post-training-lm)=
 # ## 5. The language-model selector
 #
-# One question of the study asked of the LM selector of "FGPO versus GRPO": under one budget
-# of question visits (each training question once), does a brief SFT stage followed by FGPO
-# (20% / 80%) beat pure SFT and pure FGPO, in and out of domain, and do LoRA ranks 4, 16 and 64
-# order the arms as the study found? Every run starts from that chapter's format warm-up,
-# merged into the weights, with a fresh adapter of its rank on top, and keeps its last adapter;
-# each is judged by free generation on in- and out-of-domain core questions and on the
-# microbe suite (`fgpo_core.experiments.lm_companion`). A fresh adapter starts at zero, so the
-# warm-up itself, as evaluated in "FGPO versus GRPO", is every rank's step 0: the **start** row,
-# against which each arm is also tested question by question. Each adapter's alpha is twice
-# its rank, and the learning rates are the same at every rank (only the rank varies); a
-# higher rank can therefore move the weights
-# further in the same steps, which is why the table keeps each arm's format failures.
+# The same questions asked of the LM selector of "FGPO versus GRPO", under one budget of
+# question visits: pure SFT, pure FGPO, and 20% SFT followed by 80% FGPO, at LoRA ranks 4, 16
+# and 64. Every run starts from that chapter's format warm-up, merged into the weights, with a
+# fresh adapter of its rank on top, and keeps its last adapter. A fresh adapter starts at zero,
+# so the warm-up itself is every rank's step 0: the **start** row. Each adapter's alpha is
+# twice its rank and the learning rates are the same at every rank, so a higher rank also
+# moves the weights further in the same steps. Each run is judged by free generation on
+# {glue:text}`lm_n_id` ID questions (the first of `core`) and {glue:text}`lm_n_ood` OOD
+# questions (`core` and `microbe`); a format failure counts as wrong. One seed, so McNemar's
+# test decides each comparison.
 
-# %%
+# %% tags=["remove-input"]
 lm_ready = bool(lm_companion_dir) and (Path(lm_companion_dir) / "picks.parquet").exists()
 if lm_ready:
     lm_picks = load_lm_companion(lm_companion_dir)
     lm_cfg = json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]
     lm_table = lm_companion_table(lm_picks, tables, train_families)
-    lm_tests = lm_companion_tests(lm_picks, tables, train_families)
-    lm_vs_start = lm_companion_tests(lm_picks, tables, train_families, arm="start")
-    lm_cost = lm_companion_costs(lm_companion_dir)
-    print(f"Budget: {lm_cfg['budget']} question visits per run, {round(100 * lm_cfg['sft_share'])}% of them SFT in "
-          f"the sequential arm; learning rates {lm_cfg['sft_lr']:g} (SFT) and {lm_cfg['fgpo_lr']:g} (FGPO); seed "
-          f"{lm_cfg['seed']}; LoRA ranks evaluated: {', '.join(str(r) for r in sorted(set(lm_table.index.get_level_values(1))))} "
-          f"(the sweep: {LMCompanionConfig.ranks}). Training took {lm_cost['train seconds'].sum() / 60:.0f} min on "
-          f"{lm_cfg['threads']} CPU threads.")
-    display(lm_table.round(1))
+    show(lm_table.drop(columns=["n ID", "n OOD", "seeds"]).rename_axis(["arm", "LoRA rank"]), 1)
+    glue_number("lm_n_id", int(lm_table["n ID"].iloc[0]), 0)
+    glue_number("lm_n_ood", int(lm_table["n OOD"].iloc[0]), 0)
 else:
-    print("The LM selector's study has not been run into " + (lm_companion_dir or "this profile") + "; "
-          "`make lm-companion` runs it (resumable; its budget and evaluated questions are "
-          "`fgpo lm-companion --help`'s defaults).")
+    glue_text("lm_n_id", "–")
+    glue_text("lm_n_ood", "–")
+    print("The LM selector's study has not been run into this profile's folder; `make lm-companion` runs it.")
 
-# %% [markdown]
-# Each arm's path from the start, rank by rank:
-
-# %%
+# %% tags=["remove-input"]
 if lm_ready:
     plot_lm_companion(lm_table)
     plt.show()
 
-# %% [markdown]
-# The question-paired tests (exact McNemar, seed 0): the sequential arm against each other
-# arm, then the start against each trained arm ("start only": questions the start gets right
-# and the arm wrong), then each arm's LoRA ranks against each other (the lower rank first).
-
-# %%
+# %% tags=["remove-input"]
 if lm_ready:
-    lm_capacity = lm_capacity_tests(lm_picks, tables, train_families)
-    if len(lm_tests):
-        display(lm_tests.round(3))
-    display(lm_vs_start.round(3))
-    if len(lm_capacity):
-        display(lm_capacity.round(3))
-    display(Markdown("\n".join(lm_companion_findings(lm_table, lm_tests, lm_vs_start, lm_capacity))))
+    ranks = sorted(set(lm_table.index.get_level_values(1)))
+    L = {(a, r): lm_table.loc[(a, r)] for a, r in lm_table.index}
+    lv = {}
+    for r in ranks:
+        for a in ("sft", "fgpo", "sft20-fgpo80"):
+            lv[(a, "start", r)] = tested("LM", f"{a}, rank {r}, against the start", f"{a}-r{r}", f"start-r{r}", lm_picks)
+        lv[("mix", "fgpo", r)] = tested("LM", f"sft20-fgpo80 against fgpo, rank {r}", f"sft20-fgpo80-r{r}", f"fgpo-r{r}",
+                                        lm_picks)
+        lv[("mix", "sft", r)] = verdict(f"sft20-fgpo80-r{r}", f"sft-r{r}", lm_picks)
+    for lo, hi in ((4, 16), (4, 64), (16, 64)):
+        lv[("fgpo-rank", lo, hi)] = verdict(f"fgpo-r{lo}", f"fgpo-r{hi}", lm_picks)
+        lv[("sft-rank", lo, hi)] = verdict(f"sft-r{lo}", f"sft-r{hi}", lm_picks)
+    TESTS.append(("LM", "fgpo, rank 4 against rank 64", lv[("fgpo-rank", 4, 64)]))
+    start = L[("start", ranks[0])]
+    glue_number("lm_start_id", start.ID)
+    glue_number("lm_start_ood", start.OOD)
+    glue_text("lm_sft_tools", ", ".join(fmt_number(L[("sft", r)].tools) for r in ranks))
+    glue_text("lm_sft_ood", ", ".join(fmt_number(L[("sft", r)].OOD) for r in ranks))
+    glue_text("lm_fgpo_ood", ", ".join(fmt_number(L[("fgpo", r)].OOD) for r in ranks))
+    glue_number("lm_fgpo4_gain", lv[("fgpo", "start", 4)]["OOD"].gap, signed=True)
+    glue_number("lm_fgpo64_loss", -lv[("fgpo", "start", 64)]["OOD"].gap)
+    glue_number("lm_fgpo64_fail", L[("fgpo", 64)]["format failures (%)"])
+    glue_number("lm_mix4_gain", lv[("sft20-fgpo80", "start", 4)]["OOD"].gap, signed=True)
+    glue_number("lm_mix64_id", lv[("mix", "fgpo", 64)]["ID"].gap, signed=True)
+    glue_number("lm_mix64_ood", lv[("mix", "fgpo", 64)]["OOD"].gap, signed=True)
+    glue_number("lm_cost_min", lm_companion_costs(lm_companion_dir)["train seconds"].sum() / 60, 0)
+    glue_number("lm_budget", lm_cfg["budget"], 0)
+    glue_number("lm_threads", lm_cfg["threads"], 0)
+    # the warm-up on the questions of "FGPO versus GRPO" (all it was evaluated on) and on this study's
+    warm_eval = Path(lm_companion_dir).parent / lm_cfg["start"] / "eval"
+    warm = pd.concat([pd.DataFrame({"suite": s, "question_id": e.question_id, "mask": e.generation_pick.astype(int)})
+                      for s in ("core", "microbe", "mosaic") if (warm_eval / f"{s}.parquet").exists()
+                      for e in [pd.read_parquet(warm_eval / f"{s}.parquet", columns=["question_id", "generation_pick"])]])
+    wc = domain_correct(warm, tables, train_families)
+    glue_number("lm_warm_id_all", 100 * wc.correct[wc.domain == "ID"].mean())
+    glue_number("lm_warm_n_id_all", int((wc.domain == "ID").sum()), 0)
+    glue_number("lm_warm_id_core", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "core")].mean())
+    glue_number("lm_warm_id_mosaic", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "mosaic")].mean())
+    glue_number("lm_warm_n_id_core", int(((wc.domain == "ID") & (wc.suite == "core")).sum()), 0)
 
 # %% [markdown]
-# What each training run cost (its stages counted apart; evaluations not included; "timed
-# by" says how a run stopped and resumed across processes was timed):
+# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. The
+# chapter "FGPO versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in
+# domain: there the ID questions are all {glue:text}`lm_warm_n_id_all` it was evaluated on,
+# `core`'s {glue:text}`lm_warm_n_id_core` and `mosaic`'s; here they are `core`'s first
+# {glue:text}`lm_n_id`. Same model, same rule, different questions: the warm-up reads
+# {glue:text}`lm_warm_id_core`% on all of `core`'s ID questions and
+# {glue:text}`lm_warm_id_mosaic`% on `mosaic`'s.
+#
+# **SFT collapses onto the empty subset**, the paper's own observation for its SFT selector:
+# at ranks 4, 16 and 64 it calls {glue:text}`lm_sft_tools` tools per question and its OOD
+# accuracy falls to {glue:text}`lm_sft_ood`%, a difference from the start at every rank. Here,
+# unlike the policy head, the language model's SFT does hurt out of domain, as the study found,
+# but from the first checkpoint we have, not after an early peak.
+#
+# **FGPO alone** moves OOD to {glue:text}`lm_fgpo_ood`% at ranks 4, 16 and 64: a gain of
+# {glue:text}`lm_fgpo4_gain` points at rank 4 (a difference), none at 16, and a loss of
+# {glue:text}`lm_fgpo64_loss` points at rank 64 (a difference), where {glue:text}`lm_fgpo64_fail`% of its answers
+# were format failures. OOD accuracy falls with rank, and ranks 4 and 64 differ: the study too
+# found RL best at a moderate rank and able to lose OOD at higher ones, though our best is the
+# lowest rank tried, and rank and step size move together here.
+#
+# **20% SFT then FGPO** is level with pure FGPO at ranks 4 and 16 on both sides, and gains
+# OOD over the start only at rank 4 ({glue:text}`lm_mix4_gain` points). At rank 64 it is ahead
+# of pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
+# differences, where pure FGPO failed the answer format on {glue:text}`lm_fgpo64_fail`% of
+# questions (each counted wrong) and the mixed arm on none. It beats pure SFT OOD at every
+# rank. So the study's fixed-budget finding holds for the LM selector only at rank 64, and
+# there through the format failures of the pure RL arm rather than a gain of the mixed one; SFT shows no preference
+# for a higher rank (no two of its ranks differ). The whole study took
+# {glue:text}`lm_cost_min` minutes of training, {glue:text}`lm_budget` question visits per run
+# on {glue:text}`lm_threads` CPU threads.
 
-# %%
+# %% tags=["remove-input"]
 if lm_ready:
-    display(lm_cost.round(2))
+    claim("lm_warm_sets", abs(start.ID - 100 * wc.correct[wc.domain == "ID"].mean()) > 1
+          and 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "mosaic")].mean() > start.ID,
+          "the warm-up's two ID numbers differ because of their question sets; it does better on mosaic's")
+    claim("lm_sft_collapse", all(L[("sft", r)].tools < 0.5 and lv[("sft", "start", r)]["OOD"].b_better for r in ranks),
+          "SFT calls almost no tools and loses OOD against the start at every rank")
+    claim("lm_fgpo_ranks", lv[("fgpo", "start", 4)]["OOD"].a_better and not lv[("fgpo", "start", 16)]["OOD"].is_difference
+          and lv[("fgpo", "start", 64)]["OOD"].b_better and L[("fgpo", 64)]["format failures (%)"] > 10
+          and L[("fgpo", 4)].OOD > L[("fgpo", 16)].OOD > L[("fgpo", 64)].OOD
+          and lv[("fgpo-rank", 4, 64)]["OOD"].is_difference,
+          "FGPO gains OOD at rank 4, not at 16, loses at 64 with many format failures; OOD falls with rank")
+    claim("lm_mix", all(not lv[("mix", "fgpo", r)][d].is_difference for r in (4, 16) for d in ("ID", "OOD"))
+          and lv[("mix", "fgpo", 64)]["ID"].a_better and lv[("mix", "fgpo", 64)]["OOD"].a_better
+          and all(lv[("mix", "sft", r)]["OOD"].a_better for r in ranks),
+          "the mixed arm is level with FGPO at ranks 4 and 16, ahead at 64, and ahead of SFT OOD at every rank")
+    claim("lm_mix_start", lv[("sft20-fgpo80", "start", 4)]["OOD"].a_better
+          and not any(lv[("sft20-fgpo80", "start", r)]["OOD"].is_difference for r in ranks if r != 4),
+          "the mixed arm gains OOD over the start only at rank 4")
+    claim("lm_sft_ranks", not any(lv[("sft-rank", a, b)][d].is_difference for a, b in ((4, 16), (4, 64), (16, 64))
+                                  for d in ("ID", "OOD")), "no two SFT ranks differ");
 
 # %% [markdown]
-# What the difference between the two settings predicts. The study's models generate
-# answers token by token, and SFT fits them to the training distribution's answers, which
-# OOD questions do not share. Here SFT fits one subset per training question, the one that
-# is reward-optimal under Eq. 1, and for many questions that is the empty subset (the
-# appendix's SFT section gives the share). So one would expect SFT alone to gain little on
-# either side, whatever its epochs, and the RL stage, which sees every subset's reward, to do
-# most of the work in and out of domain alike. The findings above say whether it did; for
-# the LM selector, the tools per question of its table are the direct check.
+# ## What the two selectors say
+#
+# Both selectors reproduce the study's second finding in its first half: RL does most of the
+# work, in and out of domain. The other three findings turn on what SFT learns, and here SFT
+# learns to call no tools: the policy head mostly, the language model almost always. So SFT
+# alone never peaks out of domain (the head climbs slowly from the No-Tool floor; the language
+# model drops toward it at once), a brief SFT stage helps only GRPO in domain and the LM
+# selector at LoRA rank 64, where pure FGPO failed its format, and rank matters only for the
+# LM selector's RL, where a higher rank also means a larger step. The tests behind these sentences, the
+# row's setting against the named one, gap in points (policy head: mean over the five seeds,
+# p of the paired t-test over seeds; LM selector: one seed, McNemar's p):
+
+# %% tags=["remove-input"]
+rows = []
+for sel, comp, v in TESTS:
+    row = {"selector": sel, "comparison": comp}
+    for d in ("ID", "OOD"):
+        if d in v:
+            row[f"{d} gap"] = fmt_number(v[d].gap, 1, signed=True) + ("\u00a0*" if v[d].is_difference else "")
+            row[f"{d} p"] = fmt_p(v[d].p_seeds if len(v[d].p_mcnemar) > 1 else v[d].p_mcnemar[0]).replace("< ", "<\u00a0")
+    rows.append(row)
+show(pd.DataFrame(rows).set_index(["selector", "comparison"]))
+
+# %% [markdown]
+# \* a difference by the book's rule.
 #
 # ## Re-running it
 #
 # ```bash
 # .venv/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion
+# make lm-companion   # the LM selector's study (resumable)
 # ```
 #
-# The method lists are `fgpo_core.experiments.study.COMPANION` (`make companion`).
+# The method lists are `fgpo_core.experiments.study.COMPANION`.
 
 # %% tags=["remove-input"]
 print(paper.COMPANION_CITATION)

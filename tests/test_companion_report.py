@@ -242,3 +242,27 @@ def test_post_training_findings_call_a_difference_one_only_beyond_seed_noise():
     text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(noisy, grid)))
     assert "A mixed split scores highest, but not beyond seed noise against both pure ends" in text
     assert "The means have the study's shape, but not beyond seed noise" in text
+
+
+def test_id_ood_verdicts_compare_two_methods_by_domain_with_the_books_rule():
+    from fgpo_core.evaluation.difference import compare
+    from fgpo_core.experiments.companion_report import id_ood_verdicts
+
+    rng = np.random.default_rng(1)
+    fams = ["cpg"] * 30 + ["taxonomy"] * 30
+    correct = rng.random((60, 16)) < 0.5
+    core = RewardTable(correct, 4, np.array(fams), question_ids=np.array([f"c{i}" for i in range(60)]))
+    qid = [f"c{i}" for i in range(60)]
+    picks = pd.concat([pd.DataFrame({"method": m, "seed": s, "suite": "core", "question_id": qid,
+                                     "mask": rng.integers(0, 16, 60) if m == "a" else np.full(60, s + 1)})
+                       for m in ("a", "b") for s in (0, 1, 2)], ignore_index=True)
+    v = id_ood_verdicts(picks, {"core": core}, TRAIN, "a", "b")
+    assert set(v) == {"ID", "OOD"}
+    for d, rows in (("ID", slice(0, 30)), ("OOD", slice(30, 60))):
+        right = {m: [correct[np.arange(60), picks[(picks.method == m) & (picks.seed == s)]["mask"].to_numpy()][rows]
+                     for s in (0, 1, 2)] for m in ("a", "b")}
+        want = compare(right["a"], right["b"])
+        assert v[d].gap == pytest.approx(want.gap) and v[d].p_mcnemar == pytest.approx(want.p_mcnemar)
+        assert v[d].is_difference == want.is_difference and v[d].n_questions == 30
+    with pytest.raises(ValueError, match="share no seed"):
+        id_ood_verdicts(picks[picks.method == "a"], {"core": core}, TRAIN, "a", "b")

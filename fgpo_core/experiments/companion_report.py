@@ -23,7 +23,7 @@ from .study import Study
 __all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
            "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion",
            "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "lm_capacity_tests",
-           "against_best", "budget_tests", "width_effects"]
+           "against_best", "budget_tests", "width_effects", "id_ood_verdicts"]
 
 OOD_SUITES = ("microbe",)
 """Suites whose every question counts as out of domain (another source of sequences)."""
@@ -78,6 +78,32 @@ def id_ood_scores(study: Study | pd.DataFrame, tables: Mapping[str, RewardTable]
             row[d], row[f"n {d}"] = (100.0 * float(v.mean()) if len(v) else np.nan), int(len(v))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def id_ood_verdicts(picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str],
+                    a: str, b: str) -> dict:
+    """``{"ID": verdict, "OOD": verdict}``: method ``a`` against method ``b`` of ``picks`` (a study's
+    picks, or picks in its format) by the book's one rule
+    (:func:`fgpo_core.evaluation.difference.compare`), question-paired within each seed the two
+    share, on the questions of each domain."""
+    from ..evaluation.difference import compare
+
+    seeds = sorted(set(picks.seed[picks.method == a]) & set(picks.seed[picks.method == b]))
+    if not seeds:
+        raise ValueError(f"{a} and {b} share no seed")
+    right = {m: [domain_correct(picks[(picks.method == m) & (picks.seed == s)], tables, training_families)
+                 for s in seeds] for m in (a, b)}
+    out = {}
+    for d in ("ID", "OOD"):
+        x, y = [], []
+        for ca, cb in zip(right[a], right[b]):
+            ca, cb = ca[ca.domain == d].set_index(["suite", "question_id"]), cb[cb.domain == d].set_index(["suite", "question_id"])
+            both = ca.index.intersection(cb.index)
+            x.append(ca.loc[both, "correct"].to_numpy(bool))
+            y.append(cb.loc[both, "correct"].to_numpy(bool))
+        if len(x[0]):
+            out[d] = compare(x, y)
+    return out
 
 
 def id_ood_checkpoints(study: Study, training_families: Iterable[str]) -> pd.DataFrame:
