@@ -174,3 +174,77 @@ def test_resuming_with_another_chunk_size_or_beside_a_live_builder_is_refused(be
     with pytest.raises(ValueError, match="chunk_size"):
         build_table(qs, lib, HashReasoner(), tmp_path / "u", chunk_size=0, progress=False)
     assert not (tmp_path / "u").exists()  # refused before the folder was made
+
+
+def test_a_grown_table_equals_the_whole_build(bench, tmp_path):
+    """A finished table of the first questions, grown by the appended ones (only those are
+    answered), equals a whole build: rows and manifest; a five-tool table extending the grown
+    four-tool one grows the same way; a base of other questions is refused."""
+    from fgpo_core.table.grow import grow_table
+
+    out, qs, four = bench
+    five = tool_library_for(out, five=True)
+    build_table(qs, four, HashReasoner(), tmp_path / "whole4", chunk_size=4, progress=False)
+    merge_table(tmp_path / "whole4")
+    build_table(qs, five, HashReasoner(), tmp_path / "whole5", chunk_size=4, progress=False,
+                extend_from=tmp_path / "whole4")
+    merge_table(tmp_path / "whole5")
+    build_table(qs[:6], four, HashReasoner(), tmp_path / "first4", chunk_size=4, progress=False)
+    merge_table(tmp_path / "first4")
+    build_table(qs[:6], five, HashReasoner(), tmp_path / "first5", chunk_size=4, progress=False,
+                extend_from=tmp_path / "first4")
+    merge_table(tmp_path / "first5")
+
+    class Counting(HashReasoner):
+        calls = 0
+
+        def answer(self, batch):
+            Counting.calls += len(batch)
+            return super().answer(batch)
+
+    grow_table(qs, four, Counting(), tmp_path / "first4", tmp_path / "grown4", tmp_path / "work4", chunk_size=4,
+               progress=False)
+    assert Counting.calls == 4 * 16
+    grow_table(qs, five, Counting(), tmp_path / "first5", tmp_path / "first5", tmp_path / "work5", chunk_size=4,
+               progress=False, extend_from=tmp_path / "grown4")
+    assert Counting.calls == 4 * 16 + 4 * 16
+    for whole, grown in (("whole4", "grown4"), ("whole5", "first5")):
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / whole / "table.parquet"),
+                                      pd.read_parquet(tmp_path / grown / "table.parquet"))
+        assert load_table(tmp_path / whole).manifest == load_table(tmp_path / grown).manifest
+    with pytest.raises(ManifestMismatch, match="questions_sha256"):
+        grow_table(qs[1:], four, HashReasoner(), tmp_path / "first4", tmp_path / "x", tmp_path / "wx",
+                   progress=False)
+
+
+def test_grown_features_equal_the_whole_build(bench, tmp_path):
+    """A feature cache grown by the appended questions equals a whole build (ids, features,
+    manifest); the other suites' files are untouched."""
+    import hashlib
+    import json
+
+    from fgpo_core.selectors.features import build_features
+    from fgpo_core.table.grow import grow_features
+
+    out, qs, _ = bench
+
+    class Fake:
+        fingerprint = "fake-v1"
+
+        def __call__(self, texts):
+            return np.array([[b / 255 for b in hashlib.sha256(t.encode()).digest()[:8]] for t in texts],
+                            dtype=np.float32)
+
+    build_features({"train": qs, "dev": qs[:3]}, tmp_path / "whole", model=Fake(), progress=False)
+    build_features({"train": qs[:7], "dev": qs[:3]}, tmp_path / "grown", model=Fake(), progress=False)
+    dev = (tmp_path / "grown" / "dev.npz").read_bytes()
+    grow_features(qs, tmp_path / "grown", batch_size=4, progress=False, model=Fake())
+    for d in ("whole", "grown"):
+        with np.load(tmp_path / d / "train.npz") as z:
+            got = (z["ids"].tolist(), z["features"])
+        if d == "whole":
+            want = got
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    assert json.loads((tmp_path / "grown" / "manifest.json").read_text()) == \
+        json.loads((tmp_path / "whole" / "manifest.json").read_text())
+    assert (tmp_path / "grown" / "dev.npz").read_bytes() == dev

@@ -21,7 +21,7 @@ from .schema import LETTERS, Question
 
 __all__ = ["asked_label", "tool_choice", "answerability", "text_baselines", "RULE_FAMILIES"]
 
-RULE_FAMILIES = {"composition": {"cpg"}, "motif_scan": {"tf_motif"}, "splice": {"splice"},
+RULE_FAMILIES = {"composition": {"cpg"}, "motif_scan": {"tf_motif", "regulator"}, "splice": {"splice"},
                  "expert": None, "homology": {"repeat"}}
 """Families each tool's rule can address (None: every family with a reference set)."""
 

@@ -20,7 +20,7 @@ from ..tools.splice import classify, load_maxent, sample_acceptors, sample_donor
 from .sources import (SIGMA70_THRESHOLD, exons_for_split, gene_calls, genome_region, repeats_for_split,
                       sigma70_score)
 
-__all__ = ["Item", "Family", "FAMILIES", "family"]
+__all__ = ["Item", "Family", "FAMILIES", "family", "regulator_factors"]
 
 
 @dataclass
@@ -117,6 +117,40 @@ class TFMotif(Family):
         if item.label == "__none__":
             return True
         return best.get(item.label, 1.0) < 1e-5
+
+
+# -- sequence-specific regulators (a training family read by the motif scan) -------
+@lru_cache(maxsize=1)
+def regulator_factors(n: int = 40, min_width: int = 10) -> tuple:
+    """JASPAR 2024 factors with a single matrix of width >= ``min_width`` that neither the
+    TF-motif family (:func:`motif_factors`) nor the reader's curriculum
+    (:func:`~fgpo_core.genomics.curriculum.curriculum_factors`) uses, drawn with a seed of
+    their own: the label space of the ``regulator`` family."""
+    from ..curriculum import curriculum_factors
+
+    used = {name for name, _ in motif_factors()} | {name for name, _ in curriculum_factors()}
+    single = single_matrix_factors(min_width)
+    free = sorted(k for k in single if k not in used)
+    rng = np.random.default_rng(2026)
+    pick = sorted(rng.choice(free, size=min(n, len(free)), replace=False).tolist())
+    return tuple((p, single[p]) for p in pick)
+
+
+class Regulator(TFMotif):
+    """A training family whose decisive tool is the motif scan: a human exon segment (training
+    split) carrying a planted recognition motif of one of 40 regulators that no evaluation
+    family and no curriculum skill names; its own wording, none of TF-motif's phrases."""
+
+    name = "regulator"
+    decisive_tool = "motif_scan"
+    describe_text = ("A recognition motif of one sequence-specific regulator is carried by this exon segment "
+                     "from a human gene. Which regulator?\nSegment: {seq}")
+    select_text = "Only one of the four exon segments carries a recognition motif of the regulator {label}. Which?"
+    length = (150, 300)
+
+    def __init__(self):
+        self.factors = dict(regulator_factors())
+        self.labels = tuple(sorted(self.factors))
 
 
 # -- splice sites --------------------------------------------------------------
@@ -399,7 +433,7 @@ class Repeat(Family):
                                  "offset": start, "substitution_rate": round(rate, 3), "indel_rate": self.indel_rate})
 
 
-FAMILIES = {f.name: f for f in (TFMotif, Splice, Promoter, Taxonomy, CpG, Repeat)}
+FAMILIES = {f.name: f for f in (TFMotif, Splice, Promoter, Taxonomy, CpG, Repeat, Regulator)}
 
 
 def family(name: str, **kwargs) -> Family:

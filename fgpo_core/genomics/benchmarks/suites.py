@@ -2,7 +2,7 @@
 
 | suite | split | families | like the paper's |
 |---|---|---|---|
-| ``train`` | train | splice, promoter, cpg, repeat | the NT-task training pool (no taxonomy, no TF motif) |
+| ``train`` | train | splice, promoter, cpg, repeat; then regulator | the NT-task training pool (no taxonomy, no TF motif) |
 | ``dev`` | dev | tf_motif, splice, promoter, taxonomy, cpg | the dev split for checkpoint selection |
 | ``core`` | test | tf_motif, splice, promoter, taxonomy, cpg | the main test suite, five families |
 | ``microbe`` | test | promoter (C. diphtheriae), taxonomy (bacteria) | a bacterial-centred cross-domain suite |
@@ -12,6 +12,14 @@ Everything is drawn deterministically from one seed. Before any file is
 written, every evaluation question is checked against the training pool and the
 tools' reference data for shared 32-mers (either strand) and redrawn if it
 shares one; answer letters are balanced and options shuffled.
+
+The training pool grows by appending: after the first block (``SIZES``) come the
+``later`` families' questions (``LATER_SIZES``; today ``regulator``, whose decisive tool
+is the motif scan), and after the references of the first families come theirs. The
+first block, its references and every evaluation suite are drawn exactly as before
+the pool grew, so they stay byte-identical; the appended questions and references are
+drawn after the evaluation suites and redrawn (deterministically) wherever they would
+share a 32-mer with one of them.
 """
 from __future__ import annotations
 
@@ -26,10 +34,10 @@ from tqdm import tqdm
 
 from ...io import atomic_path, write_text
 from ..tools.validate import reverse_complement
-from .families import Family, family
+from .families import Family, TFMotif, family
 from .schema import LETTERS, Question, read_questions, validate_question, write_questions
 
-__all__ = ["SUITES", "SIZES", "REFERENCES_PER_LABEL", "SuiteSpec", "build_all", "make_question",
+__all__ = ["SUITES", "SIZES", "LATER_SIZES", "REFERENCES_PER_LABEL", "SuiteSpec", "build_all", "make_question",
            "kmer_set", "training_kmers", "find_leaks", "LeakError", "load_references", "load_benchmark", "tool_library_for", "BUILDER_VERSION"]
 
 BUILDER_VERSION = "1"
@@ -42,14 +50,16 @@ class SuiteSpec:
     split: str
     families: tuple
     family_kwargs: tuple = ()
+    later: tuple = ()
+    """Families appended after the first block (sizes in ``LATER_SIZES``); training pool only."""
 
-    def family_objects(self) -> list[Family]:
+    def family_objects(self, later: bool = False) -> list[Family]:
         kw = dict(self.family_kwargs)
-        return [family(f, **kw.get(f, {})) for f in self.families]
+        return [family(f, **kw.get(f, {})) for f in (self.later if later else self.families)]
 
 
 SUITES = {
-    "train": SuiteSpec("train", "train", ("splice", "promoter", "cpg", "repeat")),
+    "train": SuiteSpec("train", "train", ("splice", "promoter", "cpg", "repeat"), later=("regulator",)),
     "dev": SuiteSpec("dev", "dev", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
     "core": SuiteSpec("core", "test", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
     "microbe": SuiteSpec("microbe", "test", ("promoter", "taxonomy"), (
@@ -64,6 +74,8 @@ SIZES = {
     "cpu": {"train": 1000, "dev": 200, "core": 1000, "microbe": 500, "mosaic": 500},
     "gpu": {"train": 2002, "dev": 492, "core": 3590, "microbe": 1000, "mosaic": 1000},
 }
+LATER_SIZES = {"ci": {"train": 12}, "cpu": {"train": 250}, "gpu": {"train": 500}}
+"""Questions of the ``later`` families, appended after the first block of a suite."""
 REFERENCES_PER_LABEL = {"ci": 8, "cpu": 60, "gpu": 150}
 """Labelled training-split sequences per label that the genomic expert (T4) and homology search (T5) consult."""
 
@@ -77,7 +89,7 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
         label = fam.labels[int(rng.integers(len(fam.labels)))]
         item = fam.draw(label, split, rng)
         candidates = list(fam.labels)
-        if fam.name == "tf_motif":  # distractor factors must have no hit with p < 1e-4
+        if isinstance(fam, TFMotif):  # distractor factors must have no hit with p < 1e-4
             hit = fam.hits_by_factor(item.seq)
             candidates = [x for x in fam.labels if x == label or hit.get(x, 1.0) >= 1e-4]
         others = [x for x in candidates if x != label]
@@ -96,7 +108,7 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
         it = fam.draw(other_label, split, rng, length=len(target.seq))
         if it.seq in [target.seq] + [o.seq for o in others]:
             continue  # four different sequences
-        if fam.name == "tf_motif" and fam.hits_by_factor(it.seq).get(label, 1.0) < 1e-4:
+        if isinstance(fam, TFMotif) and fam.hits_by_factor(it.seq).get(label, 1.0) < 1e-4:
             continue  # a distractor must not carry the asked factor's site
         others.append(it)
     items = others[:idx] + [target] + others[idx:]
@@ -142,11 +154,11 @@ def _seed_for(seed: int, *parts) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(h[:8], "little"))
 
 
-def _plan(spec: SuiteSpec, n: int):
+def _plan(spec: SuiteSpec, n: int, later: bool = False):
     """(family index, shape, letter) per question: families and shapes as even as n allows;
     one letter cycle runs through all blocks, so letters balance exactly over the suite
     and within one of each other inside every (family, shape) block."""
-    fams = spec.family_objects()
+    fams = spec.family_objects(later)
     plan = []
     per_fam = [n // len(fams) + (i < n % len(fams)) for i in range(len(fams))]
     for fi, m in enumerate(per_fam):
@@ -155,8 +167,11 @@ def _plan(spec: SuiteSpec, n: int):
     return fams, plan
 
 
-def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progress: bool) -> tuple[list, int]:
-    fams, plan = _plan(spec, n)
+def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progress: bool,
+               later: bool = False) -> tuple[list, int]:
+    """The suite's first block (or, with ``later``, its appended block) of ``n`` questions and
+    how many draws were redrawn for sharing a 32-mer with ``forbidden``."""
+    fams, plan = _plan(spec, n, later)
     out, redrawn = [], 0
     counters: dict = {}
     bar = tqdm(plan, desc=f"suite {spec.name}", disable=not progress, leave=False)
@@ -175,7 +190,7 @@ def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progre
         else:
             raise LeakError(f"{qid}: every draw shared a {LEAK_K}-mer with the training side")
         out.append(q)
-    order = _seed_for(seed, spec.name, "order").permutation(len(out))
+    order = _seed_for(seed, spec.name, *(("later",) if later else ()), "order").permutation(len(out))
     return [out[i] for i in order], redrawn
 
 
@@ -193,6 +208,28 @@ def _references(seed: int, per_label: int) -> list[dict]:
                 refs.append({"id": f"ref-{name}-{len(refs):06d}", "family": name, "label": label, "seq": it.seq,
                              "provenance": it.provenance})
     return refs
+
+
+def _later_references(seed: int, per_label: int, forbidden: set, start: int) -> tuple[list[dict], int]:
+    """Labelled training-split items of the training pool's ``later`` families, numbered on
+    from ``start``; an item sharing a 32-mer with ``forbidden`` (the evaluation suites) is
+    drawn again. Returns the rows and the number of redraws."""
+    refs, redrawn = [], 0
+    for name in SUITES["train"].later:
+        fam = family(name)
+        for label in fam.labels:
+            for i in range(per_label):
+                for attempt in range(50):
+                    it = fam.draw(label, "train", _seed_for(seed, "references", name, label, i, attempt))
+                    if not _shares(it.seq, forbidden):
+                        break
+                    redrawn += 1
+                else:
+                    raise LeakError(f"reference {name}/{label}/{i}: every draw shared a {LEAK_K}-mer with an "
+                                    "evaluation suite")
+                refs.append({"id": f"ref-{name}-{start + len(refs):06d}", "family": name, "label": label,
+                             "seq": it.seq, "provenance": it.provenance})
+    return refs, redrawn
 
 
 def _versions() -> dict:
@@ -260,8 +297,10 @@ def load_references(path) -> list[dict]:
 def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progress: bool = True) -> dict:
     """Build the reference data, the training pool and the requested suites into ``out_dir``.
 
-    The training pool and references are always built (evaluation suites are
-    checked against them). Returns the manifest, also written as ``manifest.json``.
+    The training pool and references are always built (evaluation suites are checked
+    against them), and so is every evaluation suite (the training pool's appended block
+    is checked against all of them); only the requested suites are written. Returns the
+    manifest, also written as ``manifest.json``.
     """
     if profile not in SIZES:
         raise ValueError(f"unknown profile {profile!r}; use one of {', '.join(SIZES)}")
@@ -274,20 +313,31 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
     refs = _references(seed, REFERENCES_PER_LABEL[profile])
     train, _ = _questions(SUITES["train"], SIZES[profile]["train"], seed, None, progress)
     forbidden = training_kmers(refs, train)
-    built = {"train": (train, 0)}
-    for name in suites:
-        if name != "train":
-            built[name] = _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress)
-    # final check before anything is written
-    for name, (qs, _) in built.items():
-        if name != "train":
-            leaks = find_leaks(forbidden, qs)
-            if leaks:
-                raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with training data, e.g. {leaks[0]}")
-    _write_jsonl(refs, out / "references.jsonl")
+    evaluation = {name: _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress)
+                  for name in SUITES if name != "train"}
+    del forbidden
+    # the appended block of the training pool and its references: clear of every evaluation suite
+    held_out = kmer_set([s for qs, _ in evaluation.values() for q in qs for s in q.sequences.values()])
+    later, later_redrawn = _questions(SUITES["train"], LATER_SIZES[profile]["train"], seed, held_out, progress,
+                                      later=True)
+    later_refs, refs_redrawn = _later_references(seed, REFERENCES_PER_LABEL[profile], held_out, len(refs))
+    built = {"train": (train + later, later_redrawn)}
+    built.update((name, evaluation[name]) for name in suites if name != "train")
+    # final checks before anything is written
+    forbidden = training_kmers(refs + later_refs, train + later)
+    for name, (qs, _) in evaluation.items():
+        leaks = find_leaks(forbidden, qs)
+        if leaks:
+            raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with training data, e.g. {leaks[0]}")
+    del forbidden, held_out
+    _write_jsonl(refs + later_refs, out / "references.jsonl")
+    later_families = list(SUITES["train"].later)
     manifest = {"builder_version": BUILDER_VERSION, "profile": profile, "seed": seed, "leak_k": LEAK_K,
-                "packages": _versions(), "references": {"file": "references.jsonl", "n": len(refs),
-                                                        "sha256": _sha(out / "references.jsonl")},
+                "packages": _versions(), "references": {
+                    "file": "references.jsonl", "n": len(refs) + len(later_refs),
+                    "sha256": _sha(out / "references.jsonl"),
+                    "later": {"families": later_families, "first_line": len(refs) + 1, "n": len(later_refs),
+                              "redrawn_for_overlap": refs_redrawn}},
                 "suites": {}}
     for name, (qs, redrawn) in built.items():
         path = out / f"{name}.jsonl"
@@ -300,6 +350,11 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
             "file": path.name, "split": SUITES[name].split, "n": len(qs), "sha256": _sha(path),
             "families": counts, "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
             "redrawn_for_overlap": redrawn}
+        if name == "train":
+            first = "".join(q.to_json() + "\n" for q in train).encode()
+            manifest["suites"][name]["later"] = {"families": later_families, "first_index": len(train),
+                                                 "n": len(later), "redrawn_for_overlap": later_redrawn,
+                                                 "first_block_sha256": hashlib.sha256(first).hexdigest()}
     write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
     return manifest
 

@@ -1,0 +1,185 @@
+"""Grow a finished reward table by questions appended to its suite.
+
+A training pool that grows by appending (the benchmark's ``later`` families) keeps its
+first questions byte-identical, so the rows of a finished table of those questions are
+still right: only the appended questions need the reasoner. :func:`grow_table` checks
+that the finished table was made of exactly the first questions (same reasoner, tools,
+prompt template and lambda), builds the appended questions' table in a work folder
+(sharded chunks, resumable like any build), shifts their question indices past the
+finished ones, and writes the concatenation with the manifest a whole build of every
+question would write: the result equals a whole build (``tests/test_tablebuild.py``).
+
+A table that extends a smaller one by a tool (``--five --extend``) grows the same way:
+``extend_from`` names the grown smaller table, whose appended rows are cut out for the
+appended questions' build.
+
+    python -m fgpo_core.table.grow --bench data/benchmarks/cpu --suite train \\
+        --base data/tables/cpu/reader/train --out data/tables/cpu/reader/train --work /tmp/grow
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.rewards import LAMBDA
+from ..io import atomic_path, write_json
+from .build import build_table, merge_table, questions_hash, table_manifest
+from .io import MANIFEST, TABLE, ManifestMismatch
+
+__all__ = ["grow_table", "grow_features", "main"]
+
+_SAME = ("reasoner", "reasoner_fingerprint", "prompt_template", "lambda", "n_tools", "tools")
+
+
+def _check_base(base: dict, first, library, reasoner, lam: float, seed: int, where: Path) -> None:
+    mine = table_manifest(first, library, reasoner, lam, seed)
+    diff = [k for k in ("questions_sha256",) + _SAME if json.dumps(base.get(k)) != json.dumps(mine[k])]
+    if diff:
+        raise ManifestMismatch(f"{where} is not a table of this suite's first {len(first)} questions under this "
+                               f"library and reasoner: it differs in {', '.join(diff)}")
+
+
+def _slice_extend(extend_from: Path, n0: int, new, work: Path) -> Path:
+    """The appended questions' rows of the grown smaller table, as a table folder of their own."""
+    manifest = json.loads((extend_from / MANIFEST).read_text())
+    if manifest.get("n_questions") != n0 + len(new):
+        raise ValueError(f"{extend_from} holds {manifest.get('n_questions')} questions; grow it to "
+                         f"{n0 + len(new)} first")
+    df = pd.read_parquet(extend_from / TABLE)
+    part = df[df.q_index >= n0].copy()
+    part["q_index"] -= n0
+    if part.question_id.drop_duplicates().tolist() != [q.id for q in new]:
+        raise ValueError(f"{extend_from}'s appended rows are not this suite's appended questions")
+    out = work / "extend"
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / TABLE) as tmp:
+        part.reset_index(drop=True).to_parquet(tmp, index=False)
+    write_json(out / MANIFEST, {**manifest, "n_questions": len(new), "questions_sha256": questions_hash(new)},
+               sort_keys=True)
+    return out
+
+
+def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_dir, chunk_size: int = 16,
+               lam: float = LAMBDA, seed: int = 0, extend_from=None, progress: bool = True) -> Path:
+    """The table of all ``questions``: the finished table in ``base_dir`` (of the first ones)
+    and a new build of the rest (in ``work_dir``, resumable), written to ``out_dir`` (which may
+    be ``base_dir``) with a whole build's manifest. Returns ``out_dir``."""
+    base_dir, out_dir, work = Path(base_dir), Path(out_dir), Path(work_dir)
+    base = json.loads((base_dir / MANIFEST).read_text())
+    n0 = int(base["n_questions"])
+    if not 0 < n0 < len(questions):
+        raise ValueError(f"{base_dir} holds {n0} questions; there are {len(questions)}: nothing to grow")
+    first, new = list(questions[:n0]), list(questions[n0:])
+    _check_base(base, first, library, reasoner, lam, seed, base_dir)
+    whole_extend = None
+    part_extend = None
+    if extend_from is not None:
+        extend_from = Path(extend_from)
+        whole_extend = json.loads((extend_from / MANIFEST).read_text())
+        if whole_extend.get("questions_sha256") != questions_hash(questions):
+            raise ManifestMismatch(f"{extend_from} is not a table of these {len(questions)} questions")
+        part_extend = _slice_extend(extend_from, n0, new, work)
+    part = work / "appended"
+    build_table(new, library, reasoner, part, chunk_size=chunk_size, lam=lam, seed=seed, progress=progress,
+                extend_from=part_extend)
+    merge_table(part)
+    old = pd.read_parquet(base_dir / TABLE)
+    add = pd.read_parquet(part / TABLE)
+    add["q_index"] += n0
+    if list(old.columns) != list(add.columns):
+        raise ValueError(f"{base_dir}'s columns differ from the new build's: {list(old.columns)} vs {list(add.columns)}")
+    df = pd.concat([old, add.astype(old.dtypes.to_dict())], ignore_index=True)
+    df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
+    manifest = table_manifest(questions, library, reasoner, lam, seed, whole_extend, chunk_size)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out_dir / TABLE) as tmp:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
+    write_json(out_dir / MANIFEST, manifest, sort_keys=True)
+    return out_dir
+
+
+def grow_features(questions: Sequence, features_dir, suite: str = "train", batch_size: int = 32,
+                  progress: bool = True, model=None) -> Path:
+    """Grow a feature cache's ``suite`` (``fgpo features``) by its appended questions.
+
+    The cached features must be those of the first questions; the appended ones are encoded
+    in the batches a whole build would use (the batch holding the first appended question
+    starts at a multiple of ``batch_size``, its earlier members are encoded again and must
+    match the cache), so the result equals a whole build. The manifest is rewritten as a
+    whole build writes it; the other suites' files are not touched."""
+    from ..selectors.features import _manifest, encode_prompts
+
+    out = Path(features_dir)
+    man = json.loads((out / "manifest.json").read_text())
+    with np.load(out / f"{suite}.npz", allow_pickle=False) as z:
+        ids, x = z["ids"], z["features"]
+    n0 = len(ids)
+    if not 0 < n0 < len(questions) or ids.tolist() != [q.id for q in questions[:n0]]:
+        raise ValueError(f"{out / (suite + '.npz')} is not the features of this suite's first {n0} questions")
+    want = _manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions[:n0]})
+    if man["suites"][suite] != want["suites"][suite]:
+        raise ManifestMismatch(f"{out}: the cached {suite} features were made for other questions")
+    start = n0 - n0 % batch_size
+    if model is None:
+        from ..selectors.features import _encoder
+
+        model = _encoder(man["encoder"])
+    if model.fingerprint != man["fingerprint"]:
+        raise ManifestMismatch(f"{out} was made by another encoder ({man['fingerprint']}, not {model.fingerprint})")
+    new = encode_prompts(questions[start:], man["encoder"], man["n_tools"], man["keep"], batch_size=batch_size,
+                         progress=progress, model=model)
+    if start < n0 and not np.allclose(new[:n0 - start], x[start:], rtol=0, atol=1e-5):
+        raise ValueError(f"re-encoding questions {start}-{n0 - 1} does not reproduce the cache "
+                         f"(max difference {np.abs(new[:n0 - start] - x[start:]).max():.2e})")
+    feats = np.concatenate([x, new[n0 - start:]]).astype(x.dtype)
+    with atomic_path(out / f"{suite}.npz", suffix=".npz") as tmp:
+        np.savez_compressed(tmp, ids=np.array([q.id for q in questions]), features=feats)
+    whole = _manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions})
+    write_json(out / "manifest.json", {**man, "suites": {**man["suites"], suite: whole["suites"][suite]}},
+               sort_keys=True)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fgpo_core.table.grow", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bench", required=True, help="a built benchmark folder")
+    ap.add_argument("--suite", required=True, help="the suite whose questions were appended (train)")
+    ap.add_argument("--base", help="the finished table of the suite's first questions")
+    ap.add_argument("--out", help="where the grown table goes (may be --base)")
+    ap.add_argument("--work", help="a work folder for the appended questions' build (resumable)")
+    ap.add_argument("--reasoner", default="reader")
+    ap.add_argument("--five", action="store_true", help="the five-tool library")
+    ap.add_argument("--extend", help="the grown table of the same questions with one tool fewer")
+    ap.add_argument("--chunk-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--features", metavar="DIR", help="instead of a table: grow this feature cache's suite")
+    args = ap.parse_args(argv)
+    from ..genomics.benchmarks import load_benchmark, tool_library_for
+    from ..reasoners import get_reasoner
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    _, suites = load_benchmark(args.bench)
+    if args.features:
+        print(f"grown: {grow_features(suites[args.suite], args.features, args.suite)}")
+        return 0
+    if not (args.base and args.out and args.work):
+        ap.error("a table needs --base, --out and --work")
+    out = grow_table(suites[args.suite], tool_library_for(args.bench, five=args.five), get_reasoner(args.reasoner),
+                     args.base, args.out, args.work, chunk_size=args.chunk_size, extend_from=args.extend)
+    print(f"grown: {out / TABLE} ({len(suites[args.suite])} questions)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
