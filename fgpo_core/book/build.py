@@ -66,7 +66,8 @@ def chapters(root: Path = REPO_ROOT) -> list[str]:
             for v in node:
                 walk(v)
 
-    walk(toc)
+    walk({"file": toc.get("root")})
+    walk(toc.get("parts", toc.get("chapters", [])))
     return names
 
 

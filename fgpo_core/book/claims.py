@@ -22,14 +22,15 @@ CLAIM_FAILED = "fgpo-claim-failed"
 
 
 class Shown:
-    """A value glued as the text it should read as: ``repr`` is the formatted text, so the
-    ``{glue:text}`` role shows ``51.3``, not ``'51.3'``."""
+    """A value glued as the text it should read as. The ``{glue:text}`` role reads the glued
+    ``text/plain`` through ``ast.literal_eval`` (which would turn ``2,000`` into a tuple and drop
+    the sign of ``+6.1``), so ``repr`` is the text as a quoted literal."""
 
     def __init__(self, text: str):
         self.text = text
 
     def __repr__(self) -> str:
-        return self.text
+        return repr(self.text)
 
     def __str__(self) -> str:
         return self.text
@@ -84,9 +85,10 @@ def glue_text(name: str, text: str) -> str:
     return text
 
 
-def claim(name: str, holds: bool, statement: str) -> bool:
+def claim(name: str, holds: bool, statement: str) -> None:
     """Check one claim of the prose. When ``holds`` is false, display a warning box quoting
-    ``statement`` (the prose's sentence in short) in place of silence; returns ``holds``."""
+    ``statement`` (the prose's sentence in short) in place of silence. Returns nothing, so a
+    cell that ends with a claim shows nothing while it holds."""
     from IPython.display import HTML, display
 
     holds = bool(holds)
@@ -96,7 +98,6 @@ def claim(name: str, holds: bool, statement: str) -> bool:
             '<p class="admonition-title">A claim on this page no longer holds</p>'
             f"<p>The text says: {html.escape(statement)}. The numbers computed above no longer "
             "support it; the prose needs rewriting.</p></div>"))
-    return holds
 
 
 def failed_claims(nb) -> list[str]:
