@@ -97,7 +97,8 @@ def small_study(methods, tables, features, epochs=head_epochs, checkpoints=3):
 
 def show(df, digits=1, **formats):
     """A table as a reader sees it: rounded, a dash where a value is missing."""
-    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None))
+    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None)
+            .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
 
 
 if not ablation_dir:
@@ -616,7 +617,7 @@ claim("cap_lead", all(not v.difference and v["gap (points)"] >= 0 for v in cap_v
 table = pd.DataFrame([{"setting": label(m), "against": label(r), **VD[(m, r)]} for m, r in PAIRS if (m, r) in VD])
 table = table.set_index("setting")
 table["difference"] = table["difference"].map({True: "yes", False: "no"})
-show(table, 2, **{"p over seeds": fmt_p, "gap (points)": lambda x: fmt_number(x, 2, signed=True)})
+show(table, 2, **{"p over seeds": lambda p: fmt_p(p).replace("< ", "<\u00a0"), "gap (points)": lambda x: fmt_number(x, 2, signed=True)})
 
 # %% [markdown]
 # ## Re-running it
