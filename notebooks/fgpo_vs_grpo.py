@@ -51,9 +51,11 @@ bench_dir = "../data/benchmarks/cpu"  # the benchmark the runs were made from; e
 table_dir = "../data/tables/cpu/reader"  # the training reader's tables (one subfolder per suite); empty: the runs' own
 reader_dir = "../data/readers/minilm-evidence"  # the trained evidence reader (re-run live against the table)
 runs_dir = "../runs/cpu"  # holds chosen.json, written by `fgpo lm` (the committed runs: `make lm`)
+lm_companion_dir = "../runs/cpu/lm-companion"  # the post-training chapter's LM study, for one comparison ("": skip)
 n_live = 64  # (question, subset) pairs re-run live against the table, per distinct selector
 
 # %% tags=["remove-cell"]
+import json
 import warnings
 from pathlib import Path
 
@@ -88,6 +90,8 @@ from fgpo_core.table import has_table, load_table, load_tables
 set_style()
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", message="Could not find a config file")
+if not runs_dir:
+    raise ValueError("runs_dir is empty: point it at the folder `fgpo lm` wrote (its chosen.json names the runs)")
 runs = load_chosen(runs_dir)
 warm = runs["Warm-up"]  # every other trained row starts from its adapter
 setup = warm.manifest["setup"]
@@ -260,10 +264,11 @@ step_logs = {k: pd.DataFrame(m.get("steps", [])) for k, m in curves.items()}
 step_logs = {k: v for k, v in step_logs.items() if "p_gen_mass" in v}
 fig = plot_lm_dev(dev, step_logs)
 plt.show()
-course = dev.assign(cell=[f"{g:.1f} ({t:.2f})" + (" ★" if k else "")
-                          for g, t, k in zip(dev.generation, dev.tools, dev.kept)])
+course = dev.assign(cell=[f"{g:.1f} ({t:.2f}" + (f"; {f:.0f}% unparsed" if f else "") + ")" + (" ★" if k else "")
+                          for g, t, f, k in zip(dev.generation, dev.tools, dev.format_failures, dev.kept)])
 course = course.pivot(index="step", columns="run", values="cell").fillna("–")
-display(course.style.set_caption("Dev accuracy by free generation, % (tools per question); ★ the kept adapter"))
+display(course.style.set_caption("Dev accuracy by free generation, % (tools per question; completions that name no "
+                                  "subset); ★ the kept adapter"))
 kept_start = {n: trained[n].manifest.get("best_step") == 0 for n in RL}
 start = dev[(dev.step == 0) & dev.run.map(run_of).isin(RL)].iloc[0]
 after = dev[(dev.step > 0) & dev.run.map(run_of).isin(RL)]
@@ -438,12 +443,12 @@ for n in RL:
                          "matches": fixed_subset_matches(dev_table_, a, t)})
 moved = pd.DataFrame(rows)
 moved["subset"] = [subset_label(m[0]) if len(m) == 1 else "–" for m in moved.matches]
-shown = (moved.groupby(["run", "reading", "accuracy", "tools", "subset"], sort=False).step
-         .agg(lambda s: ", ".join(str(int(x)) for x in s)).reset_index()
-         [["run", "reading", "step", "accuracy", "tools", "subset"]])
-shown = shown.rename(columns={"step": "dev evaluations at steps", "accuracy": "dev accuracy (%)",
-                              "tools": "tools per question", "subset": "the one fixed subset it reproduces"})
-display(shown.style.format({"dev accuracy (%)": "{:.1f}", "tools per question": "{:.2f}"}).hide(axis="index"))
+moved["cell"] = [f"{sub} ({a:.1f}%)" if sub != "–" else f"no one subset ({a:.1f}%, {t:.2f} tools)"
+                 for sub, a, t in zip(moved.subset, moved.accuracy, moved.tools)]
+shown = moved.pivot(index=["run", "reading"], columns="step", values="cell").reindex(
+    pd.MultiIndex.from_frame(moved[["run", "reading"]].drop_duplicates())).fillna("–")
+shown.columns = [f"step {c}" for c in shown.columns]
+display(shown.style.set_caption("The fixed subset each dev evaluation after step 0 reproduces (its dev accuracy)"))
 
 
 def one_subset(frame):
@@ -541,8 +546,8 @@ if base is not None:
 # %% [markdown]
 # On the training families the motif scan pays nowhere. Over all {glue:text}`n_train_all`
 # of their questions in the table, alone it gains at most {glue:text}`t2_train_alone_max`
-# points over no tool, added to {glue:text}`fgpo_subset` at most
-# {glue:text}`t2_train_added_max`, and Eq. 1's reward, which charges for every tool, falls on
+# points over no tool, added to {glue:text}`fgpo_subset` it gains {glue:text}`t2_train_added_max`
+# points at best, and Eq. 1's reward, which charges for every tool, falls on
 # every training family when it is added. On the {glue:text}`n_train` questions the selector
 # trained on, adding it to {glue:text}`fgpo_subset` lowers the mean reward from
 # {glue:text}`r_base` to {glue:text}`r_with_t2`. FGPO's objective is right to drop it on the
@@ -558,11 +563,17 @@ if base is not None:
 #
 # So every RL run lowered dev accuracy for one reason: it learned, correctly for its
 # training distribution, to stop paying for a tool that only an unseen family needs, and
-# dev is a fifth that family. Choosing the kept checkpoint on dev then vetoed every update,
+# a fifth of dev is that family. Choosing the kept checkpoint on dev then vetoed every update,
 # which is why the three runs are one row. This is the in- and out-of-domain split of the
-# next section in miniature. The LM runs of the post-training chapter keep their *last*
-# adapter instead of the best one on dev, and they did move away from this same start, in
-# and out of domain: see {ref}`post-training-lm`.
+# next section in miniature.
+#
+# Selection on dev is what kept the start here, not FGPO's inability to move the selector.
+# The LM runs of the post-training chapter ({ref}`post-training-lm`) start from the same
+# warm-up (merged into the weights, a fresh adapter on top), spend
+# {glue:text}`pt_budget` question visits and keep their *last* adapter. There, FGPO at LoRA
+# rank 4 ends calling {glue:text}`pt_tools` tools per question and scores
+# {glue:text}`pt_ood`% out of domain against the start's {glue:text}`pt_start_ood`%
+# ({glue:text}`pt_gap` points, McNemar p {glue:text}`pt_p`, a difference).
 
 # %% tags=["remove-input"]
 claim("t2-pays-on-no-training-family", base is not None and (tr["Eq. 1 reward of adding T2"] < 0).all()
@@ -575,6 +586,25 @@ claim("dev-gap-explains-drop", base is not None
       and dev_fixed[with_t2] - dev_fixed[base] >= start.generation - after.generation.min()
       and share_tf * dv.loc["tf_motif", added_col] >= 0.8 * (dev_fixed[with_t2] - dev_fixed[base]),
       "adding T2 back to FGPO's subset gains more on dev than the RL runs lost, nearly all of it on TF motifs")
+pt = None
+if lm_companion_dir and (Path(lm_companion_dir) / "picks.parquet").exists():
+    from fgpo_core.experiments.companion_report import lm_companion_table, lm_companion_tests, load_lm_companion
+
+    pt_picks = load_lm_companion(lm_companion_dir)
+    pt_tables = {s: tables["evidence reader"][s] for s in ("core", "microbe") if s in tables["evidence reader"]}
+    pt_vs = lm_companion_tests(pt_picks, pt_tables, training_families, arm="start")
+    pt_tab = lm_companion_table(pt_picks, pt_tables, training_families)
+    if (4, "OOD", "fgpo") in pt_vs.index:
+        pt = pt_vs.loc[(4, "OOD", "fgpo")]
+        glue_number("pt_budget", json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]["budget"],
+                    digits=0)
+        glue_number("pt_tools", pt_tab.loc[("fgpo", 4), "tools"], digits=1)
+        glue_number("pt_ood", pt["other (%)"])
+        glue_number("pt_start_ood", pt["start (%)"])
+        glue_number("pt_gap", pt["other (%)"] - pt["start (%)"], signed=True)
+        glue_p("pt_p", pt["p"])
+claim("post-training-moved", pt is not None and pt["other (%)"] > pt["start (%)"] and pt["p"] < 0.05,
+      "in the post-training chapter, FGPO at rank 4 with its last adapter is above the start out of domain, a difference")
 claim("warm-calls-t2-on-tf", base is not None and t2_rates.loc["tf_motif", f"T{T2 + 1}"] >= 50,
       "the warm-up calls T2 on most TF-motif questions");
 
@@ -669,7 +699,7 @@ claim("vs-named", "FGPO (named tools)" in verdicts and not verdicts["FGPO (named
 
 # %% tags=["hide-input"]
 fam_core = families["core"]
-shown_sel = [m for m in (W, "Tools w/ Desc", "FGPO (named tools)", "Untrained") if m in runs]
+shown_sel = [m for m in (W, "Tools w/ Desc", "FGPO (named tools)") if m in runs]
 rates = {label.get(m, m).split(" (each")[0].replace(" = ", "\n= ", 1) if m == W else m:
          tool_rates_by_family(runs[m].picks("core"), fam_core, [f"T{i + 1}" for i in range(space.n_tools)])
          for m in shown_sel}
@@ -787,8 +817,9 @@ claim("live-agrees", min(v["agreement"] for v in live.values()) == 100.0,
 #   to do on the training distribution; the selection on dev measured the cost out of domain.
 # - **What did move.** With the tools' names in its prompt, FGPO kept a trained adapter
 #   that beats its own start ({glue:text}`named_core`% against {glue:text}`named_start`% on
-#   core). The post-training chapter's LM runs, which keep their last adapter, moved from the
-#   same start in and out of domain ({ref}`post-training-lm`).
+#   core). In the post-training chapter, whose LM runs keep their last adapter, FGPO at rank
+#   4 is {glue:text}`pt_gap` points above the same start out of domain
+#   ({ref}`post-training-lm`).
 # - **Imitation collapses.** SFT and DPO call no tool and score No-Tool's
 #   {glue:text}`notool_core`% on core.
 # - **GRPO's groups were mostly dead.** {glue:text}`dead_trl`% of its groups by TRL's count,
