@@ -94,7 +94,7 @@ def plot_race(race, smooth_epochs: float = 0.5):
         obs = steps.dropna(subset=["dead_observed"])
         for arm, d in obs[obs.run == 0].groupby("arm"):
             per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
-            ax.plot(d.epoch, 100 * d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
+            ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
                     c=pal[arm], lw=1.5)
     ax.set(title="Dead groups at G = 6: closed form (solid), observed by GRPO (dotted)",
            ylabel="dead-group probability (%)")
