@@ -117,7 +117,7 @@ class HeadRun:
     def q(self, features: np.ndarray) -> np.ndarray:
         """The kept policy on ``features`` ``[N, d]``: ``[N, 2**n]``."""
         with torch.no_grad():
-            return self.head.q(torch.as_tensor(features, dtype=torch.float32)).double().numpy()
+            return torch.softmax(self.head(torch.as_tensor(features, dtype=torch.float32)), -1).double().numpy()
 
 
 def policy_telemetry(q: np.ndarray, correct: np.ndarray, r_eq1: np.ndarray, r_diff: np.ndarray, sizes: np.ndarray,
@@ -186,7 +186,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
 
     def evaluate(step: int, state) -> None:
         with torch.no_grad():
-            q = head.q(DX).numpy()
+            q = torch.softmax(head(DX), -1).numpy()
         row = {"step": step, "epoch": step / n_batches, "reward_evaluations": state.n_reward,
                "reward_calls": int(state.paid.sum()),
                **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G)}

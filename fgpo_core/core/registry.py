@@ -26,7 +26,7 @@ from .estimators import (coverage_mask, dead_group_mask, draw_groups, draw_live_
 from .shortlists import shortlist_grow, shortlist_top
 
 __all__ = ["Estimator", "Visit", "VisitContext", "ESTIMATORS", "KINDS", "register", "estimator", "estimators_of",
-           "RLOO_KL"]
+           "preset_methods", "RLOO_KL"]
 
 KINDS = ("exact", "budgeted", "sampled", "imitation")
 """How an estimator reads the reward table."""
@@ -100,6 +100,8 @@ class Estimator:
     """For a shortlist: ``(prev, q, rewards, n_tools, K, rng) -> [N, A] bool``, rebuilt every epoch."""
     in_study: bool = True
     """Whether the committed studies include it (the worked example does not)."""
+    presets: tuple = ("main",)
+    """The presets of ``fgpo study`` whose method list includes its example names."""
     examples: tuple = ()
     """Method names that exercise it (default: its name); a dial lists the budgets of ``fgpo study``."""
 
@@ -143,6 +145,11 @@ def estimator(base: str) -> Estimator:
 def estimators_of(kind: str) -> list[str]:
     """Base names of one kind, in registry order."""
     return [n for n, e in ESTIMATORS.items() if e.kind == kind]
+
+
+def preset_methods(preset: str) -> list[str]:
+    """The example method names of every estimator in ``preset`` (``main``: the main comparison)."""
+    return [n for e in ESTIMATORS.values() if preset in e.presets for n in e.names]
 
 
 def _rows(ctx: VisitContext, A: int) -> torch.Tensor:
@@ -248,9 +255,9 @@ register(Estimator("fgpo-k", "FGPO k={}", "Blues", "budgeted", "eq1", _exact, di
                    family="fgpo", examples=("fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")))
 register(Estimator("shortlist-top", "Shortlist (top) K={}", "Greens", "budgeted", "eq1", _shortlist,
                    dial="shortlist-top", candidates=_shortlist_top,
-                   examples=("shortlist-top16",)))
+                   presets=(), examples=("shortlist-top16",)))
 register(Estimator("shortlist-grow", "Shortlist (grow) K={}", "Purples", "budgeted", "eq1", _shortlist,
                    dial="shortlist-grow", candidates=_shortlist_grow,
-                   examples=("shortlist-grow16",)))
+                   presets=(), examples=("shortlist-grow16",)))
 register(Estimator("rloo-kl", "RLOO + KL to uniform", "#7a4f2a", "sampled", "differential", _rloo_kl,
-                   in_study=False))
+                   in_study=False, presets=()))
