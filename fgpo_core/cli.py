@@ -237,24 +237,19 @@ def _lm_companion(args) -> int:
     return 0
 
 
-_CONFIGS = {"fgpo": ("fgpo_core.algorithms.fgpo", "FGPOConfig"), "grpo": ("fgpo_core.algorithms.grpo", "GRPOConfig"),
-            "sft": ("fgpo_core.algorithms.imitation", "ImitationConfig"), "dpo": ("fgpo_core.algorithms.imitation", "ImitationConfig"),
-            "warmup": ("fgpo_core.algorithms.warmup", "WarmupConfig")}
-
-
 def _train_main(argv: list[str]) -> int:
-    """``fgpo train --objective X [flags]``: the flags are the shared RunSetup's and X's config's."""
-    import importlib
+    """``fgpo train --objective X [flags]``: the flags are the shared RunSetup's and X's config's
+    (:data:`fgpo_core.algorithms.objectives.OBJECTIVES`)."""
     import json
 
+    from .algorithms.objectives import OBJECTIVES
     from .configs import add_dataclass_args, dataclass_from_args
     from .experiments.run import RunSetup, train_run
 
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--objective", choices=list(_CONFIGS), default="fgpo")
+    pre.add_argument("--objective", choices=list(OBJECTIVES), default="fgpo")
     known, _ = pre.parse_known_args(argv)
-    mod, name = _CONFIGS[known.objective]
-    cfg_cls = getattr(importlib.import_module(mod), name)
+    cfg_cls = OBJECTIVES[known.objective].config_class()
     ap = argparse.ArgumentParser(prog="fgpo train", description="train an LM selector against a reward table",
                                  parents=[pre])
     add_dataclass_args(ap.add_argument_group("run"), RunSetup)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 import torch
 
-from fgpo_core.algorithms.head import METHODS, HeadConfig, method_kind, parse_method, train_head
+from fgpo_core.algorithms.head import HeadConfig, method_kind, parse_method, train_head
+from fgpo_core.core.method_names import ALL_METHODS
 from fgpo_core.selectors.head import PolicyHead
 from fgpo_core.table import RewardTable
 
@@ -33,7 +34,7 @@ def test_head_starts_uniform_and_scales_by_temperature():
         PolicyHead(5, 16, temperature=0)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ALL_METHODS)
 def test_every_method_trains_deterministically_and_learns_the_family_rule(method):
     x, t, fam = family_problem()
     dx, dt, dfam = family_problem(64, seed=1)
@@ -44,15 +45,14 @@ def test_every_method_trains_deterministically_and_learns_the_family_rule(method
     first, best = a.dev.iloc[0], a.dev.set_index("step").loc[a.best_step]
     if method != "fgpo-k1":  # one subset per visit: the renormalised q is 1 on it, no gradient at all
         assert best["accuracy"] > first["accuracy"] or first["accuracy"] == 100.0
-    kind, k = method_kind(method)
-    per_visit = {"fgpo": k or 16, "grpo": 6, "grpo-eq1": 6, "rloo": 6, "sft": 0, "dpo": 0,
-                 "shortlist-top": k, "shortlist-grow": k}.get(kind)
-    if per_visit is not None:
+    spec = parse_method(method)
+    kind = spec.estimator.kind  # rewards read per question visit, by how the estimator reads the table
+    per_visit = {"exact": 16, "budgeted": spec.k, "imitation": 0, "sampled": 6}[kind]
+    if "dropped" not in a.steps:
         assert a.reward_evaluations == per_visit * len(t.correct) * cfg.epochs
     else:  # dynamic sampling pays for every group it draws
         assert a.reward_evaluations >= 6 * len(t.correct) * cfg.epochs
-    sampled = kind in ("grpo", "grpo-eq1", "rloo", "dapo")
-    assert ("dead_observed" in a.steps) == sampled
+    assert ("dead_observed" in a.steps) == (kind == "sampled")
     assert {"J", "entropy", "top_mass", "tools", "dead_eq1", "dead_differential"} <= set(a.steps)
 
 

@@ -26,9 +26,10 @@ import torch
 from tqdm import tqdm
 
 from ..core.dead_groups import dead_group_probability
-from ..core.estimators import (BETA, coverage_mask, dead_group_mask, draw_groups, entropy, fgpo_logit_gradient, fgpo_loss,
-                               grpo_advantages, policy_gradient_loss)
+from ..core.estimators import BETA, entropy, fgpo_logit_gradient, grpo_advantages
+from ..core.registry import estimator
 from ..table.reward_table import RewardTable
+from .loop import run_visits, visit_context
 
 __all__ = [
     "BanditConfig",
@@ -135,6 +136,12 @@ class BanditConfig:
             raise ValueError("lr must be > 0")
 
     @property
+    def estimator_family(self) -> str:
+        """The arm's estimator in :data:`fgpo_core.core.registry.ESTIMATORS` (``k_subset`` is the coverage
+        dial ``fgpo-k``, ``group_size`` its ``G``)."""
+        return {"fgpo": "fgpo", "k_subset": "fgpo-k", "grpo": "grpo"}[self.method]
+
+    @property
     def name(self) -> str:
         if self.method == "fgpo":
             return "FGPO"
@@ -158,10 +165,12 @@ class BanditRun:
 def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = False) -> BanditRun:
     """Train one tabular policy on ``table`` with ``config``; deterministic under ``config.seed``.
 
-    The policy starts uniform. Per step it logs the batch's expected Eq. 1
-    reward, the entropy and, for GRPO, the observed fraction of dead groups
-    (all ``G`` rewards equal: TRL's ``frac_reward_zero_std``). Every
-    ``eval_every`` steps it logs :func:`policy_metrics` over the whole table.
+    The policy starts uniform. The run is the policy head's loop
+    (:func:`~fgpo_core.algorithms.loop.run_visits`) with a table of free logits as the policy and
+    plain SGD: the arm's estimator (:attr:`BanditConfig.estimator`) logs its visit telemetry in
+    percent (``best_seen``; for GRPO ``dead_observed``, the groups whose ``G`` rewards are all
+    equal: TRL's ``frac_reward_zero_std``), then the step's loss, the batch's expected Eq. 1
+    reward and entropy. Every ``eval_every`` steps it logs :func:`policy_metrics` over the table.
     """
     N, A = table.n_questions, table.n_actions
     config.validate(A)
@@ -172,57 +181,30 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
     logits = torch.zeros(N, A, dtype=torch.float64, requires_grad=True)
     # plain SGD: the loss is a batch mean, so scale the rate to one step per visited question
     opt = torch.optim.SGD([logits], lr=config.lr * config.batch_size)
-
     n_batches = -(-N // config.batch_size)
-    total = config.epochs * n_batches
-    steps, evals = [], []
-    n_reward = 0
+    est = estimator(config.estimator_family)
+    ctx = visit_context(est, eq1_r, beta=config.beta, G=config.group_size,
+                        k=config.k if config.method == "k_subset" else None, grpo_variant=config.grpo_variant)
+    evals = []
 
-    def evaluate(step: int) -> None:
+    def evaluate(step: int, state) -> None:
         with torch.no_grad():
             probs = torch.softmax(logits, 1).numpy()
-        evals.append({"step": step, "epoch": step / n_batches, "reward_evaluations": n_reward,
+        evals.append({"step": step, "epoch": step / n_batches, "reward_evaluations": state.n_reward,
                       **policy_metrics(probs, table, config.group_size)})
 
-    evaluate(0)
-    step = 0
-    bar = tqdm(total=total, desc=config.name, disable=not progress, leave=False)
-    for _epoch in range(config.epochs):
-        order = rng.permutation(N)
-        for b in range(n_batches):
-            idx = torch.as_tensor(order[b * config.batch_size:(b + 1) * config.batch_size])
-            z = logits[idx]
-            r = train_r[idx]
-            row = {"step": step + 1}
-            if config.method == "grpo":
-                with torch.no_grad():
-                    draws = draw_groups(torch.softmax(z, 1), config.group_size, gen)
-                group_r = r.gather(1, draws)
-                loss = policy_gradient_loss(z, draws, grpo_advantages(group_r, config.grpo_variant))
-                row["dead_observed"] = float(dead_group_mask(group_r).double().mean())
-                n_reward += draws.numel()
-            else:
-                mask = None
-                if config.method == "k_subset" and config.k < A:
-                    mask = coverage_mask(len(idx), A, config.k, gen)
-                loss = fgpo_loss(z, r, config.beta, mask)
-                n_reward += len(idx) * (A if mask is None else config.k)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            with torch.no_grad():
-                q = torch.softmax(logits[idx], 1)
-                row["J"] = float((q * eq1_r[idx]).sum(1).mean())
-                row["entropy"] = float(entropy(q).mean())
-            steps.append(row)
-            if step % config.eval_every == 0 or step == total:
-                evaluate(step)
-            bar.update()
+    def after_step(idx, state) -> dict:
+        with torch.no_grad():
+            q = torch.softmax(logits[idx], 1)
+            return {"J": float((q * eq1_r[idx]).sum(1).mean()), "entropy": float(entropy(q).mean())}
+
+    bar = tqdm(total=config.epochs * n_batches, desc=config.name, disable=not progress, leave=False)
+    state = run_visits(est, lambda idx: logits[idx], train_r, ctx, opt, config.epochs, config.batch_size, rng, gen,
+                       config.eval_every, evaluate, after_step, on_step=lambda step: bar.update())
     bar.close()
     with torch.no_grad():
         probs = torch.softmax(logits, 1).numpy()
-    return BanditRun(config, pd.DataFrame(steps), pd.DataFrame(evals), probs, n_reward)
+    return BanditRun(config, pd.DataFrame(state.steps), pd.DataFrame(evals), probs, state.n_reward)
 
 
 @dataclass

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import paper
+from ..core.registry import estimators_of
 from ..experiments.companion_report import START_ARM
 from ..experiments.report import dev_table
 from ..experiments.study_report import label
@@ -182,7 +183,7 @@ def head_study_findings(summary: pd.DataFrame, tools: pd.DataFrame, tests_core: 
         return float(v.accuracy.iloc[0])
 
     suites = [c for c in summary.columns if not c.endswith(" mean")]
-    sampled = [m for m in ("grpo", "grpo-eq1", "rloo", "dapo") if m in methods]
+    sampled = [m for m in estimators_of("sampled") if m in methods]
     out = []
     if "fgpo" in methods and sampled:
         ahead = [m for m in sampled if mean("fgpo") > mean(m)]
@@ -240,7 +241,7 @@ def head_study_findings(summary: pd.DataFrame, tools: pd.DataFrame, tests_core: 
                       f": not increasing with k here (the paper's rose strictly). From k = 2 up the means span "
                       f"{span:.1f} points" + (f", within the largest spread over seeds ({sd:.1f})." if span <= sd
                                               else f", more than the largest spread over seeds ({sd:.1f}).")))
-    offline = [m for m in ("sft", "dpo") if m in methods]
+    offline = [m for m in estimators_of("imitation") if m in methods]
     if offline:
         nt = base("No-Tool")
         text = ("- **Offline imitation.** " + "; ".join(f"{label(m)} {_pm(summary, m, 'core')} with "

@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..core.method_names import parse_stages
+from ..core.registry import ESTIMATORS
 from ..experiments.report import grpo_dead_groups
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
@@ -97,7 +99,7 @@ def plot_race(race, smooth_epochs: float = 0.5):
         obs = steps.dropna(subset=["dead_observed"])
         for arm, d in obs[obs.run == 0].groupby("arm"):
             per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
-            ax.plot(d.epoch, 100 * d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
+            ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
                     c=pal[arm], lw=1.5)
     ax.set(title="Dead groups at G = 6: closed form (solid), observed by GRPO (dotted)",
            ylabel="dead-group probability (%)")
@@ -227,15 +229,22 @@ def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
 
 
 def study_palette(methods: list[str]) -> dict[str, str]:
-    """Colours of a study's methods: FGPO teal, the coverage dial in blues (darker for larger k),
-    the sampled methods in reds and oranges, the offline ones in purple and ochre."""
-    ks = sorted((m for m in methods if m.startswith("fgpo-k")), key=lambda m: int(m[6:]))
-    blues = sns.color_palette("Blues", len(ks) + 2).as_hex()[2:] if ks else []
-    fixed = {"fgpo": METHOD_COLORS["FGPO"], "grpo": METHOD_COLORS["GRPO"], "grpo-eq1": "#8c2d1c",
-             "rloo": "#e59a52", "dapo": "#d4a017", "sft": METHOD_COLORS["SFT"], "dpo": METHOD_COLORS["DPO"]}
-    out = {m: fixed.get(m, "#333333") for m in methods}
-    out.update(zip(ks, blues))
-    return out
+    """Colours of a study's methods, from the estimator registry: FGPO teal, the sampled methods in
+    reds and oranges, the offline ones in purple and ochre, and each dial (the coverage dial, the
+    shortlists) in shades of its palette, darker for a larger number. A name with modifiers takes
+    its estimator's colour (a pipeline, its last stage's); a name that is no method raises."""
+    specs = {m: parse_stages(m)[-1] for m in methods}  # ValueError for an unknown method
+    out = {}
+    for fam in dict.fromkeys(sp.family for sp in specs.values()):
+        est = ESTIMATORS[fam]
+        ms = [m for m, sp in specs.items() if sp.family == fam]
+        if est.dial:
+            ks = sorted(dict.fromkeys(specs[m].k for m in ms))
+            shades = dict(zip(ks, sns.color_palette(est.colour, len(ks) + 2).as_hex()[2:]))
+            out.update({m: shades[specs[m].k] for m in ms})
+        else:
+            out.update({m: est.colour for m in ms})
+    return {m: out[m] for m in methods}
 
 
 def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None):

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..algorithms.objectives import OBJECTIVES, TrainData
 from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
 from ..io import atomic_path, write_json
@@ -29,7 +30,6 @@ __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "ev
            "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE",
            "run_digest", "load_run_selector", "recorded_folder"]
 
-OBJECTIVES = ("fgpo", "grpo", "sft", "dpo", "warmup")
 EVAL_SUITES = ("core", "microbe", "mosaic")
 """The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
 
@@ -142,10 +142,10 @@ def load_run_selector(run_dir, keep: int | None = 40, trainable: bool = False, t
 
 
 def train_run(objective: str, setup: RunSetup, config, progress: bool = True) -> dict:
-    """Train one selector; returns (and writes) the run's manifest."""
+    """Train one selector with an objective of :data:`~fgpo_core.algorithms.objectives.OBJECTIVES`
+    (``config`` of its config class); returns (and writes) the run's manifest."""
     import torch
 
-    from ..evaluation.picks import evaluate_dev, evaluate_generation
     from ..genomics.tools import TOOL_NAMES
 
     if objective not in OBJECTIVES:
@@ -159,7 +159,6 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     train_qs, train_t = split_data(setup, "train", setup.n_train)
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
-    train_r, dev_r = train_t.rewards("eq1"), dev_t.rewards("eq1")
     names = list(TOOL_NAMES[:4]) if setup.described else None
     if setup.init_adapter:
         sel = load_run_selector(setup.init_adapter, setup.keep, trainable=not setup.merge_init, tool_names=names)
@@ -175,35 +174,8 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
 
     resumed = resumed_step(out / "ckpt")  # this process times the steps after it
     t0 = time.time()
-    extra: dict = {}
-    if objective == "fgpo":
-        from ..algorithms.common import load_checkpoint
-        from ..algorithms.fgpo import train_fgpo
-
-        res = train_fgpo(sel, train_qs, train_r, dev_qs, dev_r, dev_t.correct, config, out_dir=out / "ckpt",
-                         progress=progress, evaluate=evaluate_dev)
-        best = load_checkpoint(out / "ckpt" / "best.pt")
-        for p, v in zip([p for p in sel.model.parameters() if p.requires_grad], best["params"]):
-            p.data.copy_(v)
-        extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
-                 "best_step": res.best_step, "reward_evaluations": 0}
-    elif objective == "grpo":
-        from ..algorithms.grpo import train_grpo
-
-        res = train_grpo(sel, train_qs, train_t.correct, dev_qs, dev_t.correct, config, out / "ckpt",
-                         evaluate=evaluate_generation, progress=progress)
-        extra = {"steps": res.steps.to_dict("records"), "dev": res.dev.to_dict("records"),
-                 "best_step": res.best_step, "reward_evaluations": res.reward_evaluations}
-    elif objective == "warmup":
-        from ..algorithms.warmup import train_warmup
-
-        extra = train_warmup(sel, train_qs, dev_qs, config, out / "ckpt", progress=progress)
-    else:
-        from ..algorithms.dpo import train_dpo
-        from ..algorithms.sft import train_sft
-
-        fn = train_sft if objective == "sft" else train_dpo
-        extra = {"log": fn(sel, train_qs, train_r, config, out / "ckpt")}
+    data = TrainData(train_qs, train_t, dev_qs, dev_t)
+    extra = OBJECTIVES[objective].train(sel, data, config, out / "ckpt", progress=progress)
     sel.model.save_pretrained(str(out / "adapter"))
     portable_adapter(out / "adapter", SELECTOR_BASE)
     manifest = {"objective": objective, "setup": asdict(setup), "config": json.loads(json.dumps(asdict(config),

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
+from ..core.registry import preset_methods
 from ..env import package_versions
 from ..io import atomic_path, write_json
 
@@ -78,14 +79,15 @@ Q_KEPT_MAX_TOOLS = 5
 beyond, only its picks."""
 
 PRESETS = {
-    "main": "fgpo,grpo,grpo-eq1,rloo,dapo,sft,dpo,fgpo-k1,fgpo-k2,fgpo-k4,fgpo-k8",
+    "main": ",".join(preset_methods("main")),
     "ablations": ",".join(dict.fromkeys(m for ms in ABLATIONS.values() for m in ms)),
     "five": "fgpo,grpo,sft,fgpo-noT5",
     "companion": ",".join(dict.fromkeys(m for ms in COMPANION.values() for m in ms)),
     "larger": ",".join(["fgpo", "grpo", "grpo-e40", "grpo-e80"] + [f"fgpo-k{k}" for k in (4, 16, 64)]
                        + [f"shortlist-{c}{K}" for c in ("top", "grow") for K in (4, 16, 64)]),
 }
-"""Named method lists for ``fgpo study --methods``: the main comparison, every ablation of
+"""Named method lists for ``fgpo study --methods``: the main comparison (every estimator of the
+registry marked for it, :func:`~fgpo_core.core.registry.preset_methods`), every ablation of
 :data:`ABLATIONS`, the five-tool library's runs and the post-training study of :data:`COMPANION`
 (run with ``--keep last``) and the larger libraries' methods, each charged the reasoner calls it
 causes: exact FGPO, GRPO at 20, 40 and 80 epochs, the coverage dial and the two shortlists at
@@ -97,7 +99,7 @@ class StudyConfig:
     """A study of the policy-head selector (``fgpo study``)."""
 
     methods: str = "main"
-    """Comma-separated method names (fgpo_core.algorithms.head.METHODS; fgpo-k<k> for any k),
+    """Comma-separated method names (fgpo_core.core.method_names.METHODS; fgpo-k<k> for any k),
     each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``);
     stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a
     preset of :data:`PRESETS` (main, ablations, five, companion)."""

@@ -12,6 +12,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.method_names import parse_method
+from ..core.registry import ESTIMATORS
 from ..evaluation.metrics import mcnemar
 from ..evaluation.picks import correct_of, summarise_picks, tool_rates_by_family
 from ..table import RewardTable
@@ -20,27 +22,21 @@ from .study import Study
 __all__ = ["METHOD_LABELS", "label", "study_scores", "study_summary", "study_baselines", "paired_tests",
            "routing", "coverage_rows"]
 
-METHOD_LABELS = {"fgpo": "FGPO", "grpo": "GRPO", "grpo-eq1": "GRPO (Eq. 1)", "rloo": "RLOO",
-                 "dapo": "GRPO + dynamic sampling", "sft": "SFT", "dpo": "DPO"}
-"""How the chapters name the study's methods (the coverage dial reads ``FGPO k=<k>``, the
-shortlists ``Shortlist (top) K=<K>`` and ``Shortlist (grow) K=<K>``)."""
+METHOD_LABELS = {name: est.label for name, est in ESTIMATORS.items() if not est.dial}
+"""How the chapters name the study's methods (read from the registry; the coverage dial reads
+``FGPO k=<k>``, the shortlists ``Shortlist (top) K=<K>`` and ``Shortlist (grow) K=<K>``)."""
 
 
 def label(method: str) -> str:
     """The display name of a study method, its modifiers spelled out (``fgpo-lambda0`` reads
     "FGPO (λ=0)", ``grpo-G16`` "GRPO (G=16)", ``fgpo-noT3`` "FGPO (without T3)")."""
-    from ..algorithms.head import parse_method
-
     if "+" in method:
         return " → ".join(label(part) for part in method.split("+"))
     try:
         spec = parse_method(method)
     except ValueError:
         return method
-    if spec.base in ("shortlist-top", "shortlist-grow"):
-        name = f"Shortlist ({'top' if spec.base == 'shortlist-top' else 'grow'}) K={spec.k}"
-    else:
-        name = f"FGPO k={spec.k}" if spec.k is not None else METHOD_LABELS.get(spec.base, spec.base)
+    name = spec.estimator.label.format(spec.k)
     words = {"lam": "λ={:g}", "beta": "β={:g}", "dpo_beta": "β={:g}", "temperature": "τ={:g}", "G": "G={:d}",
              "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}"}
     mods = [words[k].format(v) for k, v in spec.overrides.items() if k in words]
