@@ -333,7 +333,7 @@ paper_vs_book({
     "GRPO, dead at G=6, Eq. 1 classes (%)": (paper.DEAD_GROUPS["grpo_converged_G6"], gr["dead at G=6 (%)"]),
     "GRPO (differential), observed dead groups, last epoch (%)": (
         paper.DEAD_GROUPS["live_dead_end"],
-        100 * last_epoch["dead_observed"].mean()),
+        last_epoch["dead_observed"].mean()),
     "share of dead mass on wrong answers, GRPO (%)": (paper.DEAD_GROUPS["dead_mass_on_wrong_answers"],
                                                        gr["dead mass on wrong answers (%)"]),
     "FGPO top-action mass": (paper.DEAD_GROUPS["fgpo_top_action_mass"], fg["top-action mass"]),
