@@ -34,10 +34,10 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown, display
 
 from fgpo_core.genomics.benchmarks import build_all, find_leaks, load_benchmark, tool_library_for
 from fgpo_core.genomics.benchmarks.sources import SPLIT_FRACTIONS
@@ -46,7 +46,8 @@ from fgpo_core.selectors.prompt import shorten_sequences
 from fgpo_core.genomics.benchmarks.answerability import answerability, text_baselines
 from fgpo_core.genomics.benchmarks.families import FAMILIES, family
 from fgpo_core.genomics.benchmarks.suites import SIZES, load_references
-from fgpo_core.book.chapter import profile_note, show_source
+from fgpo_core.book.chapter import show_source
+from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
 from fgpo_core.genomics.tools.composition import composition_record
 
@@ -55,7 +56,6 @@ if not bench_dir:
     bench_dir = tempfile.mkdtemp(prefix="fgpo-bench-")
     build_all(bench_dir, benchmark_profile, seed, progress=False)
 manifest, suites = load_benchmark(bench_dir)
-profile_note(profile, benchmark=f"{manifest['profile']} sizes, seed {manifest['seed']}")
 
 # %% [markdown]
 # ## One question
@@ -132,9 +132,19 @@ show_source(FAMILIES["splice"].sample)
 # evaluation question is checked for a shared k-mer (either strand) with the training
 # pool and the tools' reference data, and redrawn if it has one.
 
+# %% tags=["remove-cell"]
+for split, (a, b) in SPLIT_FRACTIONS.items():
+    glue_number(f"share_{split}", 100 * (b - a), 0)
+glue_number("leak_k", manifest["leak_k"], 0)
+_ = glue_text("bench_profile", manifest["profile"])
+
+# %% [markdown]
+# Each genome's training share is its first {glue:text}`share_train`%, dev the next
+# {glue:text}`share_dev`%, test the last {glue:text}`share_test`%; the leak check looks
+# for shared {glue:text}`leak_k`-mers. The suites on this page were built at the book's
+# {glue:text}`bench_profile` sizes:
+
 # %%
-print("genome shares by split: " + ", ".join(f"{k} {100 * (b - a):.0f}%" for k, (a, b) in SPLIT_FRACTIONS.items())
-      + f"; leak check on shared {manifest['leak_k']}-mers")
 rows = []
 for name, info in manifest["suites"].items():
     for fam, shapes in info["families"].items():
@@ -142,12 +152,18 @@ for name, info in manifest["suites"].items():
 sizes = pd.DataFrame(rows).pivot_table(index=["suite", "split"], columns="family",
                                        values=["describe", "select"], aggfunc="sum", fill_value=0)
 sizes[("total", "")] = sizes.sum(axis=1)
-display(sizes.loc[list(manifest["suites"])])
-display(Markdown(
-    "For comparison, the paper's sizes (and this book's `gpu` profile): training pool "
-    f"{SIZES['gpu']['train']:,}, dev {SIZES['gpu']['dev']:,}, GenomeQA test {SIZES['gpu']['core']:,}, "
-    f"GenBench-X and BM4 {SIZES['gpu']['mosaic']:,} each. Our `core`, `microbe` and `mosaic` suites play "
-    "the roles of GenomeQA, BM4 (bacterial-centred) and GenBench-X (mixed)."))
+sizes.loc[list(manifest["suites"])]
+
+# %% tags=["remove-cell"]
+for suite in ("train", "dev", "core", "mosaic"):
+    glue_number(f"paper_size_{suite}", SIZES["gpu"][suite], 0)
+
+# %% [markdown]
+# For comparison, the paper's sizes (and this book's `gpu` profile): training pool
+# {glue:text}`paper_size_train`, dev {glue:text}`paper_size_dev`, GenomeQA test
+# {glue:text}`paper_size_core`, GenBench-X and BM4 {glue:text}`paper_size_mosaic` each. Our
+# `core`, `microbe` and `mosaic` suites play the roles of GenomeQA, BM4 (bacterial-centred)
+# and GenBench-X (mixed).
 
 # %% [markdown]
 # As in the paper, the training pool lacks two families of the main test suite
@@ -156,6 +172,10 @@ display(Markdown(
 # %%
 fams = {name: sorted({q.family for q in qs}) for name, qs in suites.items()}
 pd.Series({name: ", ".join(f) for name, f in fams.items()}, name="families").to_frame()
+
+# %% tags=["remove-input"]
+claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy", "tf_motif"},
+      "taxonomy and TF motif are the core families missing from the training pool")
 
 # %% [markdown]
 # ## One example per family
@@ -203,7 +223,13 @@ plt.show()
 
 # %%
 letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
-display(letters)
+letters
+
+# %% tags=["remove-input"]
+claim("letters-balanced", bool(((letters.max(axis=1) - letters.min(axis=1)) <= 1).all()),
+      "answer letters are balanced exactly within each suite")
+
+# %%
 labels = pd.DataFrame([{"family": q.family, "label": q.provenance["answer_label"]}
                        for qs in suites.values() for q in qs])
 share = labels.groupby("family")["label"].value_counts(normalize=True).groupby("family").agg(["min", "max"]) * 100
@@ -233,13 +259,30 @@ ax.grid(False)
 plt.tight_layout()
 plt.show()
 
-# %%
-best = table.max(axis=1)
+# %% tags=["remove-cell"]
+decisive = {f: family(f).decisive_tool for f in table.index}
+for f, tool in decisive.items():
+    glue_number(f"ans_{f}", table.loc[f, tool], 0)
+glue_number("ans_repeat_expert", table.loc["repeat", "expert"], 0)
+_ = glue_number("ans_promoter_best", table.loc["promoter"].max(), 0)
+
+# %% [markdown]
+# Chance is 25%. On every family but one, the tool meant to decide it is also the best
+# single tool: composition on CpG islands ({glue:text}`ans_cpg`%), the splice analysis on
+# splice sites ({glue:text}`ans_splice`%), the motif scan on TF motifs
+# ({glue:text}`ans_tf_motif`%), and the expert on taxonomy ({glue:text}`ans_taxonomy`%) and
+# promoters ({glue:text}`ans_promoter`%). Promoters are the hard family: no rule answers
+# even half of them. The exception is repeats, where the expert's k-mer vote
+# ({glue:text}`ans_repeat_expert`%) does better than the homology search the family was
+# meant to need ({glue:text}`ans_repeat`%); a diverged copy keeps much of its family's
+# k-mer spectrum after alignment has lost it.
+
+# %% tags=["remove-input"]
 best_tool = table.idxmax(axis=1)
-lines = [f"- `{f}`: best single tool **{best_tool[f]}** at **{best[f]:.0f}%** "
-         f"(the tool meant to decide it: {family(f).decisive_tool}, {table.loc[f, family(f).decisive_tool]:.0f}%)"
-         for f in table.index]
-display(Markdown("Chance is 25%. Per family:\n" + "\n".join(lines)))
+claim("decisive-tools-best", all(best_tool[f] == t for f, t in decisive.items() if f != "repeat")
+      and table.loc["repeat", "expert"] > table.loc["repeat", "homology"],
+      "the decisive tool is the best single tool on every family but repeats, where the expert beats homology")
+claim("promoter-hard", table.loc["promoter"].max() < 50, "no rule answers half of the promoter questions")
 
 # %% [markdown]
 # ## Text alone must not answer
@@ -249,9 +292,23 @@ display(Markdown("Chance is 25%. Per family:\n" + "\n".join(lines)))
 
 # %%
 base = text_baselines(eval_qs)
-display(base.round(1))
-worst = (base.loc["all"] - 25).abs().max()
-display(Markdown(f"Largest distance from chance over all evaluation questions: **{worst:.1f} points**."))
+base.round(1)
+
+# %% tags=["remove-cell"]
+worst = glue_number("text_worst", (base.loc["all"] - 25).abs().max())
+glue_number("n_eval", len(eval_qs), 0)
+# the bound is scale-aware on purpose: three binomial standard errors of 25% on the number of
+# evaluation questions, so it is as strict as the suites' size allows
+noise = glue_number("text_noise", 3 * np.sqrt(25 * 75 / len(eval_qs)))
+
+# %% [markdown]
+# Over all {glue:text}`n_eval` evaluation questions the furthest of the three rules is
+# {glue:text}`text_worst` points from chance, inside three binomial standard errors of 25%
+# on that many questions ({glue:text}`text_noise` points): the wording and the option
+# lengths give the answer away no more than chance would.
+
+# %% tags=["remove-input"]
+claim("text-at-chance", worst < noise, "no text-only rule is further from chance than sampling noise allows")
 
 # %% [markdown]
 # ## Disjointness, checked again
@@ -266,6 +323,9 @@ leaks = {name: len(find_leaks(forbidden, qs)) for name, qs in suites.items() if 
 redrawn = {name: info["redrawn_for_overlap"] for name, info in manifest["suites"].items() if name != "train"}
 pd.DataFrame({"questions sharing a 32-mer with training data": leaks,
               "redrawn by the builder for overlap": redrawn})
+
+# %% tags=["remove-input"]
+claim("no-leaks", sum(leaks.values()) == 0, "no evaluation question shares a k-mer with the training side")
 
 # %% [markdown]
 # The reference sets of the genomic expert (T4) and the homology database (T5) come
