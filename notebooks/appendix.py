@@ -194,10 +194,11 @@ glue_number("ap_paper_grpo", paper.MAIN_GENOMEQA["GRPO"], 2);
 # is move accuracy. From $k = 2$ to $k = 16$ FGPO reads {glue:text}`ap_k2`,
 # {glue:text}`ap_k4`, {glue:text}`ap_k8` and {glue:text}`ap_k16`% on `core`, and none of
 # $k = 2, 4, 8$ differs from $k = 16$. The paper's dial rose steadily, from
-# {glue:text}`ap_paper_k2` at $k = 2$ to {glue:text}`ap_paper_k16` at $k = 16$. Ours is flat
-# because our FGPO converges to nearly one subset for every question (the introduction), and
-# two uniform draws per visit are enough to find a subset that is good on average; coverage
-# of each question's own best subsets matters to a selector that routes question by question.
+# {glue:text}`ap_paper_k2` at $k = 2$ to {glue:text}`ap_paper_k16` at $k = 16$. The likely
+# reason ours is flat is what our FGPO converges to: nearly one subset for every question (the
+# introduction). Seeing each question's own best subsets matters to a selector that routes
+# question by question; a selector that settles on one good subset for all can find one with
+# two draws per visit as well as with sixteen.
 # At $k = 1$ the renormalised $q$ is 1 on the one subset drawn whatever the scores, so no
 # gradient flows and the head stays at its start: {glue:text}`ap_k1`%, the No-Tool floor
 # ({glue:text}`ap_no_tool`%).
@@ -327,8 +328,8 @@ glue_text("ap_paper_data", ", ".join(f"{v:.2f}" for v in paper.DATA_SCALE.values
 # FGPO was not monotone either: {glue:text}`ap_paper_data` at 500, 1,000 and all 2,002 of its
 # training questions. GRPO goes the other way,
 # {glue:text}`ap_grpo_data`%: on 250 questions it is {glue:text}`ap_grpo250_gap` points ahead
-# of itself on all 1,000, a difference. With fewer updates GRPO stays nearer its start, which
-# calls many tools ({glue:text}`ap_grpo250_tools` per question at 250 questions,
+# of itself on all 1,000, a difference. On fewer questions (so fewer updates) GRPO ends with
+# more tools per question ({glue:text}`ap_grpo250_tools` at 250 questions,
 # {glue:text}`ap_grpo_tools` at 1,000), and many tools is where this reader does well:
 # All-Tools is {glue:text}`ap_all_tools`% on `core`.
 
@@ -605,10 +606,10 @@ claim("cap_lead", all(not v.difference and v["gap (points)"] >= 0 for v in cap_v
 # {glue:text}`ap_b0_gap` points), parsimony ($\lambda = 0$ buys back
 # {glue:text}`ap_l0_gap` points with a second tool), and tools T4 and T3. How much of the
 # table each visit sees ($k \ge 2$), the temperature, the amount of data, GRPO's group size and
-# the head's width make no difference by the rule. Where ours and the paper's part, the reason
-# measured here is the same: the paper's selector routes question by question, ours settles
-# on nearly one subset, so coverage buys nothing, parsimony costs accuracy, and a fifth tool
-# or a wider head changes little.
+# the head's width make no difference by the rule. Where ours and the paper's part, one
+# measured fact runs through the differences: our head settles on nearly one subset where the
+# paper's selector routes question by question. It fits what we see: coverage buys nothing,
+# parsimony costs accuracy, and a fifth tool or a wider head changes little.
 #
 # Every comparison of this chapter on `core`, by the book's rule (gap: the row's setting minus
 # the reference, in points; p over seeds: the paired t-test over the five seeds):
