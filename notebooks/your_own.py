@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from fgpo_core.book.chapter import profile_note
+from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import plot_subsets_and_methods, set_style
 from fgpo_core.cli import main as fgpo
 from fgpo_core.evaluation.picks import tool_rates_by_family
@@ -81,27 +81,37 @@ os.environ["TQDM_DISABLE"] = "1"  # the commands' progress bars, in a rendered p
 EXAMPLES = Path(byo_examples)
 work = Path(byo_dir or tempfile.mkdtemp(prefix="fgpo-your-own-"))
 work.mkdir(parents=True, exist_ok=True)
-profile_note(profile, train=byo_train, dev=byo_dev, test=byo_test, seeds=byo_seeds, epochs=byo_epochs)
+for name, value in (("n_train", byo_train), ("n_dev", byo_dev), ("n_test", byo_test), ("n_seeds", byo_seeds),
+                    ("n_epochs", byo_epochs)):
+    glue_number(name, value, 0)
 
 
-def shell(*args: str) -> None:
-    """Show a command as a reader would type it, then run it through the same entry point; the
-    working folder reads as ``work/`` and progress bars are left out, as on a reader's screen
-    once a command has finished."""
+def plain(text: str) -> str:
+    """Output as on a reader's screen: the working folder reads as ``work/``, the examples as
+    ``examples/byo``, and progress bars are left out."""
+    text = text.replace(str(work), "work").replace(str(EXAMPLES.resolve()), "examples/byo").replace(
+        str(EXAMPLES), "examples/byo")
+    return "\n".join(line for line in text.replace("\r", "\n").splitlines()
+                     if line.strip() and "%|" not in line)
+
+
+def quietly(fn, *args):
+    """Run ``fn(*args)`` and print what it printed, as :func:`plain` shows it; returns its result."""
     import contextlib
     import io
 
-    def plain(text: str) -> str:
-        text = text.replace(str(work), "work").replace(str(EXAMPLES.resolve()), "examples/byo")
-        return "\n".join(line for line in text.replace("\r", "\n").splitlines()
-                         if line.strip() and "%|" not in line)
-
-    print("$ fgpo " + plain(" ".join(args)))
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = fgpo(list(args))
+        result = fn(*args)
     if out.getvalue().strip():
         print(plain(out.getvalue()))
+    return result
+
+
+def shell(*args: str) -> None:
+    """Show a command as a reader would type it, then run it through the same entry point."""
+    print("$ fgpo " + plain(" ".join(args)))
+    code = quietly(fgpo, list(args))
     if code:
         raise RuntimeError(f"fgpo {args[0]} exited with status {code}")
 
@@ -122,13 +132,14 @@ def load_example(name: str):
 # example's maker, `examples/byo/make_questions.py`, calls genes with pyrodigal on a genome
 # the `pyrodigal` package ships and cuts fragments by coordinate: training questions from
 # the first 60% of the genome, dev from the next 10% and test from the last 30%, so no two
-# splits share DNA. Its question writer:
+# splits share DNA. This page makes {glue:text}`n_train` training, {glue:text}`n_dev` dev
+# and {glue:text}`n_test` test questions. Its question writer:
 
 # %%
 maker = load_example("make_questions")
 print(Path(maker.__file__).read_text().split("def question", 1)[1].split("\n\n\n")[0].join(["def question", ""]))
-maker.main(["--out", str(work / "questions"), "--n-train", str(byo_train), "--n-dev", str(byo_dev),
-            "--n-test", str(byo_test), "--seed", str(seed)])
+quietly(maker.main, ["--out", str(work / "questions"), "--n-train", str(byo_train), "--n-dev", str(byo_dev),
+                     "--n-test", str(byo_test), "--seed", str(seed)])
 files = {s: work / "questions" / f"{s}.jsonl" for s in ("train", "dev", "test")}
 first = json.loads(files["train"].read_text().splitlines()[0])
 print(json.dumps({**first, "question": first["question"][:90] + "...", "sequences": {"": "..."}}, indent=1))
@@ -187,9 +198,15 @@ for name in (f"reader:{reader_dir}", "minilm"):
             reasoner.answer([(q, library.evidence(q.tool_input(), m)) for q in dev_qs]), dev_qs)]))
         for what, m in (("no evidence", 0), ("gene caller only", gene_only))}
 probe = pd.DataFrame(probe).T
-display(probe.round(1).rename(columns=lambda c: f"dev accuracy, {c} (%)"))
 REASONER = "minilm" if probe.iloc[1, 1] > probe.iloc[0, 1] else f"reader:{reader_dir}"
-display(Markdown(f"The tables below are built with the reasoner that reads the new tool better: **{REASONER}**."))
+probe.round(1).rename(columns=lambda c: f"dev accuracy, {c} (%)")
+
+# %% tags=["remove-cell"]
+_ = glue_text("reasoner_name", probe.index[1] if REASONER == "minilm" else probe.index[0])
+
+# %% [markdown]
+# The tables below are built with whichever reader is the more accurate with the gene
+# caller's evidence alone: here the {glue:text}`reasoner_name` reader.
 
 # %% [markdown]
 # ## 4. Reward tables
@@ -222,7 +239,10 @@ features = load_features(work / "features")
 scores = head_scores(features, tables, methods=("fgpo", "grpo", "sft"), seeds=range(byo_seeds), epochs=byo_epochs)
 scores["method"] = scores["method"].map(label)
 summary = study_summary(scores)
-display(summary[["test"]].rename(columns={"test": f"test accuracy (%), mean ± sd over {byo_seeds} seeds"}))
+summary[["test"]].rename(columns={"test": "test accuracy (%), mean ± sd over seeds"})
+
+# %% [markdown]
+# Each method trained with {glue:text}`n_seeds` seeds for {glue:text}`n_epochs` epochs.
 
 # %%
 fixed = tables["test"].fixed_subset_accuracy()
@@ -233,20 +253,33 @@ fig = plot_subsets_and_methods(fixed, scores, float(baselines.loc["Oracle", "acc
 # against each other method:
 
 # %%
-display(paired_tests(scores, ref=label("fgpo"), suite="test").round(3))
+paired_tests(scores, ref=label("fgpo"), suite="test").style.format(
+    {"difference (points)": "{:.1f}", "median p": "{:.3f}", "largest p": "{:.3f}"}, precision=1)
+
+# %% tags=["remove-cell"]
+mean = summary["test mean"]
+all_tools = float(baselines.loc["All-Tools", "accuracy"])
+glue_number("byo_test_n", tables["test"].n_questions, 0)
+glue_number("byo_fgpo", mean[label("fgpo")])
+glue_number("byo_grpo", mean[label("grpo")])
+glue_number("byo_sft", mean[label("sft")])
+glue_number("byo_best", fixed.max())
+glue_text("byo_best_subset", fixed.idxmax())
+glue_number("byo_all", all_tools)
+glue_number("byo_none", float(baselines.loc["No-Tool", "accuracy"]))
+_ = glue_number("byo_oracle", float(baselines.loc["Oracle", "accuracy"]))
+
+# %% [markdown]
+# On these {glue:text}`byo_test_n` test questions FGPO's selector scores
+# {glue:text}`byo_fgpo`%, GRPO's {glue:text}`byo_grpo`% and SFT's {glue:text}`byo_sft`%.
+# For reference, the best fixed subset, {glue:text}`byo_best_subset`, scores
+# {glue:text}`byo_best`%, All-Tools {glue:text}`byo_all`%, No-Tool {glue:text}`byo_none`% and
+# the oracle {glue:text}`byo_oracle`%. Which subsets help is the reasoner's reading of each
+# tool's evidence, which the fixed-subset bars show directly: a subset with more tools is
+# not always a better one, and All-Tools lies below the best fixed subset.
 
 # %% tags=["remove-input"]
-mean = summary["test mean"]
-fg = mean[label("fgpo")]
-display(Markdown(
-    f"On these {tables['test'].n_questions} test questions FGPO's selector scores {fg:.1f}% "
-    f"({'equal to' if abs(fg - fixed.max()) < 0.05 else 'above' if fg > fixed.max() else 'below'} the best fixed "
-    f"subset, {fixed.max():.1f}% for "
-    f"{fixed.idxmax()}; All-Tools {float(baselines.loc['All-Tools', 'accuracy']):.1f}%, No-Tool "
-    f"{float(baselines.loc['No-Tool', 'accuracy']):.1f}%, oracle {float(baselines.loc['Oracle', 'accuracy']):.1f}%); "
-    f"GRPO {mean[label('grpo')]:.1f}% and SFT {mean[label('sft')]:.1f}%. "
-    "Which subsets help is the reasoner's reading of each tool's evidence, which the fixed-subset bars show "
-    "directly: a subset with more tools is not always a better one."))
+claim("more-tools-not-better", all_tools < fixed.max(), "All-Tools scores below the best fixed subset")
 
 # %% [markdown]
 # What the trained selector calls, by the question's correct answer (FGPO, seed 0), beside
