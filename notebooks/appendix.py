@@ -78,6 +78,7 @@ from fgpo_core.evaluation.difference import compare
 from fgpo_core.experiments.ablation_report import (ablation_rows, checkpoint_table, coverage_table,
                                                    group_size_table, imitation_table, removal_table, tool_invocation,
                                                    verdicts)
+from fgpo_core.experiments.domains import study_training_table
 from fgpo_core.experiments.study import ABLATIONS, StudyConfig, load_study, run_study
 from fgpo_core.experiments.study_report import label, study_baselines, study_scores
 from fgpo_core.table import load_tables
@@ -110,6 +111,8 @@ cfg = ab.manifest["config"]
 TEST = cfg["suites"].split(",")
 tables = load_tables({"r": study_tables}, ["train"] + TEST)["r"]
 tables5 = load_tables({"r": five_tables}, ["train"] + TEST)["r"]
+# each study trained on a prefix of the training pool: read the rows it trained on
+tables["train"], tables5["train"] = study_training_table(ab, tables["train"]), study_training_table(five, tables5["train"])
 scores, scores5 = study_scores(ab, tables), study_scores(five, tables5)
 ids = {s: ab.picks[ab.picks.suite == s].question_id.unique() for s in TEST}
 core = tables["core"].select(ids["core"])

@@ -75,6 +75,7 @@ from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_
 from fgpo_core.experiments.companion_report import (domain_correct, domain_of, domain_split, id_ood_checkpoints,
                                                     id_ood_scores, id_ood_summary, id_ood_verdicts,
                                                     lm_companion_costs, lm_companion_table, load_lm_companion)
+from fgpo_core.experiments.domains import study_training_table
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
 from fgpo_core.selectors.head import StackedHead
 from fgpo_core.table import load_tables
@@ -91,6 +92,7 @@ st = load_study(companion_dir)
 cfg = st.manifest["config"]
 TEST = cfg["suites"].split(",")
 tables = load_tables({"r": study_tables}, ["train"] + TEST)["r"]
+tables["train"] = study_training_table(st, tables["train"])  # the rows the study trained on
 train_families = sorted(set(tables["train"].family.tolist()))
 ids = {s: st.picks[st.picks.suite == s].question_id.unique().tolist() for s in TEST}
 test_tables = {s: tables[s].select(ids[s]) for s in TEST}
