@@ -37,12 +37,12 @@
 # fixed subset (chosen on the test questions themselves, so an upper bound for any fixed
 # choice) and the per-question oracle.
 #
-# **What happened, in short.** Every RL run kept the adapter it started from: each run's
-# checkpoint is chosen on dev, and every update lowered dev accuracy. FGPO, FGPO + format
-# term and GRPO are therefore the warm-up, one selector, and this page cannot rank them.
-# The section [Why every RL run lowered dev accuracy](#why-rl-lowered-dev) measures why:
-# the updates drop the motif scan, which no training family needs and which the unseen
-# TF-motif family, a fifth of dev, depends on.
+# **What happened, in short.** Each run's checkpoint is chosen on dev, and every RL update
+# lowered dev accuracy, so FGPO, FGPO + format term and GRPO all kept the warm-up's adapter:
+# one selector, which this page cannot rank against itself. The section
+# [Why every RL run lowered dev accuracy](#why-rl-lowered-dev) measures why: the updates
+# drop the motif scan, which no training family needs and the unseen TF-motif family, a
+# fifth of dev, depends on.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -418,13 +418,11 @@ claim("sft-is-no-tool", sft_row is not None and core_rows.loc[sft_row, "tools"] 
 # (why-rl-lowered-dev)=
 # ## Why every RL run lowered dev accuracy
 #
-# The RL runs did move: their dev evaluations after step 0 are not the warm-up's. What they
-# moved to can be read off the dev table. Wherever a run called the same number of tools on
-# every dev question, its dev accuracy can be set beside the fixed subsets of that size;
-# when exactly one of them scores that accuracy on dev, the evaluation reproduces that fixed
-# subset, the same tools for every question (the evaluation's summary cannot prove it, but
-# an exact match of both numbers among the handful of subsets of that size is hard to
-# arrive at otherwise):
+# The RL runs did move; where to can be read off the dev table. When a run called the same
+# number of tools on every dev question and exactly one fixed subset of that size scores its
+# dev accuracy, the evaluation reproduces that subset: the same tools for every question
+# (the summary cannot prove it, but an exact match of both numbers is hard to arrive at
+# otherwise).
 
 # %% tags=["hide-input"]
 rows = []
@@ -709,11 +707,10 @@ plt.show()
 # %% [markdown]
 # ## Dead groups of the policies (Table 15)
 #
-# If GRPO were run from each policy, how often would a group of $G$ completions be dead?
-# With $p_{\text{gen}}$ known for every policy string (the rest of the mass counted as format
-# failures), the probability has a closed form (chapter "Dead groups"). The paper's Table 15
-# takes the reward classes of Eq. 1; its trained FGPO and GRPO are rows of their own, ours
-# are the warm-up's row:
+# How often would a group of $G$ completions sampled from each policy be dead? With
+# $p_{\text{gen}}$ known for every policy string, the closed form of the chapter "Dead groups"
+# answers it. The paper's trained FGPO and GRPO are rows of their own; ours are the
+# warm-up's row:
 
 # %% tags=["hide-input"]
 correct_core = tables["evidence reader"]["core"].select(warm.evals["core"]["question_id"].to_numpy()).correct
@@ -740,10 +737,9 @@ claim("diff-dies-more", t15["differential"].loc[wname, g6] > t15["eq1"].loc[wnam
 # %% [markdown]
 # ## Named against anonymous tools
 #
-# The paper's prompt hides the tools' names behind anonymous slots and checked how much
-# telling FGPO's selector the names and descriptions changes. Here FGPO is trained and
-# evaluated with the names in its prompt, from the same warm-up and at the same rate, its
-# checkpoint chosen on dev like every run's. Its start is the warm-up read with the named
+# The paper checked how much telling FGPO's selector the tools' names and descriptions
+# changes. Here FGPO is trained with the names in its prompt, from the same warm-up, at the
+# same rate, its checkpoint chosen on dev; its start is the warm-up read with the named
 # prompt, the Tools w/ Desc row.
 
 # %% tags=["remove-cell"]
@@ -775,9 +771,8 @@ claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].man
 # %% [markdown]
 # ## Look-ups against the live pipeline
 #
-# Every accuracy above is a table look-up. For each distinct trained selector, a sample of
-# its core choices is run again for real, tools and reasoner, and the answers compared with
-# the table's.
+# Every accuracy above is a table look-up; a sample of each distinct selector's core choices
+# is run again for real, tools and reasoner, and compared with the table.
 
 # %% tags=["remove-cell"]
 rng = np.random.default_rng(seed)
