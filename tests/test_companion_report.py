@@ -48,8 +48,7 @@ def test_scores_and_checkpoints_pool_questions_by_domain():
         id_ood_checkpoints(st, TRAIN)
 
 
-def test_the_lm_study_table_tests_and_findings_on_known_picks():
-    from fgpo_core.book.findings import lm_companion_findings
+def test_the_lm_study_table_and_tests_on_known_picks():
     from fgpo_core.experiments.companion_report import (lm_companion_table, lm_companion_tests,
                                                         parse_lm_companion_method)
 
@@ -76,15 +75,9 @@ def test_the_lm_study_table_tests_and_findings_on_known_picks():
     assert (row["sft20-fgpo80 only"], row["other only"], row["n"]) == (9, 0, 10)
     assert row["p"] == pytest.approx(2 * 0.5 ** 9)
     assert tests.loc[(16, "ID", "fgpo"), "sft20-fgpo80 only"] == 8
-    text = "\n".join(lm_companion_findings(t, tests))
-    assert "beats fgpo" in text and "OOD: sft20-fgpo80 beats sft and fgpo" in text
-    assert "fgpo: ID 0.0%, OOD 50.0%, 0.67 tools, 25.0% format failures (counted wrong)" in text
-    assert "sft: ID 100.0%, OOD 0.0%, 1.00 tools;" in text  # none: not mentioned
-    assert "in 2 of 4 (rank, domain) cells" in text  # OOD at both ranks; ID loses to sft
 
 
 def test_capacity_compares_each_arms_ranks_question_by_question():
-    from fgpo_core.book.findings import lm_companion_findings
     from fgpo_core.experiments.companion_report import lm_capacity_tests, lm_companion_table, lm_companion_tests
 
     core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
@@ -102,18 +95,11 @@ def test_capacity_compares_each_arms_ranks_question_by_question():
     assert row["p"] == pytest.approx(2 * 0.5 ** 10) and cap.loc[("sft", "ID", 4, 64), "p"] == 1.0
     t = lm_companion_table(picks, tables, TRAIN)  # picks hold ranks 16, 4, 64: the table goes rank by rank
     assert list(t.index) == [(a, r) for r in (4, 16, 64) for a in ("start", "sft", "fgpo")]
-    text = "\n".join(lm_companion_findings(t, lm_companion_tests(picks, tables, TRAIN), None, cap))
-    assert "fgpo is best on OOD at rank 16 (r4 0.0%, r16 100.0%, r64 30.0%; p = 0.002 against r4, " \
-           "p = 0.016 against r64;" in text
-    assert "sft is best on ID at ranks 4, 16, 64 (tied) (r4 100.0%, r16 100.0%, r64 100.0%; the study" in text
-    assert "Of 12 (arm, domain, rank pair) comparisons, 2 differ at p < 0.05: fgpo OOD from r4 to r16 (+100.0), " \
-           "fgpo OOD from r16 to r64 (-70.0)." in text
 
 
 def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     import json
 
-    from fgpo_core.book.findings import lm_companion_findings
     from fgpo_core.experiments.companion_report import (load_lm_companion, lm_companion_table, lm_companion_tests,
                                                         with_start)
 
@@ -151,12 +137,6 @@ def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     vs = lm_companion_tests(allp, tables, TRAIN, arm="start")
     assert (vs.loc[(16, "OOD", "fgpo"), "other only"], vs.loc[(16, "OOD", "fgpo"), "start only"]) == (8, 0)
     assert vs.loc[(4, "ID", "sft"), "p"] == pytest.approx(2 * 0.5 ** 5)
-    text = "\n".join(lm_companion_findings(t, lm_companion_tests(allp, tables, TRAIN), vs))
-    assert "- **LoRA rank 4.** start: ID 50.0%, OOD 20.0%, 0.70 tools; sft: ID 100.0%" in text
-    assert "Against the start, in points: sft ID +50.0 (p = 0.062), OOD -20.0 (p = 0.5)" in text
-    assert "2 of 8 (rank, domain, arm) cells differ from the start at p < 0.05: fgpo at rank 4 OOD (+80.0), " \
-           "fgpo at rank 16 OOD (+80.0)." in text
-    assert "Fixed budget" not in text  # no sequential arm here
     import matplotlib
     matplotlib.use("Agg")
     from fgpo_core.book.plots import plot_lm_companion
@@ -210,38 +190,6 @@ def test_budget_and_width_tests_compare_settings_over_seeds():
     assert w.loc[("RL", "OOD", 0), "best"] and w.loc[("RL", "OOD", 256), "mean"] == pytest.approx(40.0)
     assert w.loc[("SFT", "ID", 0), "p against best"] < 0.05
     assert w.xs(("SFT", "OOD"), level=(0, 1))["p against best"].dropna().item() > 0.05  # SFT width leaves OOD
-
-
-def test_post_training_findings_call_a_difference_one_only_beyond_seed_noise():
-    from fgpo_core.book.findings import post_training_findings
-    from fgpo_core.experiments.companion_report import budget_tests, width_effects
-
-    sft = pd.DataFrame({"ID": [30.0, 33.0], "OOD": [29.0, 26.0], "OOD sd": [0.2, 0.2]}, index=[1, 32])
-    rl = pd.DataFrame({"SFT ID": [30.0], "SFT OOD": [29.0], "after RL ID": [50.0], "after RL OOD": [48.0],
-                       "ID gain": [20.0], "OOD gain": [19.0]},
-                      index=pd.MultiIndex.from_tuples([("FGPO", 1)], names=["RL", "from SFT epochs"]))
-    means = {"rl": (50.0, 40.0), "mix": (52.0, 44.0), "sft": (30.0, 20.0)}
-    budget = {"FGPO": pd.DataFrame(means.values(), index=[0, 20, 100], columns=["ID", "OOD"])}
-    grid = {(ws, wr): f"s{ws}-r{wr}" for ws in (0, 256) for wr in (0, 256)}
-    cell = {m: (50.0 + 2.0 * (ws == 256), 40.0 + 1.0 * (wr == 0)) for (ws, wr), m in grid.items()}
-    cap = pd.DataFrame(cell.values(), index=pd.MultiIndex.from_tuples(grid), columns=["ID", "OOD"])
-    plain = "\n".join(post_training_findings(sft, rl, budget, cap, 32))
-    assert "Both halves of the finding hold here." in plain  # ID up 3 points, OOD down 3 (sd 0.2)
-    assert "A mixed split beats both pure ends, as in the study" in plain
-    assert "The same shape: the larger SFT head, the smaller RL head." in plain
-    # seeds that agree exactly: both differences beyond noise
-    exact = _seed_scores({**means, **cell})
-    bp = {"FGPO": budget_tests(exact, {0: "rl", 20: "mix", 100: "sft"})}
-    text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(exact, grid)))
-    assert "beats both pure ends beyond seed noise (p = 0 against 0%, p = 0 against 100%" in text
-    assert "The same shape, beyond seed noise" in text and "RL width 0 against 256 p = 0" in text
-    assert "(paired over seeds, SFT width 256 against 0 p = 0; RL width 0 against 256 p = 0)" in text
-    # seeds that scatter by 10 points: the same means, no longer beyond noise
-    noisy = _seed_scores({**means, **cell}, {"rl": 5.0, "s256-r0": 5.0, "s0-r256": -5.0})
-    bp = {"FGPO": budget_tests(noisy, {0: "rl", 20: "mix", 100: "sft"})}
-    text = "\n".join(post_training_findings(sft, rl, budget, cap, 32, bp, width_effects(noisy, grid)))
-    assert "A mixed split scores highest, but not beyond seed noise against both pure ends" in text
-    assert "The means have the study's shape, but not beyond seed noise" in text
 
 
 def test_id_ood_verdicts_compare_two_methods_by_domain_with_the_books_rule():
