@@ -43,12 +43,13 @@ def _objective_mismatch(method: str, manifest: dict | None) -> str | None:
     want = {"fgpo-format": "fgpo", "fgpo-named": "fgpo"}.get(method, method)
     if objective != want:
         return f"its objective is {objective!r}, not {want!r}"
-    if want == "fgpo":
-        named = bool(manifest.get("setup", {}).get("described", False))
-        weight = float(manifest.get("config", {}).get("format_weight", 0.0) or 0.0)
+    if want == "fgpo":  # a field the manifest lacks is not held against it
+        setup, config = manifest.get("setup") or {}, manifest.get("config") or {}
+        named = bool(setup.get("described", method == "fgpo-named"))
         if named != (method == "fgpo-named"):
             return "it was trained " + ("with" if named else "without") + " the tools' names in its prompt"
-        if method != "fgpo-named" and (weight > 0) != (method == "fgpo-format"):
+        weight = float(config.get("format_weight") or 0.0)
+        if method != "fgpo-named" and "format_weight" in config and (weight > 0) != (method == "fgpo-format"):
             return f"its format_weight is {weight:g}"
     return None
 

@@ -200,33 +200,35 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
     done = 0
     bar = tqdm(total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call",
                disable=not progress)
-    t0 = time.time()
-    calls = 0
-    for j, rng in enumerate(chunks):
-        path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
-        if chunk_ok(path):
-            bar.update(len(rng) * len(answered))
-            continue
-        if path.exists():
-            bar.write(f"{path.name} is truncated, altered or unverified: building it again")
-        if max_chunks is not None and done >= max_chunks:
-            break
-        rows = []
-        for qi in rng:
-            q = questions[qi]
-            evs = library.run(q.tool_input(), key=q.id)
-            outs = reasoner.answer([(q, library.render(evs, m)) for m in answered])
-            if base is not None:
-                outs = [_Reused(r) for r in base_rows[qi].sort_values("mask").itertuples()] + list(outs)
-            rows += _rows(q, qi, outs, space, lam)
-            calls += len(answered)
-            bar.update(len(answered))
-            bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
-        with atomic_path(path) as tmp:
-            pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
-        write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
-        done += 1
-    bar.close()
+    try:  # the bar ends its line even when a tool or the reasoner fails, so an error prints on its own
+        t0 = time.time()
+        calls = 0
+        for j, rng in enumerate(chunks):
+            path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
+            if chunk_ok(path):
+                bar.update(len(rng) * len(answered))
+                continue
+            if path.exists():
+                bar.write(f"{path.name} is truncated, altered or unverified: building it again")
+            if max_chunks is not None and done >= max_chunks:
+                break
+            rows = []
+            for qi in rng:
+                q = questions[qi]
+                evs = library.run(q.tool_input(), key=q.id)
+                outs = reasoner.answer([(q, library.render(evs, m)) for m in answered])
+                if base is not None:
+                    outs = [_Reused(r) for r in base_rows[qi].sort_values("mask").itertuples()] + list(outs)
+                rows += _rows(q, qi, outs, space, lam)
+                calls += len(answered)
+                bar.update(len(answered))
+                bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
+            with atomic_path(path) as tmp:
+                pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
+            write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
+            done += 1
+    finally:
+        bar.close()
     return out
 
 
