@@ -24,7 +24,10 @@ library without tool 3 (its picks are written as masks of the full library), the
 override the head's settings (``fgpo-lambda0``, ``grpo-G16``, ``dpo-beta0.1``, ``fgpo-h64``).
 
 Every run is first written to ``parts/`` (atomically); a restarted study skips the runs already
-there whose configuration matches, so a study can be stopped at any moment.
+there whose fingerprint matches (the head's settings and every input by content: the questions,
+the tables' and the features' contents, :mod:`~fgpo_core.experiments.study_inputs`), so a study can
+be stopped at any moment. One live study may write a folder at a time (``.study.lock``), and the
+assembly re-checks each part's fingerprint, so two runs never mix.
 """
 from __future__ import annotations
 
