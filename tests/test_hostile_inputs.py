@@ -264,3 +264,20 @@ def test_choose_refuses_a_run_of_another_objective(runs, capsys, item, words):
     status = main(["choose", "--runs-dir", str(runs), "--method", item])
     one_line_error(capsys, status, "cannot be the", *words)
     assert not (runs / "chosen.json").exists()
+
+
+@pytest.mark.parametrize("n_tools", [5, 8])
+def test_a_table_of_more_tools_than_the_features_slots_is_refused(n_tools):
+    import numpy as np
+
+    from fgpo_core.experiments.study_inputs import check_study_inputs
+    from fgpo_core.table import RewardTable
+
+    table = RewardTable(np.zeros((2, 1 << n_tools), dtype=bool), n_tools)
+    data = {s: (["a", "b"], np.zeros((2, 3)), table) for s in ("train", "dev", "core")}
+    with pytest.raises(ValueError, match=f"4 tool slots in the prompt but the tables' library has {n_tools} tools"):
+        check_study_inputs(data, {"n_tools": 4})
+    assert check_study_inputs(data, {"n_tools": n_tools}) == n_tools
+    four = RewardTable(np.zeros((2, 16), dtype=bool), 4)
+    with pytest.raises(ValueError, match="different tool counts"):
+        check_study_inputs({**data, "dev": (["a", "b"], np.zeros((2, 3)), four)}, {"n_tools": n_tools})
