@@ -74,6 +74,8 @@ def table_command(args) -> int:
             i, n = (int(x) for x in args.shard.split("/"))
         except ValueError:
             raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
+        if args.chunk_size < 1:  # refused before the reasoner is loaded
+            raise ValueError(f"--chunk-size must be a positive number of questions, got {args.chunk_size}")
         questions, library = _table_inputs(args)
         set_threads(args.threads)
         build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),

@@ -95,11 +95,20 @@ def test_a_negative_keep_is_not_a_prompt():
         check_prompt_settings(4, -1)
 
 
-@pytest.mark.parametrize("flag", ["--n-train=-5", "--n-dev=-1", "--n-test=-3"])
+@pytest.mark.parametrize("flag", ["--n-train=-5", "--n-dev=-1", "--n-test=-3", "--epochs=-3", "--seeds=0"])
 def test_study_refuses_negative_question_counts(tmp_path, capsys, flag):
     # (a missing benchmark: the flag must be refused before any input is read)
     status = main(["study", flag, "--bench-dir", str(tmp_path / "none"), "--out-dir", str(tmp_path / "st")])
     one_line_error(capsys, status, flag.split("=")[0])
+
+
+def test_table_build_refuses_a_chunk_size_below_one_before_loading_the_reasoner(tmp_path, capsys, monkeypatch):
+    import fgpo_core.reasoners as reasoners
+
+    monkeypatch.setattr(reasoners, "get_reasoner", lambda name: pytest.fail("the reasoner was loaded"))
+    status = main(["table", "build", "--questions", str(tmp_path / "q.jsonl"), "--chunk-size", "0",
+                   "--out", str(tmp_path / "t")])
+    one_line_error(capsys, status, "--chunk-size")
 
 
 def test_study_refuses_the_training_split_as_a_test_suite(tmp_path, capsys):

@@ -237,6 +237,8 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     """Run (or resume) the study; returns its folder. One live study may write a folder at a
     time (:func:`~fgpo_core.experiments.study_inputs.study_lock`)."""
     check_sizes(cfg.n_train, cfg.n_dev, cfg.n_test, _csv(cfg.suites))
+    if cfg.epochs < 1 or cfg.seeds < 1:
+        raise ValueError(f"--epochs and --seeds must be positive, got {cfg.epochs} and {cfg.seeds}")
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with study_lock(out):
