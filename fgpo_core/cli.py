@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from .cli_table import add_table_parser, set_threads
+
 __all__ = ["main"]
 
 DEFAULT_BENCH = "data/benchmarks/cpu"
@@ -70,7 +72,10 @@ def _tools(args) -> int:
         print(f"fgpo tools: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps([{"tool": e.tool, "title": e.title, "records": e.records} for e in out], indent=2))
+        from .io import finite_json
+
+        print(json.dumps(finite_json([{"tool": e.tool, "title": e.title, "records": e.records} for e in out]),
+                         indent=2, allow_nan=False))
     else:
         print("\n\n".join(render_block(e) for e in out))
     return 0
@@ -100,103 +105,6 @@ def _benchmark(args) -> int:
         fams = sorted({q.family for q in qs})
         print(f"{path}: {len(qs)} valid questions (schema v1); families: {', '.join(fams)}")
     return status
-
-
-def _table_inputs(args):
-    """The questions and tool library of ``fgpo table build``: a benchmark suite (``--bench``,
-    ``--suite``) or a JSONL file of one's own (``--questions``); the built-in four (or five) tools
-    or the named ones (``--tools``, with ``--plugin`` files that register more)."""
-    import sys
-
-    from .genomics.benchmarks import load_benchmark, read_questions
-    from .genomics.tools import (library_from_names, load_plugin, missing_references, references_from_file,
-                                 references_from_rows)
-
-    for plugin in args.plugin or []:
-        load_plugin(plugin)
-    if bool(args.questions) == bool(args.bench):
-        raise SystemExit(f"fgpo table {args.action}: give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
-    if args.bench:
-        if not args.suite:
-            raise SystemExit(f"fgpo table {args.action}: --bench needs --suite NAME")
-        _, suites = load_benchmark(args.bench)
-        if args.suite not in suites:
-            raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
-        questions = suites[args.suite]
-    else:
-        questions = read_questions(args.questions)
-        if not questions:
-            raise SystemExit(f"fgpo table {args.action}: {args.questions} holds no question")
-    if args.limit < 0:
-        raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
-    questions = questions[:args.limit] if args.limit else questions
-    if args.references:
-        refs, db = references_from_file(args.references)
-    elif args.bench:
-        from .genomics.benchmarks.suites import load_references
-
-        refs, db = references_from_rows(load_references(Path(args.bench) / "references.jsonl"))
-    else:
-        refs, db = {}, None
-    names = args.tools.split(",") if args.tools else \
-        ["composition", "motif_scan", "splice", "expert"] + (["homology"] if args.five else [])
-    library = library_from_names(names, references=refs, database=db)
-    lacking = missing_references(library, [q.family for q in questions])
-    if lacking:
-        print(f"fgpo table {args.action}: warning: the genomic expert has no labelled reference set for "
-              f"{', '.join(lacking)} and will answer 'No labelled reference set' there; give --references FILE "
-              "(labelled rows, or your training questions in schema v1)", file=sys.stderr)
-    return questions, library
-
-
-def _table(args) -> int:
-    from .table import load_table
-    from .table.build import cost_accounting, merge_table
-
-    if args.action == "build":
-        from .reasoners import get_reasoner
-        from .table.build import build_table
-
-        try:
-            i, n = (int(x) for x in args.shard.split("/"))
-        except ValueError:
-            raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
-        questions, library = _table_inputs(args)
-        _threads(args.threads)
-        build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),
-                    chunk_size=args.chunk_size, extend_from=args.extend)
-        if n == 1:
-            print(f"merged: {merge_table(args.out)}")
-        return 0
-    if args.action == "blocks":
-        from .reasoners import get_reasoner
-        from .table.fusion import score_blocks
-
-        questions, library = _table_inputs(args)
-        _threads(args.threads)
-        print(f"block scores: {score_blocks(questions, library, get_reasoner(args.reasoner), args.out, args.chunk_size)}")
-        return 0
-    if args.action == "view":
-        from .table.fusion import write_view
-
-        try:
-            out = write_view(args.out, args.blocks, [t.strip() for t in args.tools.split(",") if t.strip()])
-        except (FileNotFoundError, ValueError) as exc:
-            raise SystemExit(f"fgpo table view: {exc}") from None
-        print(f"view: {out} ({load_table(out).n_questions} questions)")
-        return 0
-    if args.action == "merge":
-        print(f"merged: {merge_table(args.dir)}")
-        return 0
-    table = load_table(args.dir)
-    manifest = table.manifest
-    print(f"reasoner {manifest['reasoner']}, {table.n_questions} questions x {table.n_actions} subsets, "
-          f"tools {', '.join(n for n, _ in manifest['tools'])}")
-    print(table.ceilings().to_string())
-    print(table.fixed_subset_accuracy().round(2).to_string())
-    cost = cost_accounting(table.n_tools, table.n_questions)
-    print(f"cost: {cost['table_calls']:,} table calls vs {cost['grpo_calls']:,} for GRPO's 200 x 64 x 6 schedule")
-    return 0
 
 
 def _reader(args) -> int:
@@ -260,21 +168,14 @@ def _train_main(argv: list[str]) -> int:
     return 0
 
 
-def _threads(n: int) -> None:
-    if n < 0:
-        raise SystemExit(f"--threads must be 0 (torch's default) or positive, got {n}")
-    if n:
-        import torch
-
-        torch.set_num_threads(n)
-
-
 def _evaluate(args) -> int:
     from .experiments.run import evaluate_run
 
-    _threads(args.threads)
+    set_threads(args.threads)
     if args.limit < 0:
         raise SystemExit(f"fgpo evaluate: --limit must be 0 (all questions) or positive, got {args.limit}")
+    if args.keep < 0:
+        raise ValueError(f"--keep must be 0 (whole sequences) or positive, got {args.keep}")
     if bool(args.out) == bool(args.into_run):
         raise SystemExit("fgpo evaluate: give --out FOLDER, or --into-run to write into the run's own eval/")
     written = evaluate_run(args.run, args.bench, args.suite or None, keep=args.keep, limit=args.limit,
@@ -305,9 +206,11 @@ def _evaluate(args) -> int:
 def _format(args) -> int:
     from .experiments.run import format_run
 
-    _threads(args.threads)
+    set_threads(args.threads)
     if args.samples < 1 or args.limit < 0:
         raise SystemExit("fgpo format: --samples must be positive and --limit 0 (all) or positive")
+    if args.keep < 0:
+        raise ValueError(f"--keep must be 0 (whole sequences) or positive, got {args.keep}")
     f = format_run(args.run, args.bench, args.suite, limit=args.limit, G=args.samples, seed=args.seed,
                    keep=args.keep, out_path=args.out)
     print(f"{args.suite}: {len(f)} questions, {args.samples} samples each at temperature 1: parse rate "
@@ -324,6 +227,8 @@ def _choose(args) -> int:
         name, sep, folders = item.partition("=")
         if not sep or not name or not folders:
             raise SystemExit(f"fgpo choose: --method takes METHOD=FOLDER[,FOLDER...], got {item!r}")
+        if name in candidates:
+            raise ValueError(f"--method {name} is given twice; give its folders once, comma-separated")
         candidates[name] = [f for f in folders.split(",") if f]
     chosen = choose_runs(args.runs_dir, candidates)
     for method, folder in chosen.items():
@@ -333,7 +238,10 @@ def _choose(args) -> int:
 
 def _features(args) -> int:
     from .genomics.benchmarks import load_benchmark
-    from .selectors.features import build_features
+    from .io import plain_name
+    from .selectors.features import build_features, check_prompt_settings
+
+    check_prompt_settings(args.n_tools, args.keep)
 
     if args.questions:  # NAME=FILE.jsonl: one's own questions, no benchmark folder
         from .genomics.benchmarks import read_questions
@@ -343,7 +251,9 @@ def _features(args) -> int:
             name, sep, path = item.partition("=")
             if not sep or not name or not path:
                 raise SystemExit(f"fgpo features: --questions takes NAME=FILE.jsonl, got {item!r}")
-            suites[name] = read_questions(path)
+            if name in suites:
+                raise ValueError(f"--questions names the suite {name!r} twice")
+            suites[plain_name(name, "--questions suite name")] = read_questions(path)
     else:
         _, suites = load_benchmark(args.bench)
     names = args.suite or list(suites)
@@ -412,44 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     val.add_argument("files", nargs="+")
     bench.set_defaults(func=_benchmark)
 
-    table = sub.add_parser("table", help="build, merge or summarise an exhaustive reward table")
-    tsub = table.add_subparsers(dest="action", required=True)
-    tb = tsub.add_parser("build", help="build (or resume) a reward table")
-    tk = tsub.add_parser("blocks", help="score every tool block of a late-fusion reader once (resumable): every "
-                         "subset's table row follows, for libraries too large to enumerate prompt by prompt")
-    for p in (tb, tk):
-        p.add_argument("--bench", help="a built benchmark folder (with --suite)")
-        p.add_argument("--suite", help="suite name inside it (train, dev, core, ...)")
-        p.add_argument("--questions", metavar="FILE", help="instead of --bench: a JSONL file of questions in schema v1")
-        p.add_argument("--tools", help="comma-separated tool names for the slots, in order (default: composition,"
-                       "motif_scan,splice,expert; with --five also homology); see --plugin")
-        p.add_argument("--plugin", action="append", metavar="FILE.py", help="a Python file that registers tools "
-                       "with fgpo_core.genomics.tools.register_tool (repeatable)")
-        p.add_argument("--references", metavar="FILE", help="labelled sequences for the expert and homology tools: "
-                       "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
-                       "references.jsonl)")
-        p.add_argument("--out", required=True, help="output folder (chunks, manifest, merged file)")
-        p.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
-        p.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
-        p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    tb.add_argument("--reasoner", default="reader", help="reader (the trained evidence reader, the default), minilm "
-                    "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>")
-    tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
-    tb.add_argument("--extend", metavar="FOLDER", help="a merged table of the same questions and reasoner whose "
-                    "library lacks only the last tool: its rows are reused, only the new subsets are answered")
-    tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
-    tk.add_argument("--reasoner", default="reader", help="a late-fusion reader: reader (the trained evidence "
-                    "reader) or reader:<folder>")
-    tk.add_argument("--chunk-size", type=int, default=32, help="questions per atomically written chunk")
-    tv = tsub.add_parser("view", help="the table of some of a block-score folder's tools (a manifest only)")
-    tv.add_argument("--blocks", required=True, metavar="DIR", help="a folder written by `fgpo table blocks`")
-    tv.add_argument("--tools", required=True, help="comma-separated tool names, in slot order")
-    tv.add_argument("--out", required=True, help="the view folder (load it like any table folder)")
-    tm = tsub.add_parser("merge", help="merge finished shards into table.parquet")
-    tm.add_argument("dir")
-    ts = tsub.add_parser("summary", help="ceilings and cost accounting of a merged table")
-    ts.add_argument("dir")
-    table.set_defaults(func=_table)
+    add_table_parser(sub)
 
     reader = sub.add_parser("reader", help="train the evidence reader on the curriculum")
     rsub = reader.add_subparsers(dest="action", required=True)

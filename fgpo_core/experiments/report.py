@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
+from .chosen import CHOSEN_EXTRAS, CHOSEN_FILE, CHOSEN_KEYS, CHOSEN_METHODS, choose_runs, holds_selector
 
 __all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
@@ -30,25 +31,6 @@ TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
 
 PICK_MODES = ("generation", "scoring", "constrained")
 """How a selector's pick is read: free generation, controlled scoring (Eq. 6), constrained decoding."""
-
-CHOSEN_FILE = "chosen.json"
-"""Under a runs folder: which run of each method a chapter uses (method -> folder relative to it)."""
-
-CHOSEN_METHODS = {"fgpo": "FGPO", "fgpo-format": "FGPO + format term", "grpo": "GRPO", "sft": "SFT", "dpo": "DPO",
-                  "tools-with-descriptions": "Tools w/ Desc"}
-"""The methods of the LM selector's main table, by their key in :data:`CHOSEN_FILE`, and their row labels."""
-
-CHOSEN_EXTRAS = {"untrained": "Untrained", "warmup": "Warm-up", "fgpo-named": "FGPO (named tools)"}
-"""Further rows a :data:`CHOSEN_FILE` may name: the selector before and after the format warm-up,
-and FGPO trained with the tools' names in its prompt (the named-versus-anonymous sensitivity)."""
-
-_CHOSEN_KEYS = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
-
-
-def _holds_selector(folder: Path) -> bool:
-    """A finished run, or the evaluations of a prompted or untrained selector."""
-    return (folder / "manifest.json").exists() or (folder / "eval").is_dir()
-
 
 @dataclass
 class SelectorRun:
@@ -111,36 +93,6 @@ def load_runs(runs_dir) -> dict[str, SelectorRun]:
     return out
 
 
-def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict[str, str]:
-    """Write ``<runs_dir>/chosen.json``: for each method (a key of :data:`CHOSEN_METHODS` or
-    :data:`CHOSEN_EXTRAS`) its run folder, relative to ``runs_dir``. A method given several
-    finished FGPO-style runs (e.g. a learning-rate sweep) gets the one best on dev
-    (:func:`~fgpo_core.experiments.run.best_dev`); a single folder is taken as it is, and must
-    hold a finished run or an ``eval/`` folder. Returns the mapping written."""
-    from ..io import write_json
-    from .run import best_dev
-
-    root = Path(runs_dir)
-    unknown = sorted(set(candidates) - set(_CHOSEN_KEYS))
-    if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; known: {', '.join(_CHOSEN_KEYS)}")
-    chosen = {}
-    for method, folders in candidates.items():
-        folders = [folders] if isinstance(folders, str) else list(folders)
-        if not folders:
-            raise ValueError(f"no run given for {method}")
-        for f in folders:
-            if not _holds_selector(root / f):
-                raise FileNotFoundError(f"{root / f} holds no finished run and no evaluation")
-        if len(folders) == 1:
-            chosen[method] = folders[0]
-        else:
-            best = best_dev([root / f for f in folders])[0]
-            chosen[method] = next(f for f in folders if str(root / f) == best)
-    write_json(root / CHOSEN_FILE, chosen, indent=1)
-    return chosen
-
-
 def load_chosen(runs_dir) -> dict[str, SelectorRun]:
     """The runs ``<runs_dir>/chosen.json`` names, keyed by their row labels (:data:`CHOSEN_METHODS`,
     then :data:`CHOSEN_EXTRAS`), each with its manifest (None where the folder holds only
@@ -150,16 +102,16 @@ def load_chosen(runs_dir) -> dict[str, SelectorRun]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: record the chosen runs with `fgpo choose`")
     chosen = json.loads(path.read_text())
-    unknown = sorted(set(chosen) - set(_CHOSEN_KEYS))
+    unknown = sorted(set(chosen) - set(CHOSEN_KEYS))
     if unknown:
-        raise ValueError(f"{path} names unknown method(s) {unknown}; known: {', '.join(_CHOSEN_KEYS)}")
+        raise ValueError(f"{path} names unknown method(s) {unknown}; known: {', '.join(CHOSEN_KEYS)}")
     out: dict[str, SelectorRun] = {}
-    for key, label in _CHOSEN_KEYS.items():
+    for key, label in CHOSEN_KEYS.items():
         if key not in chosen:
             continue
         folder = root / chosen[key]
         m = folder / "manifest.json"
-        if not _holds_selector(folder):
+        if not holds_selector(folder):
             raise FileNotFoundError(f"{path} names {folder} for {key}, which holds no finished run")
         out[label] = SelectorRun(label, folder, json.loads(m.read_text()) if m.exists() else None, _evals(folder))
     return out
@@ -332,7 +284,7 @@ def chosen_status(runs_dir, folders: Mapping[str, Sequence[str]] | None = None) 
     path = Path(runs_dir) / CHOSEN_FILE
     chosen = json.loads(path.read_text()) if path.exists() else {}
     rows = []
-    for key, label in _CHOSEN_KEYS.items():
+    for key, label in CHOSEN_KEYS.items():
         folder = chosen.get(key, "")
         row = {"method": label, "run": folder}
         if folders is not None:

@@ -23,7 +23,7 @@ import pandas as pd
 from ..algorithms.objectives import OBJECTIVES, TrainData
 from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
-from ..io import atomic_path, write_json
+from ..io import atomic_path, plain_name, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
@@ -73,6 +73,8 @@ def split_data(setup: RunSetup, split: str, n: int = 0):
     from ..genomics.benchmarks import load_benchmark
     from ..table import load_table
 
+    if n < 0:
+        raise ValueError(f"--n-{split} must be 0 (all questions) or positive, got {n}")
     _, suites = load_benchmark(setup.bench_dir)
     qs = suites[split][:n] if n else suites[split]
     return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
@@ -340,9 +342,8 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
 
     suites = list(suites or EVAL_SUITES)
     _, all_suites = load_benchmark(bench_dir)
-    odd = [s for s in suites if not s or s in (".", "..") or any(c in s for c in "/\\")]
-    if odd:  # a suite's name becomes a file name under out_dir: it may not lead outside it
-        raise ValueError(f"suite name {odd[0]!r} is not a plain name")
+    for s in suites:  # a suite's name becomes a file name under out_dir: it may not lead outside it
+        plain_name(s, "suite name")
     unknown = [s for s in suites if s not in all_suites]
     if unknown:
         raise ValueError(f"{bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(all_suites))}")

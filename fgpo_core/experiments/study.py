@@ -24,7 +24,10 @@ library without tool 3 (its picks are written as masks of the full library), the
 override the head's settings (``fgpo-lambda0``, ``grpo-G16``, ``dpo-beta0.1``, ``fgpo-h64``).
 
 Every run is first written to ``parts/`` (atomically); a restarted study skips the runs already
-there whose configuration matches, so a study can be stopped at any moment.
+there whose fingerprint matches (the head's settings and every input by content: the questions,
+the tables' and the features' contents, :mod:`~fgpo_core.experiments.study_inputs`), so a study can
+be stopped at any moment. One live study may write a folder at a time (``.study.lock``), and the
+assembly re-checks each part's fingerprint, so two runs never mix.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
 from ..core.registry import preset_methods
 from ..env import package_versions
 from ..io import atomic_path, write_json
+from .study_inputs import check_sizes, check_study_inputs, inputs_digest, study_lock
 
 __all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "Study"]
 
@@ -193,6 +197,9 @@ def _inputs(cfg: StudyConfig):
 
     _, suites = load_benchmark(cfg.bench_dir)
     sizes = {"train": cfg.n_train, "dev": cfg.n_dev, **{s: cfg.n_test for s in _csv(cfg.suites)}}
+    unknown = [s for s in sizes if s not in suites]
+    if unknown:
+        raise ValueError(f"{cfg.bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
     qs = {s: (suites[s][:n] if n else suites[s]) for s, n in sizes.items()}
     feats = load_features(cfg.features_dir)
     data = {}
@@ -229,7 +236,18 @@ def _fingerprint(head_cfg: HeadConfig, inputs_key: str) -> str:
 
 
 def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
-    """Run (or resume) the study; returns its folder."""
+    """Run (or resume) the study; returns its folder. One live study may write a folder at a
+    time (:func:`~fgpo_core.experiments.study_inputs.study_lock`)."""
+    check_sizes(cfg.n_train, cfg.n_dev, cfg.n_test, _csv(cfg.suites))
+    if cfg.epochs < 1 or cfg.seeds < 1:
+        raise ValueError(f"--epochs and --seeds must be positive, got {cfg.epochs} and {cfg.seeds}")
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with study_lock(out):
+        return _run_study(cfg, progress)
+
+
+def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     import torch
     from tqdm.auto import tqdm
 
@@ -245,7 +263,8 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     t0 = time.time()
     out = Path(cfg.out_dir)
     data, feat_manifest = _inputs(cfg)
-    n_tools = data["train"][2].n_tools
+    n_tools = check_study_inputs(data, feat_manifest)
+    inputs = inputs_digest(data, feat_manifest)
     for st in stages.values():
         _kept_tools(st[0], n_tools)
         if st[0].n_train is not None and st[0].n_train > len(data["train"][0]):
@@ -255,18 +274,19 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     tests = _csv(cfg.suites)
     key = json.dumps({s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
                      | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder"),
-                        "checkpoints": cfg.checkpoints}
+                        "checkpoints": cfg.checkpoints, "inputs": inputs}
                      | ({"keep": cfg.keep} if cfg.keep != "best" else {}), sort_keys=True)
     # a method whose every stage fixes its learning rate (-lr) is trained once, not once per rate
     fixed = {m: [st[0].overrides["lr"]] for m, st in stages.items() if all("lr" in sp.overrides for sp in st)}
     jobs = [(m, lr, s) for m in methods for lr in fixed.get(m, lrs) for s in range(cfg.seeds)]
-    sweep = []
+    sweep, fps = [], {}
     for m, lr, s in tqdm(jobs, desc="study", disable=not progress):
         st = stages[m]
         hcs = [_head_config(cfg, spec, lr, s) for spec in st]
         fp = _fingerprint(hcs[0], key + json.dumps([st[0].n_train, st[0].drop_tool])
                           + "".join(json.dumps(asdict(h), sort_keys=True) for h in hcs[1:]))
         path = parts / f"{m}__lr{lr:g}__s{s}.npz"
+        fps[path.name] = fp
         if path.exists():
             with np.load(path, allow_pickle=False) as z:
                 if str(z["fingerprint"]) == fp:
@@ -323,6 +343,10 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
     for m in methods:
         for s in range(cfg.seeds):
             with np.load(parts / f"{m}__lr{chosen[m]:g}__s{s}.npz", allow_pickle=False) as z:
+                name = f"{m}__lr{chosen[m]:g}__s{s}.npz"
+                if str(z["fingerprint"]) != fps[name]:  # a part rewritten since it was trained or checked
+                    raise ValueError(f"{parts / name} no longer holds this study's run (its fingerprint changed "
+                                     "while the study ran); run the study again")
                 full = z["full_masks"] if "full_masks" in z.files else None
                 for t in tests:
                     if f"pick_{t}" in z.files:
@@ -356,7 +380,7 @@ def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
         "config": asdict(cfg) | {"methods": ",".join(methods)}, "chosen_lr": chosen, "features": feat_manifest,
         "tables": {s: {k: data[s][2].manifest.get(k) for k in ("reasoner", "questions_sha256", "n_questions")}
                    for s in data},
-        "n_questions": {s: len(v[0]) for s, v in data.items()}, "torch": torch.__version__,
+        "n_questions": {s: len(v[0]) for s, v in data.items()}, "inputs": inputs, "torch": torch.__version__,
         "versions": package_versions(),
         "train_seconds": float(sweep["seconds"].sum()), "seconds": round(time.time() - t0, 1)}, default=float)
     return out

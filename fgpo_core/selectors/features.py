@@ -23,13 +23,22 @@ from typing import Sequence
 import numpy as np
 
 from ..genomics.benchmarks.schema import Question
-from ..io import atomic_path, write_json
+from ..io import atomic_path, plain_name, write_json
 from .prompt import anonymous_slots, selector_messages
 
-__all__ = ["ENCODERS", "selector_prompt_text", "encode_prompts", "build_features", "load_features", "FeatureSet"]
+__all__ = ["ENCODERS", "selector_prompt_text", "encode_prompts", "build_features", "load_features", "FeatureSet",
+           "check_prompt_settings"]
 
 ENCODERS = ("minilm", "smollm2")
 FEATURE_VERSION = 1
+
+
+def check_prompt_settings(n_tools, keep) -> None:
+    """Refuse prompt settings that make no prompt: fewer than one tool slot, a negative ``keep``."""
+    if isinstance(n_tools, bool) or not isinstance(n_tools, int) or n_tools < 1:
+        raise ValueError(f"--n-tools must be a positive number of tool slots, got {n_tools}")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise ValueError(f"--keep must be 0 (whole sequences) or a positive number of bases, got {keep}")
 
 
 def selector_prompt_text(question: Question, n_tools: int = 4, keep: int | None = 40) -> str:
@@ -151,6 +160,9 @@ def build_features(suites: dict[str, Sequence[Question]], out_dir, encoder: str 
     """Compute (or reuse) the features of every suite into ``out_dir``; a suite already cached
     with the same questions and settings is skipped, so an interrupted build resumes. ``model``
     replaces the named encoder (any callable from texts to an array, with a ``fingerprint``)."""
+    check_prompt_settings(n_tools, keep)
+    for name in suites:  # a suite's name becomes <out_dir>/<name>.npz: it may not lead outside out_dir
+        plain_name(name, "suite name")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     man_file = out / "manifest.json"

@@ -12,7 +12,7 @@ pass their checksum (a truncated or altered chunk is built again, and the merge
 refuses one), so a build killed at any moment loses at most its current chunk and
 ends identical to an uninterrupted one. One live builder may write a shard at a
 time (a lock file per shard). A manifest (questions' hash, tools and versions,
-reasoner id and weights fingerprint, prompt-template hash, lambda, seed, chunk size,
+each tool's code digest, the labelled references' sha256, reasoner id and weights fingerprint, prompt-template hash, lambda, seed, chunk size,
 package versions) is written first; a build or a reader whose manifest differs is
 refused.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +38,8 @@ from ..reasoners.prompt import template_hash
 from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
 from ..env import package_versions
-from ..io import atomic_path, write_json, write_text
+from ..genomics.tools.provenance import library_provenance
+from ..io import atomic_path, pid_lock, write_json, write_text
 from .io import MANIFEST, TABLE, ManifestMismatch
 
 __all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok"]
@@ -63,38 +63,18 @@ def chunk_ok(path: Path) -> bool:
 
 @contextmanager
 def _shard_lock(out: Path, shard: tuple[int, int]):
-    """One live builder per shard of a folder: a lock file holding the builder's pid; a lock
-    whose process is gone is taken over."""
+    """One live builder per shard of a folder (:func:`fgpo_core.io.pid_lock`)."""
     lock = out / f".shard{shard[0]:03d}of{shard[1]:03d}.lock"
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            break
-        except FileExistsError:
-            try:
-                pid = int(lock.read_text().strip() or 0)
-            except (OSError, ValueError):
-                pid = 0
-            alive = pid > 0 and pid != os.getpid()
-            if alive:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    alive = False
-                except PermissionError:
-                    pass
-            if alive:
-                raise BuildLocked(f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
-                                  f"wait for it, or delete {lock} if that process is gone") from None
-            lock.unlink(missing_ok=True)  # stale: its builder died
-    else:
-        raise BuildLocked(f"could not lock {lock}")
-    try:
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
+    with pid_lock(lock, lambda pid: f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
+                  f"wait for it, or delete {lock} if that process is gone", BuildLocked):
         yield
-    finally:
-        lock.unlink(missing_ok=True)
+
+
+PROVENANCE_KEYS = ("tool_code", "references_sha256")
+"""Fields a build's manifest records beyond :func:`table_manifest`: each tool's code digest and the
+labelled references' sha256 (:func:`~fgpo_core.genomics.tools.provenance.library_provenance`). A
+folder begun before they were recorded is not resumed."""
+
 
 def questions_hash(questions: Sequence[Question]) -> str:
     h = hashlib.sha256()
@@ -122,6 +102,11 @@ def _check_manifest(path: Path, manifest: dict) -> None:
     if path.exists():
         old = json.loads(path.read_text())
         diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k))
+        unrecorded = [k for k in PROVENANCE_KEYS if k in manifest and k not in old]
+        if unrecorded and set(diff) <= set(unrecorded):
+            raise ManifestMismatch(f"{path} was made before a table's manifest recorded {', '.join(unrecorded)}, "
+                                   "so its rows cannot be checked against this build; use another folder or "
+                                   "remove it to build again")
         if diff:
             raise ManifestMismatch(f"{path} was made under different inputs ({', '.join(diff)}); "
                                    "use another folder or remove it")
@@ -194,7 +179,8 @@ def build_table(questions: Sequence[Question], library, reasoner, out_dir, shard
                                                                            reasoner, lam, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size))
+    _check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size)
+                    | library_provenance(library))
     with _shard_lock(out, shard):
         return _build_chunks(questions, library, reasoner, out, shard, chunk_size, lam, progress, max_chunks,
                              base, base_rows)
@@ -214,33 +200,35 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
     done = 0
     bar = tqdm(total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call",
                disable=not progress)
-    t0 = time.time()
-    calls = 0
-    for j, rng in enumerate(chunks):
-        path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
-        if chunk_ok(path):
-            bar.update(len(rng) * len(answered))
-            continue
-        if path.exists():
-            bar.write(f"{path.name} is truncated, altered or unverified: building it again")
-        if max_chunks is not None and done >= max_chunks:
-            break
-        rows = []
-        for qi in rng:
-            q = questions[qi]
-            evs = library.run(q.tool_input(), key=q.id)
-            outs = reasoner.answer([(q, library.render(evs, m)) for m in answered])
-            if base is not None:
-                outs = [_Reused(r) for r in base_rows[qi].sort_values("mask").itertuples()] + list(outs)
-            rows += _rows(q, qi, outs, space, lam)
-            calls += len(answered)
-            bar.update(len(answered))
-            bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
-        with atomic_path(path) as tmp:
-            pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
-        write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
-        done += 1
-    bar.close()
+    try:  # the bar ends its line even when a tool or the reasoner fails, so an error prints on its own
+        t0 = time.time()
+        calls = 0
+        for j, rng in enumerate(chunks):
+            path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
+            if chunk_ok(path):
+                bar.update(len(rng) * len(answered))
+                continue
+            if path.exists():
+                bar.write(f"{path.name} is truncated, altered or unverified: building it again")
+            if max_chunks is not None and done >= max_chunks:
+                break
+            rows = []
+            for qi in rng:
+                q = questions[qi]
+                evs = library.run(q.tool_input(), key=q.id)
+                outs = reasoner.answer([(q, library.render(evs, m)) for m in answered])
+                if base is not None:
+                    outs = [_Reused(r) for r in base_rows[qi].sort_values("mask").itertuples()] + list(outs)
+                rows += _rows(q, qi, outs, space, lam)
+                calls += len(answered)
+                bar.update(len(answered))
+                bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
+            with atomic_path(path) as tmp:
+                pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
+            write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
+            done += 1
+    finally:
+        bar.close()
     return out
 
 

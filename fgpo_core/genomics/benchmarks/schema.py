@@ -24,7 +24,7 @@ from ..tools.base import ToolInput
 from ..tools.validate import MAX_LENGTH, SequenceError, validate_sequence
 
 __all__ = ["SCHEMA_VERSION", "LETTERS", "Question", "QuestionError", "validate_question", "read_questions",
-           "write_questions"]
+           "write_questions", "unique_keys"]
 
 SCHEMA_VERSION = 1
 LETTERS = ("A", "B", "C", "D")
@@ -59,6 +59,17 @@ class Question:
 
     def options_block(self) -> str:
         return "\n".join(f"{k}. {self.options[k]}" for k in LETTERS)
+
+
+def unique_keys(pairs) -> dict:
+    """``json.loads``'s ``object_pairs_hook`` that refuses an object naming one key twice (plain
+    ``json.loads`` keeps the last silently: two "answer" keys would be one answer, unseen)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} appears twice in one object")
+        out[k] = v
+    return out
 
 
 def _err(msg: str, line: int | None) -> QuestionError:
@@ -130,9 +141,11 @@ def read_questions(path, max_length: int = MAX_LENGTH) -> list[Question]:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = json.loads(raw, object_pairs_hook=unique_keys)
             except json.JSONDecodeError as exc:
                 raise QuestionError(f"line {i}: not valid JSON ({exc.msg})") from None
+            except ValueError as exc:
+                raise QuestionError(f"line {i}: {exc}") from None
             except RecursionError:
                 raise QuestionError(f"line {i}: not a question (JSON nested too deeply)") from None
             q = validate_question(obj, i, max_length)

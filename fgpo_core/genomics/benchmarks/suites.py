@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from ...io import atomic_path, write_text
+from ...io import atomic_path, plain_name, write_text
 from ..tools.validate import reverse_complement
 from .families import Family, TFMotif, family
 from .schema import LETTERS, Question, read_questions, validate_question, write_questions
@@ -280,7 +280,9 @@ def load_benchmark(bench_dir) -> tuple[dict, dict]:
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path} is not a benchmark manifest ({type(exc).__name__}: {exc}); it needs "
                          '"suites" (name -> {"file", "sha256"}) and "references" ({"file", "sha256"})') from None
-    for name, fname, sha in files:
+    for name, fname, sha in files:  # names become files under output folders; files lie in this folder
+        plain_name(name, f"{path}: suite name")
+        plain_name(fname, f"{path}: file name")
         if not (bench_dir / fname).exists():
             raise FileNotFoundError(f"{bench_dir / fname}, named by {path}, does not exist")
         if _sha(bench_dir / fname) != sha:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Mapping, Sequence
 
 from ...core.subsets import ActionSpace
-from .base import Evidence, Tool, ToolInput, render_block
+from .base import Evidence, Tool, ToolInput, check_evidence, render_block
 from .composition import Composition
 from .expert import GenomicExpert, HFEncoder, KmerSpectrumEncoder, ReferenceSet
 from .homology import HomologyDatabase, HomologySearch
@@ -93,7 +93,13 @@ class ToolLibrary:
             return self._cache[key]
         evs = []
         for t in self.tools:
-            evs.append(t.run(inp))
+            try:
+                ev = t.run(inp)
+            except SystemExit as exc:  # a tool may not end the command (a plugin's sys.exit)
+                raise ValueError(f"tool {t.name!r} called sys.exit({exc.code!r}) on question "
+                                 f"{inp.question_id or '(no id)'}") from None
+            check_evidence(ev, t.name, list(inp.sequences))
+            evs.append(ev)
             self.calls[t.name] += 1
         if key is not None:
             self._cache[key] = evs

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-__all__ = ["Evidence", "Tool", "ToolInput", "render_block"]
+__all__ = ["Evidence", "Tool", "ToolInput", "render_block", "check_evidence"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,27 @@ def render_block(ev: Evidence) -> str:
         else:
             out.extend(lines)
     return "\n".join(out)
+
+
+def check_evidence(ev, tool: str, labels) -> None:
+    """Refuse what a tool (a plugin's, say) returned unless it is evidence the renderer can read:
+    an :class:`Evidence` whose ``lines`` map labels of the question's own sequences (``labels``)
+    to lists of strings (a bare string would be rendered one character per line)."""
+    if not isinstance(ev, Evidence):
+        raise ValueError(f"tool {tool!r} returned {type(ev).__name__}, not an Evidence")
+    if not isinstance(ev.lines, dict):
+        raise ValueError(f"tool {tool!r}: Evidence.lines must map each sequence label to a list of lines, "
+                         f"got {type(ev.lines).__name__}")
+    extra = [k for k in ev.lines if k not in labels]
+    if extra:
+        raise ValueError(f"tool {tool!r} gave evidence for sequence {extra[0]!r}, which the question lacks "
+                         f"(its sequences: {', '.join(repr(k) for k in labels)})")
+    for label, lines in ev.lines.items():
+        if not isinstance(lines, (list, tuple)) or not all(isinstance(x, str) for x in lines):
+            raise ValueError(f"tool {tool!r}: the lines of sequence {label!r} must be a list of strings, "
+                             f"got {type(lines).__name__}")
+    if not isinstance(ev.records, dict):
+        raise ValueError(f"tool {tool!r}: Evidence.records must map sequence labels to records")
 
 
 @runtime_checkable

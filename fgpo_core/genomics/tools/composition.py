@@ -68,6 +68,8 @@ def composition_record(seq: str) -> dict:
     kmers = Counter(seq[i:i + 3] for i in range(L - 2) if "N" not in seq[i:i + 3])
     top = sorted(kmers.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
     orf, frame = _longest_orf(seq)
+    if not orf.strip("N"):  # a run of unknown bases is no open frame
+        orf, frame = "", ""
     stops = {}
     for strand, s in (("+", seq), ("-", reverse_complement(seq))):
         for f in range(3):
@@ -86,8 +88,8 @@ def composition_record(seq: str) -> dict:
         "stops_per_100_codons": stops,
         "codon_adaptation": None,
     }
-    if len(orf) >= MIN_ORF:
-        codons = [orf[i:i + 3] for i in range(0, len(orf) - 2, 3) if "N" not in orf[i:i + 3]]
+    codons = [orf[i:i + 3] for i in range(0, len(orf) - 2, 3) if "N" not in orf[i:i + 3]]
+    if len(orf) >= MIN_ORF and codons:  # no unambiguous codon: no adaptation to report (not NaN)
         rec["codon_adaptation"] = {
             org: round(float(np.exp(np.mean([np.log(w.get(cd, 1e-3)) for cd in codons]))), 3)
             for org, w in _relative_adaptiveness().items()

@@ -123,7 +123,15 @@ def load_plugin(path) -> list[str]:
     spec = importlib.util.spec_from_file_location(f"fgpo_plugin_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SystemExit as exc:  # a plugin may not end the command (with status 0, as if it had succeeded)
+        sys.modules.pop(spec.name, None)
+        raise ValueError(f"plugin {path} called sys.exit({exc.code!r}) while loading; a plugin registers tools "
+                         "and returns") from None
+    except Exception as exc:
+        sys.modules.pop(spec.name, None)
+        raise ValueError(f"plugin {path} failed to load: {type(exc).__name__}: {exc}") from exc
     _PLUGINS.add(key)
     return sorted(set(_FACTORIES) - before)
 
@@ -134,12 +142,23 @@ def references_from_rows(rows: Sequence[dict], encoder=None):
     from .expert import KmerSpectrumEncoder, ReferenceSet
     from .homology import HomologyDatabase
 
+    from .validate import MAX_LENGTH, SequenceError, validate_sequence
+
     encoder = encoder or KmerSpectrumEncoder()
     by_family: dict = {}
     for r in rows:
+        if not isinstance(r, dict):
+            raise ValueError(f"a labelled reference row must be a JSON object, got {type(r).__name__}")
         missing = [k for k in ("id", "family", "seq", "label") if k not in r]
         if missing:
             raise ValueError(f"a labelled reference row needs id, family, seq and label; one lacks {', '.join(missing)}")
+        odd = [k for k in ("id", "family", "label") if not isinstance(r[k], str) or not r[k].strip()]
+        if odd:
+            raise ValueError(f"reference row {r.get('id')!r}: field {odd[0]!r} must be a non-empty string")
+        try:  # checked only: the reference sets read the row as it is
+            validate_sequence(r["seq"], max(MAX_LENGTH, len(str(r["seq"]))), name=f"reference row {r['id']!r}: seq")
+        except SequenceError as exc:
+            raise ValueError(str(exc)) from None
         by_family.setdefault(r["family"], []).append(r)
     refs = {f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs], encoder)
             for f, rs in by_family.items()}
@@ -148,13 +167,20 @@ def references_from_rows(rows: Sequence[dict], encoder=None):
 
 
 def _rows_of(path: Path) -> list[dict]:
-    from ..benchmarks.schema import read_questions
+    from ..benchmarks.schema import read_questions, unique_keys
 
     first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), None)
     if first is None:
         raise ValueError(f"{path} is empty: a labelled reference file needs at least one row")
-    if "options" not in json.loads(first):  # reference rows
-        return [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    rows = []
+    for i, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if ln.strip():
+            try:
+                rows.append(json.loads(ln, object_pairs_hook=unique_keys))
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {i}: not a valid JSON object ({exc})") from None
+    if not (isinstance(rows[0], dict) and "options" in rows[0]):  # reference rows
+        return rows
     rows = []
     for q in read_questions(path):  # schema-v1 questions: each describe sequence, labelled by its answer
         if q.shape == "describe":
