@@ -155,26 +155,6 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
         load_chosen(tmp_path / "lm")
 
 
-def test_the_training_panels_draw_the_closed_form_beside_trls_dead_fraction():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from fgpo_core.book.plots import plot_selector_training
-
-    fgpo = {"steps": [{"visits": 16 * i, "entropy": 2.7 - 0.1 * i, "tools": 2.0} for i in range(1, 4)],
-            "dev": [{"visits": 16 * i, "gen_accuracy": 30.0 + i, "accuracy": 40.0 + i} for i in range(0, 4, 2)]}
-    steps = [{"step": i, "frac_reward_zero_std": 0.5, "entropy": 1.0} for i in range(1, 4)]
-    steps[0]["dead_group_closed_form"] = 0.25
-    grpo = {"config": {"prompts_per_step": 16}, "steps": steps,
-            "dev": [{"step": i, "accuracy": 30.0, "tools": 2.0} for i in range(0, 4, 2)]}
-    fig = plot_selector_training(fgpo, grpo)
-    dead = fig.axes[1]
-    assert [len(line.get_xdata()) for line in dead.get_lines()] == [3, 1]  # TRL's every step, the closed form once
-    assert dead.get_lines()[1].get_ydata()[0] == 25.0
-    del steps[0]["dead_group_closed_form"]
-    assert len(plot_selector_training(fgpo, grpo).axes[1].get_lines()) == 1  # a run that did not log it
-
-
 def test_grpo_dead_groups_reads_the_per_step_recount_and_the_older_list():
     from fgpo_core.experiments.report import grpo_dead_groups
 

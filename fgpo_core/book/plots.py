@@ -12,10 +12,9 @@ from ..core.registry import ESTIMATORS
 from ..experiments.report import grpo_dead_groups
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
-           "plot_selector_training", "plot_tool_rates", "plot_main_grid", "study_palette", "plot_study_curves",
+           "plot_tool_rates", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_generation_drift",
-           "plot_budget"]
+           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_budget"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -126,73 +125,6 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
     return fig
 
 
-def plot_selector_training(fgpo: dict, grpo: dict):
-    """Four panels from two run manifests, against question visits: dev accuracy (both by free
-    generation; FGPO also by controlled scoring), GRPO's observed dead-group fraction (and, where
-    the run logged it, the closed form of Eq. 7 from its p_gen on probe questions), the
-    policies' entropy (FGPO: of q over subsets; GRPO: per token of p_gen) and tools per question."""
-    fs, gs = pd.DataFrame(fgpo["steps"]), pd.DataFrame(grpo["steps"])
-    fd, gd = pd.DataFrame(fgpo["dev"]), pd.DataFrame(grpo["dev"])
-    g_prompts = grpo["config"]["prompts_per_step"]
-    gs["visits"] = gs["step"] * g_prompts
-    gd["visits"] = gd["step"] * g_prompts
-    cf, cg = color("FGPO"), color("GRPO")
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
-    ax = axes[0, 0]
-    ax.plot(fd.visits, fd.gen_accuracy, "o-", c=cf, label="FGPO (free generation)")
-    ax.plot(fd.visits, fd.accuracy, "o:", c=cf, alpha=0.6, label="FGPO (controlled scoring)")
-    ax.plot(gd.visits, gd.accuracy, "s-", c=cg, label="GRPO (free generation)")
-    ax.set(title="Dev accuracy", xlabel="question visits", ylabel="accuracy (%)")
-    ax.legend(fontsize=8)
-    ax = axes[0, 1]
-    dead = grpo_dead_groups(grpo)
-    exact = dead.dropna(subset=["recount"])
-    if len(exact):
-        ax.plot(exact.visits, 100 * exact.recount, "s-", c=cg, label="exact count (six equal rewards)")
-    ax.plot(dead.visits, 100 * dead.trl, "s:", c=cg, alpha=0.6, label="TRL's frac_reward_zero_std")
-    closed = dead.dropna(subset=["closed_form"])
-    if len(closed):
-        ax.plot(closed.visits, 100 * closed.closed_form, "k--", lw=1.2,
-                label="closed form from p_gen (Eq. 7, probe questions)")
-    ax.set(title="GRPO's dead groups (all G = 6 rewards equal)", xlabel="question visits",
-           ylabel="dead groups (%)", ylim=(-3, 103))
-    ax.legend(fontsize=8)
-    ax = axes[1, 0]
-    ax.plot(fs.visits, fs.entropy, "o-", c=cf, label="FGPO: H(q) over 16 subsets (nats)")
-    ax.plot(gs.visits, gs.entropy, "s-", c=cg, label="GRPO: per-token entropy of p_gen (nats)")
-    ax.set(title="Entropy", xlabel="question visits", ylabel="nats")
-    ax.legend(fontsize=8)
-    ax = axes[1, 1]
-    ax.plot(fs.visits, fs.tools, "o-", c=cf, label="FGPO: argmax subset (training batch)")
-    ax.plot(gd.visits, gd.tools, "s-", c=cg, label="GRPO: greedy generation (dev)")
-    ax.set(title="Tools per question", xlabel="question visits", ylabel="tools")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def plot_generation_drift(drifts: dict):
-    """Three panels from :func:`fgpo_core.evaluation.analyses.generation_drift` runs (``{label: frame}``, one line
-    each): what Eq. 2 raises (J under q), p_gen's mass on the policy strings (log scale) and
-    greedy format failures, step by step."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    panels = [("J", "Expected reward under q (Eq. 2)", "J"),
-              ("p_gen_valid", "p_gen mass on the 16 policy strings", "mass (log scale)"),
-              ("format_failures", "Greedy format failures", "%")]
-    shades = sns.color_palette("crest", max(len(drifts), 2))
-    for i, (label, drift) in enumerate(drifts.items()):
-        for ax, (col, title, unit) in zip(axes, panels):
-            y = drift[col].clip(lower=1e-30) if col == "p_gen_valid" else drift[col]
-            ax.plot(drift.step, y, "o-", c=shades[i], label=label)
-            ax.set(title=title, xlabel="FGPO step", ylabel=unit)
-            ax.set_xticks(drift.step)
-    axes[1].set_yscale("log")
-    axes[2].set_ylim(-3, 103)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
     """Heatmaps (one per selector) of the % of questions of each family on which each tool
     is called, like the paper's Figure 4."""
@@ -203,27 +135,6 @@ def plot_tool_rates(rates: dict, title: str = "What each selector calls"):
                     annot_kws={"size": 8})
         ax.set(title=name, xlabel="", ylabel="")
     fig.suptitle(title, fontweight="bold")
-    fig.tight_layout()
-    return fig
-
-
-def plot_main_grid(acc: pd.DataFrame, paper_main: dict | None = None):
-    """Accuracy of every method (rows of ``acc``) on every suite (columns) as grouped bars,
-    with the paper's main-benchmark number of each method as a black tick on the first suite."""
-    methods, suites = list(acc.index), list(acc.columns)
-    fig, ax = plt.subplots(figsize=(11, 4.2))
-    width = 0.8 / len(suites)
-    x = np.arange(len(methods))
-    shades = sns.color_palette("crest", len(suites))
-    for j, s in enumerate(suites):
-        ax.bar(x + (j - (len(suites) - 1) / 2) * width, acc[s].to_numpy(), width, label=s, color=shades[j])
-    if paper_main:
-        px = [i for i, m in enumerate(methods) if m in paper_main]
-        ax.scatter(x[px] - (len(suites) - 1) / 2 * width, [paper_main[methods[i]] for i in px], marker="_", s=300,
-                   c="k", zorder=3, label="paper (GenomeQA)")
-    ax.set_xticks(x, methods, rotation=20, ha="right")
-    ax.set(ylabel="accuracy (%)", title="Every method on every test suite (free generation)")
-    ax.legend(fontsize=8, ncols=len(suites) + 1, loc="upper left")
     fig.tight_layout()
     return fig
 
