@@ -32,6 +32,14 @@ def test_pair_is_in_sync(py):
 
 
 @pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
+def test_every_claim_sits_where_its_warning_would_show(py):
+    # a claim's warning box is its cell's output: a cell whose output is removed would hide it
+    hidden = [i for i, c in enumerate(jupytext.read(py).cells) if c.cell_type == "code" and "claim(" in c.source
+              and {"remove-cell", "remove-output"} & set(c.metadata.get("tags", []))]
+    assert not hidden, f"{py.stem}: claims in cells whose output is removed: {hidden}"
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
 def test_exactly_one_parameters_cell(py):
     nb = jupytext.read(py)
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
