@@ -1,7 +1,8 @@
 """A study's test questions split in domain and out of domain, and compared by the book's rule.
 
-A test question is *in domain* when its family appears among the training questions, *out
-of domain* when the selector first meets its family at test time. Every comparison here is
+A test question is *in domain* when its family appears among the training questions and its
+suite is not the cross-organism one, *out of domain* otherwise: the book's one rule,
+:func:`fgpo_core.experiments.companion_report.domain_of`. Every comparison here is
 question-paired over the test suites pooled and over each split, seed by seed, and decided
 by :func:`fgpo_core.evaluation.difference.compare`.
 
@@ -18,6 +19,7 @@ import pandas as pd
 
 from ..evaluation.difference import Verdict, compare
 from ..table import RewardTable
+from .companion_report import domain_of
 from .study import Study
 
 __all__ = ["SPLITS", "study_training_table", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",
@@ -49,9 +51,9 @@ def _questions(study: Study, tables: Mapping[str, RewardTable], suites: Sequence
 def split_masks(tables: Mapping[str, RewardTable], ids: Mapping[str, np.ndarray],
                 train_families: set[str]) -> dict[str, np.ndarray]:
     """Boolean masks over the pooled questions (suites concatenated in ``ids`` order)."""
-    fam = np.concatenate([tables[s].select(ids[s]).family for s in ids])
-    seen = np.isin(fam, sorted(train_families))
-    return {"pooled": np.ones(len(fam), bool), "in domain": seen, "out of domain": ~seen}
+    seen = np.array([domain_of(s, f, train_families) == "ID" for s in ids
+                     for f in tables[s].select(ids[s]).family])
+    return {"pooled": np.ones(len(seen), bool), "in domain": seen, "out of domain": ~seen}
 
 
 def method_correct(study: Study, tables: Mapping[str, RewardTable], method: str,
