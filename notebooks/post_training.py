@@ -140,12 +140,15 @@ n_dom = split.groupby("domain").n.sum()
 glue_number("pt_n_id", int(n_dom["ID"]), 0)
 glue_number("pt_n_ood", int(n_dom["OOD"]), 0)
 glue_number("pt_seeds", cfg["seeds"], 0)
+glue_number("pt_n_train", st.manifest["n_questions"]["train"], 0)
 glue_text("pt_train_families", ", ".join(train_families));
 
 # %% [markdown]
 # ## In domain and out of domain, here
 #
-# One rule (`fgpo_core.experiments.companion_report.domain_of`): a test question is ID when its
+# The policy-head studies of sections 1–4 were run on the *first* training pool,
+# {glue:text}`pt_n_train` questions of the families {glue:text}`pt_train_families`, before the
+# regulator family joined it (the book's first page shows what that family changes). One rule (`fgpo_core.experiments.companion_report.domain_of`): a test question is ID when its
 # family is a training family and its suite is not the microbe suite, OOD otherwise. Over the
 # three test suites that gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD questions:
 
