@@ -248,3 +248,23 @@ def test_grown_features_equal_the_whole_build(bench, tmp_path):
     assert json.loads((tmp_path / "grown" / "manifest.json").read_text()) == \
         json.loads((tmp_path / "whole" / "manifest.json").read_text())
     assert (tmp_path / "grown" / "dev.npz").read_bytes() == dev
+
+
+def test_grown_block_scores_equal_the_whole_run(bench, tmp_path):
+    """Block scores of the first questions, grown by the rest, equal a whole run (scores and
+    manifest), and a view of the grown folder reads all the questions."""
+    from helpers import HashFusionReader
+
+    from fgpo_core.table.fusion import BLOCKS, score_blocks, write_view
+    from fgpo_core.table.grow import grow_blocks
+
+    out, qs, lib = bench
+    score_blocks(qs, lib, HashFusionReader(), tmp_path / "whole", chunk_size=4, progress=False)
+    score_blocks(qs[:5], lib, HashFusionReader(), tmp_path / "grown", chunk_size=4, progress=False)
+    grow_blocks(qs, lib, HashFusionReader(), tmp_path / "grown", tmp_path / "grown", tmp_path / "work", chunk_size=4,
+                progress=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "whole" / BLOCKS).reset_index(drop=True),
+                                  pd.read_parquet(tmp_path / "grown" / BLOCKS).reset_index(drop=True))
+    assert (tmp_path / "whole" / "manifest.json").read_text() == (tmp_path / "grown" / "manifest.json").read_text()
+    write_view(tmp_path / "view", tmp_path / "grown", ["motif_scan", "splice"])
+    assert load_table(tmp_path / "view").n_questions == len(qs)

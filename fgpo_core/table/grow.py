@@ -31,7 +31,7 @@ from ..io import atomic_path, write_json
 from .build import build_table, merge_table, questions_hash, table_manifest
 from .io import MANIFEST, TABLE, ManifestMismatch
 
-__all__ = ["grow_table", "grow_features", "main"]
+__all__ = ["grow_table", "grow_blocks", "grow_features", "whole_manifest", "main"]
 
 _SAME = ("reasoner", "reasoner_fingerprint", "prompt_template", "lambda", "n_tools", "tools")
 
@@ -62,6 +62,18 @@ def _slice_extend(extend_from: Path, n0: int, new, work: Path) -> Path:
     write_json(out / MANIFEST, {**manifest, "n_questions": len(new), "questions_sha256": questions_hash(new)},
                sort_keys=True)
     return out
+
+
+def whole_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int = 0, extend_from: dict | None = None,
+                   chunk_size: int = 16) -> dict:
+    """The manifest :func:`~fgpo_core.table.build.build_table` writes for a whole build of
+    ``questions`` (with the library's provenance where the builder records it)."""
+    manifest = table_manifest(questions, library, reasoner, lam, seed, extend_from, chunk_size)
+    try:
+        from ..genomics.tools.provenance import library_provenance
+    except ImportError:  # a builder that does not record it
+        return manifest
+    return manifest | library_provenance(library)
 
 
 def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_dir, chunk_size: int = 16,
@@ -95,7 +107,7 @@ def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_d
         raise ValueError(f"{base_dir}'s columns differ from the new build's: {list(old.columns)} vs {list(add.columns)}")
     df = pd.concat([old, add.astype(old.dtypes.to_dict())], ignore_index=True)
     df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
-    manifest = table_manifest(questions, library, reasoner, lam, seed, whole_extend, chunk_size)
+    manifest = whole_manifest(questions, library, reasoner, lam, seed, whole_extend, chunk_size)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -103,6 +115,37 @@ def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_d
     with atomic_path(out_dir / TABLE) as tmp:
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
     write_json(out_dir / MANIFEST, manifest, sort_keys=True)
+    return out_dir
+
+
+def grow_blocks(questions: Sequence, library, reader, base_dir, out_dir, work_dir, chunk_size: int = 32,
+                progress: bool = True) -> Path:
+    """Grow a block-score folder (:func:`~fgpo_core.table.fusion.score_blocks`) of the first
+    questions to all ``questions``: only the appended ones are scored (in ``work_dir``,
+    resumable); the result, with a whole run's manifest, equals a whole run. Views of the
+    folder (:func:`~fgpo_core.table.fusion.write_view`) read the grown scores unchanged."""
+    from .fusion import BLOCKS, BLOCKS_FORMAT, score_blocks
+
+    base_dir, out_dir, work = Path(base_dir), Path(out_dir), Path(work_dir)
+    base = json.loads((base_dir / MANIFEST).read_text())
+    n0 = int(base["n_questions"])
+    if base.get("format") != BLOCKS_FORMAT or not 0 < n0 < len(questions):
+        raise ValueError(f"{base_dir} is not a block-score folder of fewer than {len(questions)} questions")
+    _check_base(base, list(questions[:n0]), library, reader, base.get("lambda", LAMBDA), base.get("seed", 0),
+                base_dir)
+    part = work / "appended"
+    score_blocks(list(questions[n0:]), library, reader, part, chunk_size=chunk_size, progress=progress)
+    old = pd.read_parquet(base_dir / BLOCKS)
+    add = pd.read_parquet(part / BLOCKS)
+    add["q_index"] += n0
+    if list(old.columns) != list(add.columns):
+        raise ValueError(f"{base_dir}'s columns differ from the new scores'")
+    df = pd.concat([old, add], ignore_index=True).sort_values("q_index")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out_dir / BLOCKS) as tmp:
+        df.to_parquet(tmp, index=False)
+    write_json(out_dir / MANIFEST, {**table_manifest(questions, library, reader, chunk_size=chunk_size),
+                                    "format": BLOCKS_FORMAT}, sort_keys=True)
     return out_dir
 
 
@@ -160,6 +203,8 @@ def main(argv=None) -> int:
     ap.add_argument("--extend", help="the grown table of the same questions with one tool fewer")
     ap.add_argument("--chunk-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--blocks", metavar="TOOLS", help="instead of a table: grow a block-score folder of these "
+                    "comma-separated tools (`fgpo table blocks`)")
     ap.add_argument("--features", metavar="DIR", help="instead of a table: grow this feature cache's suite")
     args = ap.parse_args(argv)
     from ..genomics.benchmarks import load_benchmark, tool_library_for
@@ -175,6 +220,16 @@ def main(argv=None) -> int:
         return 0
     if not (args.base and args.out and args.work):
         ap.error("a table needs --base, --out and --work")
+    if args.blocks:
+        from ..genomics.benchmarks.suites import load_references
+        from ..genomics.tools import library_from_names, references_from_rows
+
+        refs, db = references_from_rows(load_references(Path(args.bench) / "references.jsonl"))
+        library = library_from_names(args.blocks.split(","), references=refs, database=db)
+        out = grow_blocks(suites[args.suite], library, get_reasoner(args.reasoner), args.base, args.out, args.work,
+                          chunk_size=args.chunk_size if args.chunk_size != 16 else 32)
+        print(f"grown: {out} ({len(suites[args.suite])} questions)")
+        return 0
     out = grow_table(suites[args.suite], tool_library_for(args.bench, five=args.five), get_reasoner(args.reasoner),
                      args.base, args.out, args.work, chunk_size=args.chunk_size, extend_from=args.extend)
     print(f"grown: {out / TABLE} ({len(suites[args.suite])} questions)")
