@@ -69,7 +69,7 @@ from fgpo_core.algorithms.grpo import TableReward, trl_constant_groups
 from fgpo_core.algorithms.warmup import uniform_format_loss
 from fgpo_core.book import paper
 from fgpo_core.book.build import REPO_ROOT
-from fgpo_core.book.chapter import profile_note, show_source
+from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_lm_dev, plot_tool_rates, plot_warmup, set_style
 from fgpo_core.core.estimators import fgpo_loss
@@ -116,8 +116,6 @@ def subset_label(a: int) -> str:
     return space.label(int(a)) if a else "no tool"
 
 
-profile_note(profile, training_questions=warm.manifest["n_train"], dev_questions=warm.manifest["n_dev"],
-             evaluated={s: len(warm.evals[s]) for s in TEST}, reasoner=reader_id)
 
 # %% [markdown]
 # ## The selector and its prompt

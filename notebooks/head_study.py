@@ -45,6 +45,7 @@
 profile = "cpu"  # which profile these parameters came from
 seed = 0  # seeds the small study trained when study_dir is empty
 study_dir = "../runs/cpu/study"  # a finished `fgpo study`; empty: train a small one now
+first_pool_dir = "../runs/cpu/study-first-pool"  # the same study on the first 1,000 training questions
 study_tables = "../data/tables/cpu/reader"  # the training reader's merged tables, one subfolder per suite
 study_features = "../data/features/cpu/minilm"  # cached prompt features (`fgpo features`)
 study_bench = "../data/benchmarks/cpu"  # the benchmark both were made from
@@ -67,8 +68,8 @@ from scipy.stats import ttest_ind
 from IPython.display import Markdown, display
 
 from fgpo_core.book import paper
-from fgpo_core.book.chapter import profile_note, show_source
-from fgpo_core.book.claims import claim, glue_number, glue_p
+from fgpo_core.book.chapter import show_source
+from fgpo_core.book.claims import claim, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_study_accuracy, plot_study_curves, plot_tool_rates, set_style
 from fgpo_core.core import estimators as est
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
@@ -96,8 +97,6 @@ readers = load_tables({"evidence reader": study_tables,
                        **{labels.get(Path(d).name, Path(d).name): d for d in filter(None, transfer_tables.split(","))}},
                       TEST, expect={"evidence reader": {"reasoner": st.manifest["tables"]["train"]["reasoner"]}})
 tables = readers["evidence reader"]
-profile_note(profile, methods=len(METHODS), seeds=cfg["seeds"], epochs=cfg["epochs"],
-             questions=st.manifest["n_questions"], encoder=st.manifest["features"]["encoder"])
 
 # %% [markdown]
 # ## The estimators in code
@@ -123,12 +122,9 @@ display(show_source(est.grpo_advantages, drop_docstring=True))
 # %% [markdown]
 # ## Which frozen features
 #
-# The head sees nothing but its features, so they bound what any method can learn. Two
-# encoders ship in packages: the MiniLM sentence encoder and the selector's own base model,
-# SmolLM2-135M (mean-pooled hidden states). Both were tried with FGPO and a linear head on
-# the same training questions, judged on the dev questions (a small study per encoder; the
-# 135M decoder is the slower of the two encoders by far, so this comparison uses the subset
-# of training questions its cache holds):
+# The head sees nothing but its features. Two encoders ship in packages, the MiniLM
+# sentence encoder and the selector's own base model SmolLM2-135M (mean-pooled), and a small
+# FGPO study per encoder compared them on dev.
 
 # %% tags=["hide-input"]
 rows = {}
@@ -150,10 +146,9 @@ glue_number("enc_gap", enc_gap, signed=True)
 glue_p("enc_p", enc_p)
 
 # %% [markdown]
-# With FGPO, SmolLM2's features score {glue:text}`enc_gap` points on dev against MiniLM's,
-# a gap the seeds do not separate (Welch's t-test over seeds, $p$ = {glue:text}`enc_p`), so
-# the study uses the far cheaper MiniLM features. (These dev questions are also the ones the
-# heads were selected on, so this compares encoders, not final scores.)
+# SmolLM2's features score {glue:text}`enc_gap` points against MiniLM's, a gap the seeds do
+# not separate (Welch's t-test, $p$ = {glue:text}`enc_p`), so the study uses the far cheaper
+# MiniLM features.
 
 # %% tags=["remove-input"]
 claim("encoders-level", enc_p >= 0.05, "the two encoders' FGPO dev accuracies are not told apart by the seeds")
@@ -225,12 +220,15 @@ same = {m: 100 * float((P == P[0]).all(0).mean()) for m in METHODS for P in [st.
 # ## In domain and out of domain
 #
 # The three suites pooled, then split by whether a question's family appears among the
-# training questions (cpg, promoter, repeat, splice) or is first met at test time
-# (taxonomy, TF-motif). The best fixed subset is the one subset best over all the pooled
-# questions, chosen with hindsight:
+# training questions ({glue:text}`train_family_list`) or is first met at test time
+# ({glue:text}`test_only_list`). The best fixed subset is the one subset best over all the
+# pooled questions, chosen with hindsight:
 
 # %% tags=["hide-input"]
-train_families = set(study_training_table(st, load_tables({"r": study_tables}, ["train"])["r"]["train"]).family)
+train_all = load_tables({"r": study_tables}, ["train"])["r"]["train"]
+train_families = set(study_training_table(st, train_all).family)
+glue_text("train_family_list", ", ".join(sorted(train_families)))
+glue_text("test_only_list", ", ".join(sorted(set(tables["core"].family) - train_families)))
 dom = domain_accuracy(st, tables, MAIN, TEST, train_families)
 verdicts = domain_verdicts(st, tables, "fgpo", [m for m in MAIN if m != "fgpo"], TEST, train_families)
 shown = dom.drop(index="questions").rename(index={**LABELS, "BestFixed*": "best fixed subset"})
@@ -250,10 +248,61 @@ display(p_table.style.set_caption("FGPO minus each method (points): the paired t
                                   "whose McNemar test gives p < 0.05"))
 
 # %% [markdown]
+# ## A tool that training never pays for
+#
+# The training pool ends with the regulator family, whose questions the motif scan (T2)
+# decides. Before that family joined, no training question paid for T2, while the TF-motif
+# family met at test time needs it. The same study on that first pool of
+# {glue:text}`first_n_train` questions is the counterfactual: what a selector does with a tool
+# its training never rewards.
+
+# %% tags=["hide-input"]
+first = load_study(first_pool_dir)
+first_families = set(study_training_table(first, train_all).family)
+pools = {"first pool": (first, first_families), "whole pool": (st, train_families)}
+T2_NAME = "motif_scan"
+two = {}
+for pool, (study, fams) in pools.items():
+    d = domain_accuracy(study, tables, ["fgpo", "grpo"], TEST, fams)
+    for m in ("fgpo", "grpo", "BestFixed*"):
+        for split in SPLITS:
+            two[(pool, split)] = two.get((pool, split), {})
+            two[(pool, split)][m] = d.loc[m, split]
+    for m in ("fgpo", "grpo"):
+        two[(pool, "T2 on TF-motif (%)")] = two.get((pool, "T2 on TF-motif (%)"), {})
+        two[(pool, "T2 on TF-motif (%)")][m] = float(routing(study, tables["core"], "core", m).loc["tf_motif", T2_NAME])
+two = pd.DataFrame(two).rename(index={**LABELS, "BestFixed*": "best fixed subset"})
+display(two.style.format("{:.1f}", na_rep="–").set_caption(
+    "Accuracy (%, mean over seeds) on each pool's splits, and how often each selector calls the motif scan "
+    "on core's TF-motif questions"))
+first_v = domain_verdicts(first, tables, "fgpo", ["grpo"], TEST, first_families)
+glue_number("first_n_train", first.manifest["n_questions"]["train"], digits=0)
+for pool, key in (("first pool", "fp"), ("whole pool", "wp")):
+    glue_number(f"{key}_t2_fgpo", two.loc["FGPO", (pool, "T2 on TF-motif (%)")])
+    glue_number(f"{key}_ood_fgpo", two.loc["FGPO", (pool, "out of domain")])
+glue_number("fp_ood_best", two.loc["best fixed subset", ("first pool", "out of domain")])
+
+# %% [markdown]
+# Trained on the first pool, FGPO called the motif scan on {glue:text}`fp_t2_fgpo`% of the
+# TF-motif questions and scored {glue:text}`fp_ood_fgpo`% out of domain, far below the best
+# fixed subset's {glue:text}`fp_ood_best`%: the exact objective had learned, correctly for its
+# training questions, that T2 is worth nothing. Trained on the whole pool, it calls T2 on
+# {glue:text}`wp_t2_fgpo`% of them and scores {glue:text}`wp_ood_fgpo`%. What a selector
+# carries to an unseen family is what its training families paid for.
+
+# %% tags=["remove-input"]
+claim("first-pool-fgpo-drops-t2", two.loc["FGPO", ("first pool", "T2 on TF-motif (%)")] < 5
+      and first_v[("BestFixed*", "out of domain")].b_better,
+      "on the first pool FGPO almost never calls T2 on TF-motif questions and is below the best fixed subset OOD")
+claim("whole-pool-fgpo-routes-t2", two.loc["FGPO", ("whole pool", "T2 on TF-motif (%)")] > 80
+      and two.loc["FGPO", ("whole pool", "out of domain")] > two.loc["FGPO", ("first pool", "out of domain")],
+      "on the whole pool FGPO calls T2 on most TF-motif questions and scores higher out of domain")
+
+# %% [markdown]
 # ## A larger head
 #
-# The same study with a one-hidden-layer MLP head in place of the linear one, for the main
-# methods: does more capacity on the same features change the comparison?
+# The first pool's study with a one-hidden-layer MLP head in place of the linear one, for
+# the main methods: does more capacity on the same features change the comparison?
 
 # %% tags=["hide-input"]
 if capacity_study and (Path(capacity_study) / "manifest.json").exists():
@@ -273,27 +322,22 @@ if capacity_study and (Path(capacity_study) / "manifest.json").exists():
 # %% [markdown]
 # It does not: with an MLP head of {glue:text}`mlp_units` units FGPO scores
 # {glue:text}`mlp_fgpo`% on core and GRPO {glue:text}`mlp_grpo`% ({glue:text}`mlp_gap`
-# points), against {glue:text}`lin_fgpo`% and {glue:text}`lin_grpo`% with the linear head.
+# points), against {glue:text}`lin_fgpo`% and {glue:text}`lin_grpo`% with the linear head on
+# the same pool.
 
 # %% tags=["remove-input"]
-glue_number("lin_fgpo", summary.loc["fgpo", "core mean"])
-glue_number("lin_grpo", summary.loc["grpo", "core mean"])
+first_core = study_summary(study_scores(first, tables))["core mean"]  # the MLP study's pool
+glue_number("lin_fgpo", first_core["fgpo"])
+glue_number("lin_grpo", first_core["grpo"])
 claim("mlp-same-picture", not mlp_v.b_better and abs(mlp_v.gap) < 5,
       "with the MLP head FGPO and GRPO stay within a few points on core, GRPO not ahead")
 
-# %% [markdown]
-# ## The coverage dial
-#
-# Evaluating only $k$ of the $2^n$ subsets per visit (the paper's Figure 1c): the paper's
-# accuracy rose monotonically with $k$. At $k = 1$ there is nothing to compare: $q$
-# renormalised on a single subset is 1 there, whatever the scores, so no gradient reaches
-# the head and it stays at its uniform start (its greedy pick is the first subset, the
-# empty one).
-
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 dial = coverage_rows(summary, "core", tables["core"].n_actions)
-dial["paper (GenomeQA)"] = pd.Series(paper.COVERAGE_DIAL)
-display(dial.rename_axis("k").style.format("{:.1f}", na_rep="–"))
+for k in dial.index:
+    glue_number(f"dial_k{k}", dial.loc[k, "accuracy (%)"])
+for k, v in paper.COVERAGE_DIAL.items():
+    glue_number(f"paper_dial_k{k}", v, digits=2)
 
 # %% [markdown]
 # ## What each method routes where
@@ -315,7 +359,7 @@ display(Markdown("T1..T4 = " + ", ".join(f"T{i + 1} {n.replace('_', ' ')}" for i
 #
 # If GRPO were run from each kept policy, how often would a group be dead? The closed form
 # on `core`, under the reward classes of Eq. 1 (the paper's Table 15), for the first seed's
-# kept heads (for this selector $p_\text{gen} = q$), and the paper's Table 15 below it.
+# kept heads (for this selector $p_\text{gen} = q$).
 
 # %% tags=["hide-input"]
 core_ids = st.picks[(st.picks.suite == "core") & (st.picks.method == METHODS[0]) & (st.picks.seed == 0)].question_id
@@ -324,7 +368,6 @@ pol = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
 pol.update({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 display(dead_group_table(pol, correct_core, "eq1").round(1).style.format("{:.1f}").set_caption(
     "This book: % of dead groups of size G"))
-display(paper.TABLE15.style.format("{:.1f}").set_caption("The paper's Table 15 (GenomeQA)"))
 t16 = empty_subset_table({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 
 # %% [markdown]
@@ -376,7 +419,6 @@ glue_number("dead_grpo", t15.loc["GRPO", "G=6"])
 glue_number("dead_fgpo", t15.loc["FGPO", "G=6"])
 glue_number("paper_dead_grpo", paper.TABLE15.loc["GRPO", "G=6"])
 glue_number("paper_dead_fgpo", paper.TABLE15.loc["FGPO", "G=6"])
-glue_number("dial_span", float(dial.loc[dial.index >= 2, "accuracy (%)"].max() - dial.loc[dial.index >= 2, "accuracy (%)"].min()))
 glue_number("sft_core", core_acc["sft"])
 glue_number("dpo_core", core_acc["dpo"])
 glue_number("notool_core", float(base[(base.suite == "core") & (base.method == "No-Tool")].accuracy.iloc[0]))
@@ -393,54 +435,50 @@ glue_number("paper_transfer_wins", paper.TRANSFER["fgpo_wins"], digits=0)
 # %% [markdown]
 # ## What happened, and why
 #
-# **Exact against sampled.** In domain the exact objective wins against every sampled
-# estimator: FGPO {glue:text}`fgpo_id`% against GRPO's {glue:text}`grpo_id`%
-# ({glue:text}`gap_grpo_id` points) and dynamic sampling's {glue:text}`dapo_id`%
-# ({glue:text}`gap_dapo_id`), each a difference by the book's rule; the paper's margin over
-# GRPO on its benchmark is {glue:text}`paper_gap`. Out of domain the order turns: GRPO
+# **Exact against sampled.** Pooled over every test question, the exact objective is ahead
+# of every sampled estimator ({glue:text}`gap_grpo_pooled` points over GRPO, a difference by
+# the book's rule), and the lead is made in domain: FGPO {glue:text}`fgpo_id`% against
+# GRPO's {glue:text}`grpo_id`% ({glue:text}`gap_grpo_id`) and dynamic sampling's
+# {glue:text}`dapo_id`% ({glue:text}`gap_dapo_id`), each a difference; the paper's margin
+# over GRPO on its benchmark is {glue:text}`paper_gap`. Out of domain they are level: GRPO
 # {glue:text}`grpo_ood`%, dynamic sampling {glue:text}`dapo_ood`%, FGPO
-# {glue:text}`fgpo_ood`%. Those gaps are not beyond seed noise, because the sampled
-# methods' seeds scatter widely there, but none is in FGPO's favour. Pooled, the two
-# effects nearly cancel ({glue:text}`gap_grpo_pooled` points over GRPO, within noise).
+# {glue:text}`fgpo_ood`%, and no gap is a difference.
 
 # %% tags=["remove-input"]
 sampled = [m for m in ("grpo", "grpo-eq1", "rloo", "dapo") if m in MAIN]
 claim("fgpo-beats-sampled-in-domain", all(verdicts[(m, "in domain")].a_better for m in sampled),
       "FGPO beats every sampled estimator in domain")
-claim("sampled-ahead-out-of-domain", all(verdicts[(m, "out of domain")].gap < 0 for m in ("grpo", "dapo"))
-      and not any(verdicts[(m, "out of domain")].a_better for m in sampled),
-      "out of domain GRPO and dynamic sampling are ahead of FGPO on average, and FGPO beats none")
-claim("pooled-within-noise", not verdicts[("grpo", "pooled")].is_difference,
-      "pooled, FGPO and GRPO are within noise")
+claim("fgpo-beats-sampled-pooled", all(verdicts[(m, "pooled")].a_better for m in sampled),
+      "pooled, FGPO beats every sampled estimator")
+claim("sampled-level-out-of-domain", not any(verdicts[(m, "out of domain")].is_difference
+                                             for m in ("grpo", "rloo", "dapo")),
+      "out of domain FGPO does not differ from GRPO, RLOO or dynamic sampling")
 
 # %% [markdown]
-# **Why the split.** The exact objective lands on nearly one policy whatever the question
-# order: FGPO's {glue:text}`n_seeds` seeds pick the same subset on {glue:text}`same_fgpo`% of
-# the core questions, GRPO's on {glue:text}`same_grpo`%. That policy is lean
-# ({glue:text}`tools_fgpo` tools per question against GRPO's {glue:text}`tools_grpo`; the
-# paper: {glue:text}`paper_tools_fgpo` and {glue:text}`paper_tools_grpo`), and it leaves out
-# the motif scan, which earns nothing on any training family (the routing figure above) but
-# decides the TF-motif family met at test time; the best fixed subset includes it and
-# scores {glue:text}`best_ood`% out of domain. GRPO's noisier policies draw T2 now and then.
+# **Why the split.** In domain a selector can learn which tools each family needs, and the
+# exact objective learns it best, with a lean policy ({glue:text}`tools_fgpo` tools per
+# question against GRPO's {glue:text}`tools_grpo`; the paper: {glue:text}`paper_tools_fgpo`
+# and {glue:text}`paper_tools_grpo`). Out of domain there is no family to have learned from,
+# and GRPO's policies, which call nearly every tool, do as well, as does the best fixed
+# subset ({glue:text}`best_ood`%). FGPO is also the steadier: its {glue:text}`n_seeds` seeds
+# pick the same subset on {glue:text}`same_fgpo`% of core questions, GRPO's on
+# {glue:text}`same_grpo`%.
 
 # %% tags=["remove-input"]
-claim("fgpo-seeds-agree", same["fgpo"] > 90 and same["grpo"] < 50,
-      "FGPO's seeds agree on almost every question, GRPO's do not")
+claim("fgpo-seeds-agree-more", same["fgpo"] > same["grpo"] + 20,
+      "FGPO's seeds agree on the same subset far more often than GRPO's")
 claim("fgpo-leaner", tools.loc["fgpo", "core mean"] < tools.loc["grpo", "core mean"], "FGPO calls fewer tools than GRPO")
-claim("fgpo-below-best-ood", dom.loc["fgpo", "out of domain"] < dom.loc["BestFixed*", "out of domain"],
-      "out of domain the best fixed subset is above FGPO")
+claim("level-with-best-ood", not verdicts[("BestFixed*", "out of domain")].is_difference,
+      "out of domain FGPO and the best fixed subset do not differ")
 
 # %% [markdown]
-# **Dead groups.** If GRPO were run on from GRPO's own kept policy, a group of six would be
-# dead with probability {glue:text}`dead_grpo`% under Eq. 1's reward classes; from FGPO's
-# kept policy, {glue:text}`dead_fgpo`% (Table 15 above, the first seed's heads). The paper
-# found the reverse order ({glue:text}`paper_dead_grpo`% and {glue:text}`paper_dead_fgpo`%):
-# its FGPO concentrated on one subset per question while its GRPO stayed spread out. Here
-# GRPO's kept heads are the more concentrated ones (FGPO's objective carries an entropy
-# bonus, and many questions have several subsets of equal reward for it to spread over; we
-# have not measured which of the two matters more). Either way the sampled method ends up
-# training on mostly dead groups: {glue:text}`dead_obs_first`% of GRPO's own groups were dead
-# in its first epoch and {glue:text}`dead_obs_last`% in its last, which is the paper's point.
+# **Dead groups.** Run on from its own kept policy, GRPO would draw a dead group of six with
+# probability {glue:text}`dead_grpo`% (Eq. 1 classes, the first seed's heads); from FGPO's,
+# {glue:text}`dead_fgpo`%. The paper found the reverse order ({glue:text}`paper_dead_grpo`%
+# and {glue:text}`paper_dead_fgpo`%): here GRPO's heads are the more concentrated ones (FGPO's
+# objective carries an entropy bonus; we have not measured how much that matters). Either
+# way GRPO ends up training on mostly dead groups: {glue:text}`dead_obs_first`% of its own
+# groups were dead in its first epoch, {glue:text}`dead_obs_last`% in its last.
 
 # %% tags=["remove-input"]
 claim("grpo-more-dead-than-fgpo", t15.loc["GRPO", "G=6"] > t15.loc["FGPO", "G=6"],
@@ -448,9 +486,12 @@ claim("grpo-more-dead-than-fgpo", t15.loc["GRPO", "G=6"] > t15.loc["FGPO", "G=6"
 claim("grpo-mostly-dead", dead.iloc[-1].get("grpo", 0) > 50, "GRPO's own draws are mostly dead groups by the last epoch")
 
 # %% [markdown]
-# **The coverage dial.** From $k = 2$ up, evaluating more subsets per visit does not buy
-# accuracy here: the means span {glue:text}`dial_span` points and none differs from FGPO
-# by the book's rule, where the paper's rose with $k$. A likely reason, not measured: the
+# **The coverage dial.** Evaluating only $k$ of the 16 subsets per visit (the paper's
+# Figure 1c) gives {glue:text}`dial_k2`%, {glue:text}`dial_k4`% and {glue:text}`dial_k8`% on
+# core at $k$ = 2, 4 and 8, against FGPO's {glue:text}`dial_k16`%: none differs from FGPO by
+# the book's rule, where the paper's rose with $k$ ({glue:text}`paper_dial_k2`% to
+# {glue:text}`paper_dial_k16`%). At $k = 1$ the head cannot move at all: $q$ renormalised on a
+# single subset is 1 whatever the scores. A likely reason, not measured: the
 # head's features tell it mostly a question's family, and a couple of random subsets per
 # visit, summed over a family's many questions, already separate the tools worth calling.
 
@@ -462,13 +503,12 @@ claim("dial-flat", not any(v.is_difference for v in dial_v.values()),
       "no coverage k >= 2 differs from FGPO on core")
 
 # %% [markdown]
-# **Offline imitation.** SFT ({glue:text}`sft_core`% on core) and DPO
-# ({glue:text}`dpo_core`%) fall far below both reinforcement-learning methods, towards
-# No-Tool's {glue:text}`notool_core`%. The empty subset
-# is reward-optimal on {glue:text}`empty_optimal`% of core questions and SFT's head puts its
-# argmax there on {glue:text}`sft_argmax_empty`% (the paper: {glue:text}`paper_empty_optimal`%
-# and {glue:text}`paper_sft_argmax_empty`%): imitation learns the table's most frequent
-# target, where the exact objective weighs what each subset is worth.
+# **Offline imitation.** SFT ({glue:text}`sft_core`% on core) and DPO ({glue:text}`dpo_core`%)
+# fall far below both RL methods, towards No-Tool's {glue:text}`notool_core`%: the empty
+# subset is reward-optimal on {glue:text}`empty_optimal`% of core questions, and imitation
+# learns the table's most frequent target (SFT's argmax is empty on
+# {glue:text}`sft_argmax_empty`%; the paper: {glue:text}`paper_empty_optimal`% and
+# {glue:text}`paper_sft_argmax_empty`%).
 
 # %% tags=["remove-input"]
 claim("imitation-low", max(core_acc["sft"], core_acc["dpo"]) < min(core_acc["fgpo"], core_acc["grpo"]) - 5,
@@ -494,8 +534,7 @@ claim("moved-level", all(not v.is_difference for v in minilm.values()) and len(m
 # .venv/bin/fgpo study --out-dir runs/cpu/study                              # every method x seed x rate (resumable)
 # ```
 #
-# `fgpo study --help` lists its settings (methods, seeds, rates, epochs, head width,
-# temperature, lambda, G, dynamic sampling's cap, the tables and features to read).
+# `fgpo study --help` lists its settings.
 
 # %% tags=["remove-input"]
 print(paper.CITATION)

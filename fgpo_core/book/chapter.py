@@ -6,7 +6,7 @@ import textwrap
 
 import pandas as pd
 
-__all__ = ["show_source", "paper_vs_book", "profile_note", "quiet_page", "MISSING"]
+__all__ = ["show_source", "paper_vs_book", "quiet_page", "MISSING"]
 
 MISSING = "–"
 """How a missing value reads on a page (never NaN)."""
@@ -40,12 +40,6 @@ def paper_vs_book(rows: dict[str, tuple], paper_label: str = "paper", book_label
     """
     df = pd.DataFrame.from_dict(rows, orient="index", columns=[paper_label, book_label])
     return df.apply(pd.to_numeric, errors="coerce").round(digits)
-
-
-def profile_note(profile: str, **sizes) -> None:
-    """Print which profile and scale a chapter ran with (its parameters cell is hidden)."""
-    extra = ", ".join(f"{k} = {v}" for k, v in sizes.items())
-    print(f"Executed under the '{profile}' profile" + (f": {extra}." if extra else "."))
 
 
 def quiet_page() -> None:
