@@ -67,9 +67,12 @@ runs: $(STAMP)
 features: $(STAMP)
 	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --out data/features/cpu/minilm
 
-## make study: every estimator x seed x learning rate on the policy-head selector (resumable; minutes on 1 core)
+## make study: every estimator x seed x learning rate on the policy-head selector, on the whole
+## training pool (resumable; about 16 min on 1 core), and the same study on the first 1,000
+## training questions (before the regulator family), the book's counterfactual
 study: $(STAMP)
 	$(VENV)/bin/fgpo study --out-dir runs/cpu/study
+	$(VENV)/bin/fgpo study --n-train 1000 --out-dir runs/cpu/study-first-pool
 
 ## make ablations: the appendix: every ablation on the four-tool tables, then the five-tool tables
 ## (built by extending the four-tool ones; resumable, about 1.5 h on 1 core) and their study
