@@ -102,9 +102,13 @@ library = tool_library_for(bench_dir)
 reader_id = warm.manifest["table"]["reasoner"]
 TEST = [s for s in EVAL_SUITES if has_table(Path(table_dir) / s) and s in warm.evals]
 tables = load_tables({"evidence reader": table_dir}, TEST, expect={"evidence reader": {"reasoner": reader_id}})
-train_all = load_table(Path(table_dir) / "train")  # every question of the training families in the table
+train_pool = load_table(Path(table_dir) / "train")
 train_qs = suites["train"][:warm.manifest["n_train"]]
-train_table = train_all.select([q.id for q in train_qs])  # the questions the selectors trained on
+train_table = train_pool.select([q.id for q in train_qs])  # the questions the selectors trained on
+# every question in the table of the families the selectors trained on (the pool's later
+# regulator family is not among them)
+train_all = train_pool.select([i for i, f in zip(train_pool.question_ids, train_pool.family)
+                               if f in set(train_table.family)])
 dev_table_ = load_table(Path(table_dir) / "dev")
 trained = {name: r for name, r in runs.items() if r.manifest is not None and name != "Warm-up"}
 RL = [m for m in ("FGPO", "FGPO + format term", "GRPO") if m in trained]
@@ -187,7 +191,7 @@ if stop is not None:
 # The committed runs show it. Started from the warm-up, FGPO at the rate
 # {glue:text}`stop_lr` drained $p_{\text{gen}}$'s mass on the 16 policy strings to below
 # 0.001 from step {glue:text}`stop_drained_step` on, and free generation failed the format
-# on at least {glue:text}`stop_gen_ff`% of dev questions at every later evaluation while
+# on {glue:text}`stop_gen_ff`% of dev questions or more at every later evaluation while
 # controlled scoring, which never generates, still read {glue:text}`stop_scoring`%. The run
 # was stopped after {glue:text}`stop_steps` steps and is drawn dashed in the training
 # figure below. Hence one **format warm-up**, shared by every method: the adapter is trained
@@ -280,8 +284,9 @@ glue_number("loss_min", start.generation - after.generation.max())
 glue_number("loss_max", start.generation - after.generation.min());
 
 # %% [markdown]
-# Every RL run starts at {glue:text}`dev_start`% on dev with {glue:text}`dev_start_tools`
-# tools per question, and every later evaluation of every run scores between
+# FGPO, FGPO + format term and GRPO start at {glue:text}`dev_start`% on dev with
+# {glue:text}`dev_start_tools` tools per question, and every later evaluation of these three
+# runs scores between
 # {glue:text}`dev_after_min`% and {glue:text}`dev_after_max`% with
 # {glue:text}`tools_after_min` to {glue:text}`tools_after_max` tools. None beats step 0, so
 # FGPO, FGPO + format term and GRPO each keep the adapter they started from: the warm-up's.
@@ -607,7 +612,8 @@ claim("warm-calls-t2-on-tf", base is not None and t2_rates.loc["tf_motif", f"T{T
 # %% [markdown]
 # ## In and out of domain
 #
-# The training questions come from four families; two of core's five (taxonomy and TF
+# The language-model selector's training questions (the pool's first
+# {glue:text}`n_train`) come from four families; two of core's five (taxonomy and TF
 # motifs) never appear in training, and the microbe suite comes from other organisms.
 # Accuracy on in-domain questions (a training family, outside microbe) and out-of-domain
 # ones, pooled over the test suites (the split of the chapter "How post-training shapes the
@@ -787,7 +793,7 @@ glue_number("live_min", min(v["agreement"] for v in live.values()));
 
 # %% [markdown]
 # On {glue:text}`live_n` core questions for each of the {glue:text}`live_sel` distinct
-# selectors, the live answer equals the table's on {glue:text}`live_min`% or more (the
+# selectors, the live answer equals the table's on {glue:text}`live_min`% of them or more (the
 # paper: live pipeline, cached table and harness within 0.05 points of each other).
 
 # %% tags=["remove-input"]

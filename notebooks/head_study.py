@@ -143,7 +143,7 @@ enc = {e: np.array(v) for e, v in choice["_fgpo"].items()}
 enc_gap = float(enc["smollm2"].mean() - enc["minilm"].mean())
 enc_p = float(ttest_ind(enc["smollm2"], enc["minilm"]).pvalue)
 glue_number("enc_gap", enc_gap, signed=True)
-glue_p("enc_p", enc_p)
+glue_p("enc_p", enc_p);
 
 # %% [markdown]
 # SmolLM2's features score {glue:text}`enc_gap` points against MiniLM's, a gap the seeds do
@@ -186,7 +186,7 @@ if len(obs):
     obs = obs.assign(epoch=np.ceil(obs.step / epoch_len).astype(int))
     dead = obs.groupby(["method", "epoch"]).dead_observed.mean().unstack(0)
     glue_number("dead_obs_first", dead.iloc[0]["grpo"])
-    glue_number("dead_obs_last", dead.iloc[-1]["grpo"])
+    glue_number("dead_obs_last", dead.iloc[-1]["grpo"]);
 
 # %% [markdown]
 # ## The main table
@@ -280,7 +280,7 @@ glue_number("first_n_train", first.manifest["n_questions"]["train"], digits=0)
 for pool, key in (("first pool", "fp"), ("whole pool", "wp")):
     glue_number(f"{key}_t2_fgpo", two.loc["FGPO", (pool, "T2 on TF-motif (%)")])
     glue_number(f"{key}_ood_fgpo", two.loc["FGPO", (pool, "out of domain")])
-glue_number("fp_ood_best", two.loc["best fixed subset", ("first pool", "out of domain")])
+glue_number("fp_ood_best", two.loc["best fixed subset", ("first pool", "out of domain")]);
 
 # %% [markdown]
 # Trained on the first pool, FGPO called the motif scan on {glue:text}`fp_t2_fgpo`% of the
@@ -317,7 +317,7 @@ if capacity_study and (Path(capacity_study) / "manifest.json").exists():
     mlp_v = compare(mlp_fg.correct_vector.tolist(), mlp_gr.correct_vector.tolist())
     glue_number("mlp_gap", mlp_v.gap, signed=True)
     glue_number("mlp_fgpo", mlp_fg.accuracy.mean())
-    glue_number("mlp_grpo", mlp_gr.accuracy.mean())
+    glue_number("mlp_grpo", mlp_gr.accuracy.mean());
 
 # %% [markdown]
 # It does not: with an MLP head of {glue:text}`mlp_units` units FGPO scores

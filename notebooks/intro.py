@@ -147,7 +147,8 @@ shown.columns = pd.MultiIndex.from_tuples([(pool, f"{c} ({int(acc[''].loc['quest
 display(shown.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds (test questions)"))
 
 # %% [markdown]
-# **Exact beats sampled, and every fixed choice.** Over all the test questions, FGPO
+# **Exact beats sampled, and every fixed choice.** Over all the test questions (gaps are
+# computed before rounding), FGPO
 # answers {glue:text}`fgpo_pooled`% right, GRPO {glue:text}`grpo_pooled`%
 # ({glue:text}`gap_grpo_pooled` points) and the best fixed subset
 # ({glue:text}`best_subset`, chosen with hindsight on these very questions)
@@ -189,8 +190,8 @@ claim("level-out-of-domain", not verdict[""][("grpo", "out of domain")].is_diffe
 # pool it paid nowhere (its largest gain over no tool on a training family was
 # {glue:text}`first_t2_train_max` points). A selector that sees anonymous tool slots learns
 # a slot's worth only from rewards, so FGPO trained there learned to drop T2: it called it on
-# {glue:text}`first_fgpo_t2_tf`% of the TF-motif questions (GRPO's noisier policy on
-# {glue:text}`first_grpo_t2_tf`%) and scored {glue:text}`first_fgpo_ood`% out of domain,
+# {glue:text}`first_fgpo_t2_tf`% of the TF-motif questions (GRPO, whose seeds each land on a
+# different policy, on {glue:text}`first_grpo_t2_tf`%) and scored {glue:text}`first_fgpo_ood`% out of domain,
 # against the best fixed subset's {glue:text}`first_best_ood`%. The whole pool adds the
 # regulator family, on which T2 alone gains {glue:text}`t2_regulator` points. Trained on it,
 # FGPO calls T2 on {glue:text}`fgpo_t2_tf`% of the TF-motif questions it never saw, and its
