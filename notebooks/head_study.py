@@ -167,9 +167,10 @@ sw = st.sweep
 chosen = pd.Series(st.manifest["chosen_lr"], name="chosen learning rate")
 cost = sw.merge(chosen.rename("lr").rename_axis("method").reset_index(), on=["method", "lr"])
 display(pd.concat([chosen.map("{:g}".format),
-                   cost.groupby("method").reward_evaluations.mean().rename("reward evaluations per run").round(0),
-                   cost.groupby("method").dev_accuracy.mean().rename("dev accuracy (kept heads, mean)").round(1)],
-                  axis=1).reindex(METHODS).rename(index=LABELS))
+                   cost.groupby("method").reward_evaluations.mean().rename("reward evaluations per run"),
+                   cost.groupby("method").dev_accuracy.mean().rename("dev accuracy (kept heads, mean)")],
+                  axis=1).reindex(METHODS).rename(index=LABELS).style.format(
+    {"reward evaluations per run": "{:,.0f}", "dev accuracy (kept heads, mean)": "{:.1f}"}))
 
 # %% [markdown]
 # How training went, on dev, against question visits (mean over seeds; the band spans
@@ -179,6 +180,8 @@ display(pd.concat([chosen.map("{:g}".format),
 # %% tags=["hide-input"]
 MAIN = [m for m in ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo") if m in METHODS]
 fig = plot_study_curves(st.dev, MAIN, LABELS)
+for ax in fig.axes:  # an epoch is one visit to each of this study's training questions
+    ax.set_xlabel(f"epoch ({st.manifest['n_questions']['train']:,} question visits each)")
 plt.show()
 obs = st.curves[st.curves.method.isin(["grpo", "grpo-eq1", "rloo", "dapo"])]
 if len(obs):
@@ -209,7 +212,9 @@ table2["paper (GenomeQA)"] = pd.Series({LABELS.get(k.lower(), k): v for k, v in 
 table2["paper tools"] = pd.Series({LABELS.get(k.lower(), k): v for k, v in paper.TOOL_ECONOMY.items()})
 table2.columns = [f"{c} ({int(scores[scores.suite == c].n.iloc[0]):,} questions)" if c in TEST else c
                   for c in table2.columns]
-display(table2.style.format(na_rep="–", precision=2).set_caption("Accuracy (%), mean ± sd over seeds"))
+display(table2.style.format(na_rep="–", precision=2).set_caption(
+    "Accuracy (%), mean ± sd over seeds; BestFixed* is the one subset best on each suite's own test questions, "
+    "chosen with hindsight (the star), Oracle the best subset per question"))
 means = summary[[f"{s} mean" for s in TEST]].set_axis(TEST, axis=1)
 sds = scores.groupby(["method", "suite"]).accuracy.std(ddof=1).unstack()[TEST].fillna(0)
 fig = plot_study_accuracy(means, sds, base, MAIN, LABELS)
