@@ -71,7 +71,8 @@ from fgpo_core.book import paper
 from fgpo_core.book.build import REPO_ROOT
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
-from fgpo_core.book.plots import plot_lm_dev, plot_tool_rates, plot_warmup, set_style
+from fgpo_core.book.plots import plot_tool_rates, set_style
+from fgpo_core.book.plots_lm import plot_lm_dev, plot_warmup
 from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.evaluation.metrics import dead_group_table, family_routing, live_agreement

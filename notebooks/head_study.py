@@ -179,9 +179,7 @@ display(pd.concat([chosen.map("{:g}".format),
 
 # %% tags=["hide-input"]
 MAIN = [m for m in ("fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo") if m in METHODS]
-fig = plot_study_curves(st.dev, MAIN, LABELS)
-for ax in fig.axes:  # an epoch is one visit to each of this study's training questions
-    ax.set_xlabel(f"epoch ({st.manifest['n_questions']['train']:,} question visits each)")
+fig = plot_study_curves(st.dev, MAIN, LABELS, visits_per_epoch=st.manifest["n_questions"]["train"])
 plt.show()
 obs = st.curves[st.curves.method.isin(["grpo", "grpo-eq1", "rloo", "dapo"])]
 if len(obs):

@@ -176,7 +176,7 @@ def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summaris
     import matplotlib
 
     matplotlib.use("Agg")
-    from fgpo_core.book.plots import plot_warmup
+    from fgpo_core.book.plots_lm import plot_warmup
     from fgpo_core.experiments.report import format_summary, warmup_curve
 
     def stage(masses, mass_weight):
@@ -283,7 +283,7 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
     import matplotlib
 
     matplotlib.use("Agg")
-    from fgpo_core.book.plots import plot_lm_dev
+    from fgpo_core.book.plots_lm import plot_lm_dev
     from fgpo_core.experiments.report import dev_table
 
     fgpo = {"objective": "fgpo", "config": {"batch_size": 16}, "best_step": 8,

@@ -9,12 +9,11 @@ import seaborn as sns
 
 from ..core.method_names import parse_stages
 from ..core.registry import ESTIMATORS
-from ..experiments.report import grpo_dead_groups
 
 __all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
            "plot_tool_rates", "study_palette", "plot_study_curves",
            "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_lm_dev", "plot_warmup", "plot_budget"]
+           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_budget"]
 
 METHOD_COLORS = {
     "FGPO": "#1b7f79",
@@ -158,11 +157,13 @@ def study_palette(methods: list[str]) -> dict[str, str]:
     return {m: out[m] for m in methods}
 
 
-def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None):
+def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None,
+                      visits_per_epoch: int | None = None):
     """Four panels of a policy-head study's dev evaluations against question visits, mean over
     seeds with a band from the lowest to the highest seed: greedy dev accuracy, the closed-form
     dead-group probability of the current policy at G = 6 under Eq. 1 classes (solid) and the
-    differential reward (dotted), the entropy of q and tools per question."""
+    differential reward (dotted), the entropy of q and tools per question. ``visits_per_epoch``
+    (the study's training questions) labels the epoch axis."""
     labels = labels or {}
     pal = study_palette(methods)
     fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
@@ -180,7 +181,8 @@ def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, s
             ax.fill_between(x, g.min(), g.max(), color=pal[m], alpha=0.12, lw=0)
             if col == "dead_eq1":
                 ax.plot(x, f.groupby("epoch")["dead_differential"].mean(), c=pal[m], lw=1.2, ls=":")
-        ax.set(title=title, xlabel="epoch (1,000 question visits each)" if len(dev) else "epoch", ylabel=ylabel)
+        ax.set(title=title, ylabel=ylabel,
+               xlabel=f"epoch ({visits_per_epoch:,} question visits each)" if visits_per_epoch else "epoch")
     axes[0, 0].legend(fontsize=7, ncol=2)
     axes[0, 1].text(0.02, 0.95, "solid: Eq. 1 classes; dotted: differential reward", transform=axes[0, 1].transAxes,
                     fontsize=7, va="top")
@@ -403,61 +405,5 @@ def plot_budget(budgets: dict, no_tool: dict | None = None, title: str = "Accura
     axes[0][0].set_ylabel("test accuracy (%)")
     axes[0][-1].legend(fontsize=8, loc="lower right")
     fig.suptitle(title, fontweight="bold")
-    fig.tight_layout()
-    return fig
-
-
-def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
-    """The format warm-up (:func:`fgpo_core.experiments.report.warmup_curve`): p_gen's mass on the
-    policy strings, on dev after each epoch (mean and least question) and on each training batch,
-    with the target; stages shaded apart."""
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for stage, rows in steps.groupby("stage"):
-        ax.plot(rows.epoch_float, rows.train_mass, "-", c=color("SFT"), alpha=0.45, lw=1,
-                label="training batch" if stage == 1 else None)
-        if stage > 1:
-            ax.axvspan(rows.epoch_float.min() - 1 / max(len(rows), 1), rows.epoch_float.max(), color="0.93", zorder=0,
-                       label=f"stage {stage}")
-    ax.plot(dev.epoch, dev.dev_mass_mean, "o-", c=color("FGPO"), label="dev mean")
-    ax.plot(dev.epoch, dev.dev_mass_min, "v:", c=color("FGPO"), alpha=0.7, label="dev least question")
-    ax.axhline(target, c="k", ls="--", lw=1, label=f"target {target:.0%}")
-    ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
-           title="The format warm-up")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
-def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
-    """The LM selectors' training at a glance, against question visits: dev accuracy by free
-    generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
-    p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
-    question of greedy generation on dev. ``dev`` is :func:`fgpo_core.experiments.report.dev_table`;
-    ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
-    runs = list(dict.fromkeys(dev.run))
-    palette = dict(zip(runs, sns.color_palette("colorblind", len(runs)).as_hex()))
-    for r in runs:
-        if r.split(" (")[0] in ("GRPO", "SFT", "DPO"):
-            palette[r] = color(r)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
-    panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
-              (axes[0, 1], "format_failures", "Dev format failures (free generation)", "format failures (%)"),
-              (axes[1, 1], "tools", "Tools per question (greedy generation, dev)", "tools")]
-    for r in runs:
-        d = dev[dev.run == r].sort_values("visits")
-        ls = "--" if d.stopped.any() else "-"
-        for ax, col, title, unit in panels:
-            ax.plot(d.visits, d[col], "o" + ls, c=palette[r], ms=4, label=r)
-            ax.set(title=title, xlabel="question visits", ylabel=unit)
-        kept = d[d.kept]
-        axes[0, 0].scatter(kept.visits, kept.generation, marker="*", s=220, c=palette[r], edgecolor="k", zorder=4)
-    axes[0, 1].set_ylim(-3, 103)
-    ax = axes[1, 0]
-    for r, log in (steps or {}).items():
-        if "p_gen_mass" in log and len(log):
-            ax.plot(log.visits, log.p_gen_mass, "-", c=palette.get(r, color(r)), label=r)
-    ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
-           ylabel="mass", ylim=(-0.03, 1.03))
-    axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -27,7 +27,7 @@ from ..io import atomic_path, plain_name, write_json
 from .prompt import anonymous_slots, selector_messages
 
 __all__ = ["ENCODERS", "selector_prompt_text", "encode_prompts", "build_features", "load_features", "FeatureSet",
-           "check_prompt_settings"]
+           "check_prompt_settings", "encoder_for", "feature_manifest"]
 
 ENCODERS = ("minilm", "smollm2")
 FEATURE_VERSION = 1
@@ -103,7 +103,7 @@ class _SmolLM2:
         return mean_pool(h, mask).numpy()
 
 
-def _encoder(name: str):
+def encoder_for(name: str):
     if name == "minilm":
         return _MiniLM()
     if name == "smollm2":
@@ -119,7 +119,7 @@ def encode_prompts(questions: Sequence[Question], encoder: str = "minilm", n_too
     batch_size = batch_size or (1 if encoder == "smollm2" else 32)
     from tqdm.auto import tqdm
 
-    model = model or _encoder(encoder)
+    model = model or encoder_for(encoder)
     texts = [selector_prompt_text(q, n_tools, keep) for q in questions]
     if encoder == "smollm2":  # the decoder reads its prompt as the LM selector does: in its chat template
         texts = [model.tok.apply_chat_template(selector_messages(q, anonymous_slots(n_tools), keep), tokenize=False,
@@ -147,7 +147,7 @@ class FeatureSet(dict):
         return x[[pos[q] for q in question_ids]]
 
 
-def _manifest(encoder: str, fingerprint: str, n_tools: int, keep, suites: dict) -> dict:
+def feature_manifest(encoder: str, fingerprint: str, n_tools: int, keep, suites: dict) -> dict:
     from .prompt import SELECTOR_SYSTEM
 
     return {"format": FEATURE_VERSION, "encoder": encoder, "fingerprint": fingerprint, "n_tools": n_tools,
@@ -167,8 +167,8 @@ def build_features(suites: dict[str, Sequence[Question]], out_dir, encoder: str 
     out.mkdir(parents=True, exist_ok=True)
     man_file = out / "manifest.json"
     old = json.loads(man_file.read_text()) if man_file.exists() else None
-    model = model or _encoder(encoder)
-    want = _manifest(encoder, model.fingerprint, n_tools, keep, suites)
+    model = model or encoder_for(encoder)
+    want = feature_manifest(encoder, model.fingerprint, n_tools, keep, suites)
     if old is not None:
         same = {k: old.get(k) == want[k] for k in want if k != "suites"}
         if not all(same.values()):

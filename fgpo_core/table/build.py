@@ -42,14 +42,15 @@ from ..genomics.tools.provenance import library_provenance
 from ..io import atomic_path, pid_lock, write_json, write_text
 from .io import MANIFEST, TABLE, ManifestMismatch
 
-__all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok"]
+__all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok", "check_manifest",
+           "file_digest", "shard_lock"]
 
 
 class BuildLocked(FileExistsError):
     """Another live builder is writing the same shard of a table folder."""
 
 
-def _digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -58,11 +59,11 @@ def chunk_ok(path: Path) -> bool:
     (``<chunk>.sha256``, written after the chunk). A truncated, altered or unverified chunk
     is not."""
     side = path.with_name(path.name + ".sha256")
-    return path.exists() and side.exists() and side.read_text().strip() == _digest(path)
+    return path.exists() and side.exists() and side.read_text().strip() == file_digest(path)
 
 
 @contextmanager
-def _shard_lock(out: Path, shard: tuple[int, int]):
+def shard_lock(out: Path, shard: tuple[int, int]):
     """One live builder per shard of a folder (:func:`fgpo_core.io.pid_lock`)."""
     lock = out / f".shard{shard[0]:03d}of{shard[1]:03d}.lock"
     with pid_lock(lock, lambda pid: f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
@@ -98,7 +99,7 @@ def table_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int 
             "prompt_template": template_hash(), "lambda": lam, "seed": seed}
 
 
-def _check_manifest(path: Path, manifest: dict) -> None:
+def check_manifest(path: Path, manifest: dict) -> None:
     if path.exists():
         old = json.loads(path.read_text())
         diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k))
@@ -179,9 +180,9 @@ def build_table(questions: Sequence[Question], library, reasoner, out_dir, shard
                                                                            reasoner, lam, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size)
+    check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size)
                     | library_provenance(library))
-    with _shard_lock(out, shard):
+    with shard_lock(out, shard):
         return _build_chunks(questions, library, reasoner, out, shard, chunk_size, lam, progress, max_chunks,
                              base, base_rows)
 
@@ -225,7 +226,7 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
                 bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
             with atomic_path(path) as tmp:
                 pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
-            write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
+            write_text(path.with_name(path.name + ".sha256"), file_digest(path) + "\n")
             done += 1
     finally:
         bar.close()

@@ -35,7 +35,7 @@ from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..io import atomic_path, write_json, write_text
-from .build import _check_manifest, _digest, _shard_lock, chunk_ok, table_manifest
+from .build import check_manifest, file_digest, shard_lock, chunk_ok, table_manifest
 from .io import MANIFEST
 from .reward_table import RewardTable
 
@@ -157,10 +157,10 @@ def score_blocks(questions: Sequence[Question], library, reader, out_dir, chunk_
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = {**table_manifest(questions, library, reader, chunk_size=chunk_size), "format": BLOCKS_FORMAT}
-    _check_manifest(out / MANIFEST, manifest)
+    check_manifest(out / MANIFEST, manifest)
     chunks = [range(i, min(i + chunk_size, len(questions))) for i in range(0, len(questions), chunk_size)]
     done = 0
-    with _shard_lock(out, (0, 1)):
+    with shard_lock(out, (0, 1)):
         for j, rng in enumerate(tqdm(chunks, desc="block scores", unit="chunk", disable=not progress)):
             path = out / f"chunk{j:05d}.parquet"
             if chunk_ok(path):
@@ -170,7 +170,7 @@ def score_blocks(questions: Sequence[Question], library, reader, out_dir, chunk_
             rows = [_question_row(questions[qi], qi, library, reader) for qi in rng]
             with atomic_path(path) as tmp:
                 pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
-            write_text(path.with_name(path.name + ".sha256"), _digest(path) + "\n")
+            write_text(path.with_name(path.name + ".sha256"), file_digest(path) + "\n")
             done += 1
     merge_blocks(out)
     return out

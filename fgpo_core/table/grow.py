@@ -158,7 +158,7 @@ def grow_features(questions: Sequence, features_dir, suite: str = "train", batch
     starts at a multiple of ``batch_size``, its earlier members are encoded again and must
     match the cache), so the result equals a whole build. The manifest is rewritten as a
     whole build writes it; the other suites' files are not touched."""
-    from ..selectors.features import _manifest, encode_prompts
+    from ..selectors.features import encode_prompts, feature_manifest
 
     out = Path(features_dir)
     man = json.loads((out / "manifest.json").read_text())
@@ -167,14 +167,14 @@ def grow_features(questions: Sequence, features_dir, suite: str = "train", batch
     n0 = len(ids)
     if not 0 < n0 < len(questions) or ids.tolist() != [q.id for q in questions[:n0]]:
         raise ValueError(f"{out / (suite + '.npz')} is not the features of this suite's first {n0} questions")
-    want = _manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions[:n0]})
+    want = feature_manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions[:n0]})
     if man["suites"][suite] != want["suites"][suite]:
         raise ManifestMismatch(f"{out}: the cached {suite} features were made for other questions")
     start = n0 - n0 % batch_size
     if model is None:
-        from ..selectors.features import _encoder
+        from ..selectors.features import encoder_for
 
-        model = _encoder(man["encoder"])
+        model = encoder_for(man["encoder"])
     if model.fingerprint != man["fingerprint"]:
         raise ManifestMismatch(f"{out} was made by another encoder ({man['fingerprint']}, not {model.fingerprint})")
     new = encode_prompts(questions[start:], man["encoder"], man["n_tools"], man["keep"], batch_size=batch_size,
@@ -185,7 +185,7 @@ def grow_features(questions: Sequence, features_dir, suite: str = "train", batch
     feats = np.concatenate([x, new[n0 - start:]]).astype(x.dtype)
     with atomic_path(out / f"{suite}.npz", suffix=".npz") as tmp:
         np.savez_compressed(tmp, ids=np.array([q.id for q in questions]), features=feats)
-    whole = _manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions})
+    whole = feature_manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions})
     write_json(out / "manifest.json", {**man, "suites": {**man["suites"], suite: whole["suites"][suite]}},
                sort_keys=True)
     return out

@@ -22,7 +22,7 @@ import pandas as pd
 from ..core.rewards import LAMBDA, eq1_reward
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..io import atomic_path
-from .build import _check_manifest, table_manifest
+from .build import check_manifest, table_manifest
 from .io import MANIFEST
 
 __all__ = ["OnDemandRewards", "ONDEMAND_FORMAT"]
@@ -37,7 +37,7 @@ class OnDemandRewards:
         self.questions, self.library, self.reasoner, self.lam = list(questions), library, reasoner, lam
         self.store = Path(store_dir)
         self.store.mkdir(parents=True, exist_ok=True)
-        _check_manifest(self.store / MANIFEST, {**table_manifest(self.questions, library, reasoner, lam),
+        check_manifest(self.store / MANIFEST, {**table_manifest(self.questions, library, reasoner, lam),
                                                 "format": ONDEMAND_FORMAT})
         self._rows: dict[tuple[int, int], dict] = {}
         for part in sorted(self.store.glob("answers-*.parquet")):

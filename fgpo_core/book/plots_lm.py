@@ -1,0 +1,67 @@
+"""Plots of the language-model selector's training: the format warm-up and each run's dev course
+(the chapter "FGPO versus GRPO"), in the house style of :mod:`fgpo_core.book.plots`."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from .plots import color
+
+__all__ = ["plot_warmup", "plot_lm_dev"]
+
+
+def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
+    """The format warm-up (:func:`fgpo_core.experiments.report.warmup_curve`): p_gen's mass on the
+    policy strings, on dev after each epoch (mean and least question) and on each training batch,
+    with the target; stages shaded apart."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for stage, rows in steps.groupby("stage"):
+        ax.plot(rows.epoch_float, rows.train_mass, "-", c=color("SFT"), alpha=0.45, lw=1,
+                label="training batch" if stage == 1 else None)
+        if stage > 1:
+            ax.axvspan(rows.epoch_float.min() - 1 / max(len(rows), 1), rows.epoch_float.max(), color="0.93", zorder=0,
+                       label=f"stage {stage}")
+    ax.plot(dev.epoch, dev.dev_mass_mean, "o-", c=color("FGPO"), label="dev mean")
+    ax.plot(dev.epoch, dev.dev_mass_min, "v:", c=color("FGPO"), alpha=0.7, label="dev least question")
+    ax.axhline(target, c="k", ls="--", lw=1, label=f"target {target:.0%}")
+    ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
+           title="The format warm-up")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
+    """The LM selectors' training at a glance, against question visits: dev accuracy by free
+    generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
+    p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
+    question of greedy generation on dev. ``dev`` is :func:`fgpo_core.experiments.report.dev_table`;
+    ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
+    runs = list(dict.fromkeys(dev.run))
+    palette = dict(zip(runs, sns.color_palette("colorblind", len(runs)).as_hex()))
+    for r in runs:
+        if r.split(" (")[0] in ("GRPO", "SFT", "DPO"):
+            palette[r] = color(r)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
+              (axes[0, 1], "format_failures", "Dev format failures (free generation)", "format failures (%)"),
+              (axes[1, 1], "tools", "Tools per question (greedy generation, dev)", "tools")]
+    for r in runs:
+        d = dev[dev.run == r].sort_values("visits")
+        ls = "--" if d.stopped.any() else "-"
+        for ax, col, title, unit in panels:
+            ax.plot(d.visits, d[col], "o" + ls, c=palette[r], ms=4, label=r)
+            ax.set(title=title, xlabel="question visits", ylabel=unit)
+        kept = d[d.kept]
+        axes[0, 0].scatter(kept.visits, kept.generation, marker="*", s=220, c=palette[r], edgecolor="k", zorder=4)
+    axes[0, 1].set_ylim(-3, 103)
+    ax = axes[1, 0]
+    for r, log in (steps or {}).items():
+        if "p_gen_mass" in log and len(log):
+            ax.plot(log.visits, log.p_gen_mass, "-", c=palette.get(r, color(r)), label=r)
+    ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
+           ylabel="mass", ylim=(-0.03, 1.03))
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
