@@ -45,7 +45,7 @@ from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
 from ..core.registry import preset_methods
 from ..env import package_versions
 from ..io import atomic_path, write_json
-from .study_inputs import check_sizes, check_study_inputs, inputs_digest, study_lock
+from .study_inputs import check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
 
 __all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "Study"]
 
@@ -274,7 +274,7 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     tests = _csv(cfg.suites)
     key = json.dumps({s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
                      | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder"),
-                        "checkpoints": cfg.checkpoints, "inputs": inputs}
+                        "checkpoints": cfg.checkpoints, "inputs": inputs, "code": training_code_digest()}
                      | ({"keep": cfg.keep} if cfg.keep != "best" else {}), sort_keys=True)
     # a method whose every stage fixes its learning rate (-lr) is trained once, not once per rate
     fixed = {m: [st[0].overrides["lr"]] for m, st in stages.items() if all("lr" in sp.overrides for sp in st)}

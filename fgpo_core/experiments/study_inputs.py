@@ -17,7 +17,7 @@ import numpy as np
 
 from ..io import pid_lock
 
-__all__ = ["StudyLocked", "check_sizes", "check_study_inputs", "table_digest", "features_digest", "inputs_digest",
+__all__ = ["StudyLocked", "check_sizes", "check_study_inputs", "table_digest", "features_digest", "inputs_digest", "training_code_digest",
            "study_lock"]
 
 
@@ -88,6 +88,17 @@ def inputs_digest(data: dict, feat_manifest: dict) -> dict:
         out[s] = {"questions": hashlib.sha256("\n".join(map(str, ids)).encode()).hexdigest()[:16],
                   "table": table_digest(tab), "features": features_digest(x, feat_manifest)}
     return out
+
+
+def training_code_digest() -> str:
+    """Digest of the code that decides a trained head: every module of ``fgpo_core.core`` and
+    ``fgpo_core.algorithms``. Part of a study part's resume key, so a part trained by other code
+    is trained again instead of reused."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted([*root.joinpath("core").glob("*.py"), *root.joinpath("algorithms").glob("*.py")]):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 @contextmanager
