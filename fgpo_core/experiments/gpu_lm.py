@@ -84,6 +84,10 @@ class GPULMConfig:
     dtype: str = "bf16"
     """"bf16" (autocast and bf16 base weights, on a GPU) or "fp32"."""
     seed: int = 0
+    max_train_s: float = 0
+    """A guard on each method's training time (0: none): past it, training stops after the step in
+    progress (the manifest's ``stopped_early`` and ``visits_done`` say so) and the dev argmax so
+    far is kept and evaluated, so a call's results come back inside its time limit."""
 
 
 def _devices(cfg: GPULMConfig):
@@ -299,8 +303,12 @@ def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
 
     evaluate(0, 0)
     selector.model.train()
+    t0, stopped = time.time(), False
     for epoch in range(cfg.epochs):
         for b in range(n_batches):
+            if cfg.max_train_s and time.time() - t0 > cfg.max_train_s:
+                stopped = True
+                break
             step = epoch * n_batches + b + 1
             idx = orders[epoch][b * cfg.fgpo_batch:(b + 1) * cfg.fgpo_batch]
             opt.zero_grad(set_to_none=True)
@@ -326,10 +334,16 @@ def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
                           "p_gen_mass": float(torch.cat(masses).exp().mean()), "lr": sched.get_last_lr()[0]})
             if step in at:
                 evaluate(step, steps[-1]["visits"])
+        if stopped:
+            break
+    if stopped and dev[-1]["step"] != steps[-1]["step"]:
+        evaluate(steps[-1]["step"], steps[-1]["visits"])
+        log(f"fgpo stopped by max_train_s after step {steps[-1]['step']} of {total}")
     with torch.no_grad():
         for p, v in zip(params, best[1]):
             p.copy_(v.to(p.device))
-    return {"steps": steps, "dev": dev, "best_step": best[0], "reward_evaluations": 0,
+    return {"steps": steps, "dev": dev, "best_step": best[0], "reward_evaluations": 0, "stopped_early": stopped,
+            "visits_done": steps[-1]["visits"] if steps else 0,
             "config": {"objective": "fgpo", "lr": cfg.fgpo_lr, "epochs": cfg.epochs, "batch_size": cfg.fgpo_batch,
                        "beta": cfg.beta, "lora_r": 16, "lora_alpha": 32, "seed": cfg.seed,
                        "eval_steps": sorted(at), "format_weight": 0.0, "select_by": "generation"}}
@@ -375,6 +389,18 @@ def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
             if state.global_step in at and all(d["step"] != state.global_step for d in dev):
                 evaluate(state.global_step)
 
+    class Deadline(TrainerCallback):
+        def __init__(self):
+            self.t0, self.stopped = time.time(), False
+
+        def on_step_end(self, args, state, control, **kw):
+            if cfg.max_train_s and time.time() - self.t0 > cfg.max_train_s and state.global_step < max_steps:
+                self.stopped = control.should_training_stop = True
+                if all(d["step"] != state.global_step for d in dev):
+                    evaluate(state.global_step)
+                log(f"grpo stopped by max_train_s after step {state.global_step} of {max_steps}")
+            return control
+
     class Recount(TrainerCallback):
         """The exact dead-group fraction of each step's groups (beside TRL's frac_reward_zero_std)."""
 
@@ -404,9 +430,10 @@ def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
                           data_seed=cfg.seed, disable_tqdm=True, remove_unused_columns=False,
                           dataloader_num_workers=0, log_completions=False, gradient_checkpointing=False)
     selector.model.train()
+    deadline = Deadline()
     trainer = trl.GRPOTrainer(model=selector.model, reward_funcs=[reward], args=args,
                               train_dataset=grpo_dataset(selector, data.train_qs), processing_class=tok,
-                              callbacks=[DevEval(), Recount()])
+                              callbacks=[DevEval(), Recount(), deadline])
     trainer.train()
     logs = [{k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))}
             for h in trainer.state.log_history if "frac_reward_zero_std" in h]
@@ -415,7 +442,9 @@ def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
             p.copy_(v.to(p.device))
     shutil.rmtree(out / "trainer", ignore_errors=True)
     return {"steps": logs, "dev": dev, "best_step": best[0],
-            "reward_evaluations": max_steps * cfg.prompts_per_step * cfg.G,
+            "reward_evaluations": trainer.state.global_step * cfg.prompts_per_step * cfg.G,
+            "stopped_early": deadline.stopped, "visits_done": min(trainer.state.global_step * cfg.prompts_per_step,
+                                                                  N * cfg.epochs),
             "config": {"objective": "grpo", "lr": cfg.grpo_lr, "G": cfg.G, "prompts_per_step": cfg.prompts_per_step,
                        "max_steps": max_steps, "epochs": cfg.epochs, "temperature": 1.0,
                        "max_completion_length": cfg.max_completion_length, "loss_type": "grpo", "lora_r": 16,

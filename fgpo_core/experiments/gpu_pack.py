@@ -252,13 +252,28 @@ def _device(args) -> int:
     except PackError as exc:
         print(f"gpu-lm: refused: {exc}", file=sys.stderr)
         return 2
-    print(f"gpu-lm: {weights.name} assembled and checked; wheels installed: {install_wheels(cache, args.site)}",
+    try:
+        wheels = install_wheels(cache, args.site)
+    except subprocess.CalledProcessError:
+        print(f"gpu-lm: refused: pip could not install the carried wheels into {args.site} (its message is above)",
+              file=sys.stderr)
+        return 2
+    print(f"gpu-lm: {weights.name} assembled and checked; wheels installed: {', '.join(wheels) or 'none'}",
           flush=True)
     if args.no_run:
         return 0
     from .gpu_lm import main as run_main
 
-    return run_main(["--weights", str(weights), "--out", args.out, *args.run_args])
+    work = Path(args.work or cache / "run")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        return run_main(["--weights", str(weights), "--out", str(work), *args.run_args])
+    finally:  # what finished comes back even if a later step failed: only the tars, chosen.json and the log
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(work.glob("*.tar")) + [work / "chosen.json", work / "gpu-lm-log.txt"]:
+            if f.is_file():
+                shutil.copy2(f, out / f.name)
 
 
 def main(argv=None) -> int:
@@ -279,6 +294,7 @@ def main(argv=None) -> int:
     d.add_argument("--cache", default=CACHE_DIR)
     d.add_argument("--site", default=SITE_DIR)
     d.add_argument("--out", default=os.environ.get("OUT", "gpu-lm-out"))
+    d.add_argument("--work", default="", help="the run's own folder (default: <cache>/run); $OUT gets its tars")
     d.add_argument("--no-run", action="store_true", help="stop after assembling and installing")
     # after a lone --: flags of `python -m fgpo_core.experiments.gpu_lm` (the run's sizes)
     u = sub.add_parser("unpack", help="put a device call's files under runs/gpu (here)")
