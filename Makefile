@@ -146,7 +146,7 @@ GPU_LM_WHEELS  ?= $(shell grep -E '^(trl|datasets|dill|multiprocess|gguf)==' con
 GPU_PIECE_MIB  ?= 16
 GPU_CARRY_MIB  ?= 34
 GPU_CALL       ?= $(GPU_PACK)/call1
-GPU_LM_ARGS    ?= --max-train-s 240
+GPU_LM_ARGS    ?= --deadline-s 480
 # what the GPU run reads: the library, the five suites' questions and reader tables, the shared warm-up
 GPU_SPARSE := /Makefile /pyproject.toml /.gitignore /fgpo_core/ /data/benchmarks/cpu/ \
   $(foreach s,train dev core microbe mosaic,/data/tables/cpu/reader/$(s)/) \

@@ -184,3 +184,20 @@ def test_batched_scores_match_the_selector(tmp_path):
         ref = sel.evaluate_question(q)
         torch.testing.assert_close(e["scores"], ref["scores"], atol=2e-5, rtol=1e-5)
         assert (e["generation_pick"], e["constrained_pick"]) == (ref["generation_pick"], ref["constrained_pick"])
+
+
+def test_time_guard_stops_training_and_keeps_the_dev_argmax(tmp_path):
+    """A run past its time guard stops, says so, and still evaluates what it kept."""
+    import torch
+
+    from fgpo_core.experiments.gpu_lm import GPULMConfig, run_gpu_lm
+
+    torch.set_num_threads(1)
+    cfg = GPULMConfig(weights=str(_tiny_model_tar(tmp_path)), out=str(tmp_path / "out"), methods="fgpo",
+                      n_train=4, n_dev=2, n_test=2, epochs=1, fgpo_batch=1, init_adapter="", keep=10,
+                      device="cpu", eval_batch=2, max_train_s=1e-6)
+    assert run_gpu_lm(cfg) == {"fgpo": "lm/fgpo-lr0.0001"}
+    man = json.loads((tmp_path / "out" / "lm" / "fgpo-lr0.0001" / "manifest.json").read_text())
+    assert man["stopped_early"] and len(man["steps"]) == 1 and man["visits_done"] == 1
+    assert [d["step"] for d in man["dev"]] == [0, 1] and man["best_step"] in (0, 1)
+    assert len(pd.read_parquet(tmp_path / "out" / "lm" / "fgpo-lr0.0001" / "eval" / "core.parquet")) == 2

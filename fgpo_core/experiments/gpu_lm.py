@@ -88,6 +88,11 @@ class GPULMConfig:
     """A guard on each method's training time (0: none): past it, training stops after the step in
     progress (the manifest's ``stopped_early`` and ``visits_done`` say so) and the dev argmax so
     far is kept and evaluated, so a call's results come back inside its time limit."""
+    deadline_s: float = 0
+    """A guard on the whole run (0: none), from the moment the base model is loaded: each method
+    may train until ``deadline_s`` less ``eval_reserve_s`` for each method's test evaluation still
+    to come (and ``max_train_s``, if set)."""
+    eval_reserve_s: float = 60
 
 
 def _devices(cfg: GPULMConfig):
@@ -268,7 +273,7 @@ class _Data:
         self.test = {s: (suites[s][:cfg.n_test] if cfg.n_test else suites[s]) for s in ("core", "microbe", "mosaic")}
 
 
-def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, log) -> dict:
+def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, log, limit: float = 0) -> dict:
     import torch
 
     from ..core.estimators import entropy, fgpo_loss
@@ -306,9 +311,6 @@ def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
     t0, stopped = time.time(), False
     for epoch in range(cfg.epochs):
         for b in range(n_batches):
-            if cfg.max_train_s and time.time() - t0 > cfg.max_train_s:
-                stopped = True
-                break
             step = epoch * n_batches + b + 1
             idx = orders[epoch][b * cfg.fgpo_batch:(b + 1) * cfg.fgpo_batch]
             opt.zero_grad(set_to_none=True)
@@ -334,11 +336,15 @@ def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
                           "p_gen_mass": float(torch.cat(masses).exp().mean()), "lr": sched.get_last_lr()[0]})
             if step in at:
                 evaluate(step, steps[-1]["visits"])
+            if limit and time.time() - t0 > limit and step < total:
+                stopped = True
+                break
         if stopped:
             break
-    if stopped and dev[-1]["step"] != steps[-1]["step"]:
-        evaluate(steps[-1]["step"], steps[-1]["visits"])
-        log(f"fgpo stopped by max_train_s after step {steps[-1]['step']} of {total}")
+    if stopped:
+        if steps and dev[-1]["step"] != steps[-1]["step"]:
+            evaluate(steps[-1]["step"], steps[-1]["visits"])
+        log(f"fgpo stopped by its time guard ({limit:.0f} s) after step {len(steps)} of {total}")
     with torch.no_grad():
         for p, v in zip(params, best[1]):
             p.copy_(v.to(p.device))
@@ -349,7 +355,8 @@ def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
                        "eval_steps": sorted(at), "format_weight": 0.0, "select_by": "generation"}}
 
 
-def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, out: Path, log) -> dict:
+def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, out: Path, log,
+                limit: float = 0) -> dict:
     import torch
     import trl
     from transformers import TrainerCallback
@@ -394,11 +401,11 @@ def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
             self.t0, self.stopped = time.time(), False
 
         def on_step_end(self, args, state, control, **kw):
-            if cfg.max_train_s and time.time() - self.t0 > cfg.max_train_s and state.global_step < max_steps:
+            if limit and time.time() - self.t0 > limit and state.global_step < max_steps:
                 self.stopped = control.should_training_stop = True
                 if all(d["step"] != state.global_step for d in dev):
                     evaluate(state.global_step)
-                log(f"grpo stopped by max_train_s after step {state.global_step} of {max_steps}")
+                log(f"grpo stopped by its time guard ({limit:.0f} s) after step {state.global_step} of {max_steps}")
             return control
 
     class Recount(TrainerCallback):
@@ -547,14 +554,20 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
     log(f"loaded the base model on {device} ({'bf16' if bf16 else 'fp32'}); {len(data.train_qs)} training, "
         f"{len(data.dev_qs)} dev questions, test {', '.join(f'{s} {len(q)}' for s, q in data.test.items())}")
     chosen = {}
-    for method in [m.strip() for m in cfg.methods.split(",") if m.strip()]:
+    methods = [m.strip() for m in cfg.methods.split(",") if m.strip()]
+    t_loaded = time.time()
+    for i, method in enumerate(methods):
         torch.manual_seed(cfg.seed)
         selector = load_gpu_selector(lm, cfg.init_adapter, cfg.keep)
+        limits = [cfg.max_train_s] if cfg.max_train_s else []
+        if cfg.deadline_s:
+            limits.append(max(1.0, cfg.deadline_s - (time.time() - t_loaded) - cfg.eval_reserve_s * (len(methods) - i)))
+        limit = min(limits) if limits else 0
         t0 = time.time()
         if method == "fgpo":
-            result, name = _train_fgpo(selector, data, cfg, device, bf16, log), f"fgpo-lr{cfg.fgpo_lr:g}"
+            result, name = _train_fgpo(selector, data, cfg, device, bf16, log, limit), f"fgpo-lr{cfg.fgpo_lr:g}"
         elif method == "grpo":
-            result, name = _train_grpo(selector, data, cfg, device, bf16, out, log), "grpo"
+            result, name = _train_grpo(selector, data, cfg, device, bf16, out, log, limit), "grpo"
         else:
             raise ValueError(f"methods are fgpo and grpo, got {method!r}")
         seconds = time.time() - t0
