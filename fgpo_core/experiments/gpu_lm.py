@@ -17,7 +17,8 @@ unpack`` puts them under ``runs/gpu``.
 
 Everything that the cpu code does one question at a time is batched here: the prompts of a
 minibatch run left-padded in one pass whose key-value cache is repeated for the 16 candidate
-strings (:func:`batch_logprobs`), in bf16 autocast on a GPU; batch sizes are flags.
+strings (:func:`batch_logprobs`), in bf16 autocast on a GPU with the LM head in float32; batch
+sizes are flags.
 """
 from __future__ import annotations
 
@@ -147,6 +148,36 @@ def load_gpu_selector(lm, init_adapter: str, keep: int, trainable: bool = True):
     return LMSelector(model, lm.tokenizer, n_tools=4, keep=keep or None, prefill=PREFILL)
 
 
+def _forward(model, input_ids, attention_mask, position_ids, cache=None, last_only: bool = False):
+    """float32 logits ``[B, T, V]`` (the last position only with ``last_only``) and the key-value
+    cache. For a Llama-like model (``.model`` and ``.lm_head`` under the peft wrapper) the head runs
+    in float32 outside autocast: bf16 logits of size 20 are only good to 0.1, too coarse for the
+    candidates' log-probabilities and for reading greedy generation off the pass."""
+    import inspect
+
+    import torch
+    import torch.nn.functional as F
+
+    from ..hf import cache_keyword, cache_of
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    inner, head = getattr(base, "model", None), getattr(base, "lm_head", None)
+    if inner is None or head is None:  # any other causal LM: its own head, in the ambient precision
+        kw = {cache_keyword(model): cache} if cache is not None else {}
+        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True,
+                    **({"logits_to_keep": 1} if last_only else {}), **kw)
+        return (out.logits[:, -1:] if last_only else out.logits).float(), cache_of(out)
+    kw = {}
+    if cache is not None:
+        kw["cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"] = cache
+    out = inner(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True, **kw)
+    hidden = out.last_hidden_state[:, -1:] if last_only else out.last_hidden_state
+    with torch.autocast(device_type=hidden.device.type, enabled=False):
+        logits = F.linear(hidden.float(), head.weight.float(),
+                          head.bias.float() if getattr(head, "bias", None) is not None else None)
+    return logits, cache_of(out)
+
+
 def batch_logprobs(selector, questions, top2: bool = False):
     """The candidates' token log-probabilities ``[B, 2**n, C]`` of several questions in two
     forward passes: the prompts left-padded (explicit positions) with a key-value cache, which is
@@ -154,8 +185,6 @@ def batch_logprobs(selector, questions, top2: bool = False):
     :meth:`~fgpo_core.selectors.lm.LMSelector._token_logprobs` question by question. With ``top2``
     also the two most likely next tokens at every position (``[B, 2**n, C, 2]`` values and ids)."""
     import torch
-
-    from ..hf import cache_keyword, cache_of
 
     model = selector.model
     dev = next(model.parameters()).device
@@ -169,16 +198,14 @@ def batch_logprobs(selector, questions, top2: bool = False):
         mask[i, P - len(p):] = 1
     ids, mask = ids.to(dev), mask.to(dev)
     lengths = mask.sum(1)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True,
-                logits_to_keep=1)
-    cache = cache_of(out)
+    first, cache = _forward(model, input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0),
+                            last_only=True)
     cache.batch_repeat_interleave(A)
     cand = selector.cand_ids.to(dev).repeat(B, 1)  # [B*A, C]: question-major, as the cache
     amask = torch.cat([mask.repeat_interleave(A, 0), torch.ones(B * A, C - 1, dtype=mask.dtype, device=dev)], 1)
     pos = lengths.repeat_interleave(A)[:, None] + torch.arange(C - 1, device=dev)
-    rest = model(input_ids=cand[:, :-1], attention_mask=amask, position_ids=pos, use_cache=True,
-                 **{cache_keyword(model): cache}).logits
-    logits = torch.cat([out.logits[:, -1:].float().repeat_interleave(A, 0), rest.float()], 1)  # [B*A, C, V]
+    rest, _ = _forward(model, input_ids=cand[:, :-1], attention_mask=amask, position_ids=pos, cache=cache)
+    logits = torch.cat([first.repeat_interleave(A, 0), rest], 1)  # [B*A, C, V]
     lse = torch.logsumexp(logits, -1)
     picked = (logits.gather(-1, cand[..., None])[..., 0] - lse).view(B, A, C)
     if not top2:
@@ -441,6 +468,9 @@ def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool
     trainer = trl.GRPOTrainer(model=selector.model, reward_funcs=[reward], args=args,
                               train_dataset=grpo_dataset(selector, data.train_qs), processing_class=tok,
                               callbacks=[DevEval(), Recount(), deadline])
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # TRL's per-step dicts; the manifest's ``steps`` keeps them
     trainer.train()
     logs = [{k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))}
             for h in trainer.state.log_history if "frac_reward_zero_std" in h]

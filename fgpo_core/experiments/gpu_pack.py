@@ -216,9 +216,12 @@ def unpack(files_dir, runs_dir="runs/gpu") -> list[str]:
     """Extract the run tars a device call wrote (``files_dir``, the fetched ``$OUT``) into
     ``runs_dir`` and copy its ``chosen.json``; returns what was written."""
     files_dir, runs = Path(files_dir), Path(runs_dir)
-    found = sorted(files_dir.rglob("*.tar"))
+    marks = sorted(files_dir.rglob("chosen.json"), key=lambda p: len(p.parts))
+    base = marks[0].parent if marks else files_dir  # the fetched $OUT, wherever the fetch put it
+    found = sorted(base.glob("*.tar"))
     if not found:
         raise FileNotFoundError(f"{files_dir} holds no run tar: was the device call's last stage the run?")
+    runs.mkdir(parents=True, exist_ok=True)
     written = []
     for t in found:
         with tarfile.open(t) as tar:
@@ -230,7 +233,7 @@ def unpack(files_dir, runs_dir="runs/gpu") -> list[str]:
             else:  # pragma: no cover
                 tar.extractall(runs)
         written.append(t.name)
-    for f in sorted(files_dir.rglob("*.json")) + sorted(files_dir.rglob("*.txt")):
+    for f in sorted(base.glob("*.json")) + sorted(base.glob("*.txt")):
         shutil.copy2(f, runs / f.name)  # chosen.json, the run's log
         written.append(f.name)
     return written
