@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from fgpo_core.experiments import gpu_pack
-from fgpo_core.experiments.gpu_lm import EVAL_COLUMNS
+from fgpo_core.experiments.gpu_scoring import EVAL_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
@@ -166,7 +166,7 @@ def test_batched_scores_match_the_selector(tmp_path):
     """The batched, left-padded pass gives the selector's own question-by-question numbers."""
     import torch
 
-    from fgpo_core.experiments.gpu_lm import batch_logprobs, evaluate_batch, load_base, load_gpu_selector
+    from fgpo_core.experiments.gpu_scoring import batch_logprobs, evaluate_batch, load_base, load_gpu_selector
     from fgpo_core.genomics.benchmarks import load_benchmark
 
     torch.set_num_threads(1)
