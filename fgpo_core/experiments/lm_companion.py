@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_path, write_json
-from .companion_report import domain_of
+from ..evaluation.domains import domain_of
 from .grid import ensure_trained
 from .run import RunSetup, evaluate_run
 

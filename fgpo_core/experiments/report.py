@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 from .chosen import CHOSEN_EXTRAS, CHOSEN_FILE, CHOSEN_KEYS, CHOSEN_METHODS, choose_runs, holds_selector
@@ -171,11 +172,9 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
 def domain_accuracy(grid: pd.DataFrame, families: Mapping[str, Sequence[str]], training_families) -> pd.DataFrame:
     """Accuracy (%) of every row of a :func:`method_grid` frame (one reasoner) with answers question by
     question, on in-domain and out-of-domain questions pooled over its suites
-    (:func:`~fgpo_core.experiments.companion_report.domain_of`: ID = a training family outside the
+    (:func:`~fgpo_core.evaluation.domains.domain_of`: ID = a training family outside the
     microbe suite), with the questions of each. ``families`` gives each suite's question families in
     the grid's question order (an evaluation's ``family`` column)."""
-    from .companion_report import domain_of
-
     fams = set(training_families)
     out = {}
     for method, rows in grid[grid.correct_vector.notna()].groupby("method", sort=False):
