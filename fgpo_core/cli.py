@@ -119,15 +119,6 @@ def _reader(args) -> int:
     return 0
 
 
-def _runs(args) -> int:
-    from .configs import dataclass_from_args
-    from .experiments.grid import GridConfig, run_grid
-
-    for name, folder in run_grid(dataclass_from_args(GridConfig, args), isolate=True).items():
-        print(f"{name}: {folder}")
-    return 0
-
-
 def _lm(args) -> int:
     from .configs import dataclass_from_args
     from .experiments.lm_grid import LMGridConfig, run_lm_grid
@@ -334,11 +325,6 @@ def main(argv: list[str] | None = None) -> int:
     reader.set_defaults(func=_reader)
 
     sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo|warmup --help")
-    from .experiments.grid import GridConfig
-
-    rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
-    add_dataclass_args(rg, GridConfig)
-    rg.set_defaults(func=_runs)
     from .experiments.lm_grid import LMGridConfig
 
     lg = sub.add_parser("lm", help="the LM selector's main table: format warm-up, every method from it, evaluations "

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..io import atomic_path, write_json
 from ..evaluation.domains import domain_of
-from .grid import ensure_trained
+from .steps import ensure_trained
 from .run import RunSetup, evaluate_run
 
 __all__ = ["LMCompanionConfig", "lm_companion_plan", "companion_questions", "run_lm_companion", "STAGE_BATCH"]
