@@ -181,16 +181,16 @@ def width_effects(scores: pd.DataFrame, grid: Mapping[tuple[int, int], str]) -> 
 
 
 def parse_lm_companion_method(method: str) -> tuple[str, int]:
-    """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of an LM-companion method and
+    """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of a method of the LM post-training study and
     its LoRA rank (``fgpo_core.experiments.lm_companion`` names them so)."""
     m = re.fullmatch(r"(.+)-r(\d+)", method)
     if m is None:
-        raise ValueError(f"an LM-companion method is ARM-rRANK (e.g. sft-r16), got {method!r}")
+        raise ValueError(f"a method of the LM post-training study is ARM-rRANK (e.g. sft-r16), got {method!r}")
     return m.group(1), int(m.group(2))
 
 
 START_ARM = "start"
-"""The arm name of the shared start (the format warm-up) in an LM-companion table."""
+"""The arm name of the shared start (the format warm-up) in the LM post-training study's table."""
 
 
 def with_start(picks: pd.DataFrame, start_eval: str | Path) -> pd.DataFrame:
@@ -230,7 +230,7 @@ def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
     d = Path(companion_dir)
     for name in ("picks.parquet", "manifest.json"):
         if not (d / name).exists():
-            raise FileNotFoundError(f"{d} holds no finished LM-companion study (no {name}); run `fgpo lm-companion`")
+            raise FileNotFoundError(f"{d} holds no finished LM post-training study (no {name}); run `fgpo lm-companion`")
     cfg = json.loads((d / "manifest.json").read_text())["config"]
     runs = d
     for _ in Path(cfg["folder"]).parts:

@@ -1,4 +1,4 @@
-"""The companion study's question on the LM selector (``fgpo lm-companion``): under one budget of
+"""The post-training study's question on the LM selector (``fgpo lm-companion``): under one budget of
 question visits, does a brief SFT warm start followed by FGPO (20% / 80%) beat pure SFT and pure
 FGPO, in domain and out of domain, and how does the LoRA rank of the trained adapter matter?
 

@@ -14,7 +14,7 @@ from .expert import GenomicExpert, HFEncoder, KmerSpectrumEncoder, ReferenceSet
 from .homology import HomologyDatabase, HomologySearch
 from .motifs import MotifScan
 from .splice import SpliceAnalysis
-from .library import TOOL_NAMES, ToolLibrary
+from .library import MAIN_TOOL_NAMES, TOOL_NAMES, ToolLibrary
 from .validate import MAX_LENGTH, SequenceError, validate_sequence
 from .registry import (library_from_names, load_plugin, missing_references, references_from_file,
                        references_from_rows, register_tool, registered_tools)
@@ -22,7 +22,7 @@ from .registry import (library_from_names, load_plugin, missing_references, refe
 __all__ = [
     "Evidence", "Tool", "ToolInput", "render_block", "ToolLibrary", "SequenceError", "validate_sequence",
     "Composition", "MotifScan", "SpliceAnalysis", "GenomicExpert", "HomologySearch", "HomologyDatabase",
-    "ReferenceSet", "KmerSpectrumEncoder", "HFEncoder", "MAX_LENGTH", "TOOL_NAMES", "register_tool",
+    "ReferenceSet", "KmerSpectrumEncoder", "HFEncoder", "MAX_LENGTH", "TOOL_NAMES", "MAIN_TOOL_NAMES", "register_tool",
     "registered_tools", "library_from_names", "load_plugin", "references_from_rows", "references_from_file",
     "missing_references",
 ]

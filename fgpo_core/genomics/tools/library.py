@@ -20,10 +20,15 @@ from .motifs import MotifScan
 from .splice import SpliceAnalysis
 from .validate import MAX_LENGTH
 
-__all__ = ["TOOL_NAMES", "ToolLibrary"]
+__all__ = ["TOOL_NAMES", "MAIN_TOOL_NAMES", "ToolLibrary"]
 
 TOOL_NAMES = ("composition", "motif_scan", "splice", "expert", "homology")
 """T1..T5 in the paper's order."""
+
+_MAIN = (Composition, MotifScan, SpliceAnalysis, GenomicExpert)
+MAIN_TOOL_NAMES = tuple(t.name for t in _MAIN)
+"""The tools of the paper's main library (:meth:`ToolLibrary.main`), in slot order: what a selector
+trained with named tools is told."""
 
 
 class ToolLibrary:
