@@ -230,7 +230,8 @@ def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
     d = Path(companion_dir)
     for name in ("picks.parquet", "manifest.json"):
         if not (d / name).exists():
-            raise FileNotFoundError(f"{d} holds no finished LM post-training study (no {name}); run `fgpo lm-companion`")
+            raise FileNotFoundError(f"{d} holds no finished LM post-training study (no {name}); "
+                                    "run `fgpo lm-companion`")
     cfg = json.loads((d / "manifest.json").read_text())["config"]
     runs = d
     for _ in Path(cfg["folder"]).parts:

@@ -72,8 +72,8 @@ COMPANION = {
                "sft-e16-lr0.1+grpo-e4"],
     "capacity": [f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a in ("", "-h64", "-h256") for b in ("", "-h64", "-h256")],
 }
-"""The post-training study's groups of methods on the policy head (the preset ``companion``): SFT for 1 .. 32 epochs; FGPO or
-GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
+"""The post-training study's groups of methods on the policy head (the preset ``companion``): SFT for
+1 .. 32 epochs; FGPO or GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
 split 0/20/50/80/100% between SFT and RL; and the head width of each stage at the 20/80 split.
 SFT runs at one fixed rate (0.1, its best in the main study), so the SFT stage of every pipeline
 is the same head; the RL stage's rate is swept and chosen on dev."""

@@ -1,4 +1,5 @@
-"""The genomic tool library T1-T5 and the :class:`~fgpo_core.genomics.tools.library.ToolLibrary` that runs and renders it.
+"""The genomic tool library T1-T5 and the :class:`~fgpo_core.genomics.tools.library.ToolLibrary`
+that runs and renders it.
 
 The selector sees only slot indices ``0..n-1``; the library maps slots to tools,
 runs every tool once per question (cached), and renders a subset's evidence as
