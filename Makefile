@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages pair clean reader tables runs features study ablations companion larger lm lm-companion lock
+.PHONY: book test check-pages pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -60,10 +60,6 @@ tables: $(STAMP)
 	done
 	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite core --limit 8 --reasoner smollm2 --out $(TABLES)/smollm2/core
 
-## make runs: train and evaluate every cpu-profile selector (FGPO, GRPO, SFT, DPO; resumable; ~1.5 h on 2 cores)
-runs: $(STAMP)
-	$(VENV)/bin/fgpo runs --out-dir runs/cpu
-
 ## make features: the frozen MiniLM features of the selector's prompt for every suite (about 5 min on 2 cores)
 features: $(STAMP)
 	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --out data/features/cpu/minilm
@@ -74,6 +70,23 @@ features: $(STAMP)
 study: $(STAMP)
 	$(VENV)/bin/fgpo study --out-dir runs/cpu/study
 	$(VENV)/bin/fgpo study --n-train 1000 --out-dir runs/cpu/study-first-pool
+
+## make study-mlp: the first pool's study with a 256-unit MLP head instead of the linear one (the
+## chapter "Exact versus sampled on the real tables" reads it for its capacity check; resumable)
+study-mlp: $(STAMP)
+	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --n-train 1000 \
+	  --out-dir runs/cpu/study-mlp-first-pool
+
+## make study-features: one small study per frozen encoder of the selector's prompt (FGPO and GRPO,
+## 3 seeds, the first 400 training questions, read on dev), MiniLM's and SmolLM2's features; the
+## same chapter compares them. The committed SmolLM2 cache holds only the dev suite and the first
+## 400 training questions; this recipe encodes the whole train suite (the study reads its first 400)
+study-features: $(STAMP)
+	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --encoder smollm2 --out data/features/cpu/smollm2
+	for enc in minilm smollm2; do \
+	  $(VENV)/bin/fgpo study --methods fgpo,grpo --seeds 3 --suites dev --n-train 400 \
+	    --features-dir data/features/cpu/$$enc --out-dir runs/cpu/study-features/$$enc || exit 1; \
+	done
 
 ## make ablations: the appendix: every ablation on the four-tool tables, then the five-tool tables
 ## (built by extending the four-tool ones; resumable, about 1.5 h on 1 core) and their study

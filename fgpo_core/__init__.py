@@ -10,12 +10,15 @@ One paper concept per room:
   its sharded resumable build and its files, synthetic tables for teaching;
 - :mod:`fgpo_core.genomics`: packaged sequence data, the tools, the question suites;
 - :mod:`fgpo_core.reasoners`: the frozen reasoners and the paper's reasoner prompt;
-- :mod:`fgpo_core.selectors`: policies over the subsets (the LM selector and its prompt);
-- :mod:`fgpo_core.algorithms`: one training loop per file (FGPO, GRPO via TRL, SFT, DPO, the
-  tabular bandit);
-- :mod:`fgpo_core.evaluation`: picks, metrics (Tables 15 and 16, McNemar, live agreement) and
-  analyses;
-- :mod:`fgpo_core.experiments`: a run, the grid of runs, reading runs back;
+- :mod:`fgpo_core.selectors`: policies over the subsets (the LM selector and its prompt, the
+  policy-head selector on frozen prompt features);
+- :mod:`fgpo_core.algorithms`: the LM selector's objectives, one file each (FGPO, GRPO via TRL,
+  SFT, DPO, the format warm-up), and the one training loop over an estimator's visits that trains
+  the policy head and the tabular bandit;
+- :mod:`fgpo_core.evaluation`: picks, metrics (Tables 15 and 16, McNemar, live agreement), the
+  rules for a difference and for in- and out-of-domain questions, and analyses;
+- :mod:`fgpo_core.experiments`: a run, the LM main table, the policy-head studies (the
+  post-training study among them), reading each back;
 - :mod:`fgpo_core.book`: building the book, chapter helpers, plots, the paper's numbers.
 """
 __version__ = "0.1.0"

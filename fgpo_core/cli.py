@@ -119,15 +119,6 @@ def _reader(args) -> int:
     return 0
 
 
-def _runs(args) -> int:
-    from .configs import dataclass_from_args
-    from .experiments.grid import GridConfig, run_grid
-
-    for name, folder in run_grid(dataclass_from_args(GridConfig, args), isolate=True).items():
-        print(f"{name}: {folder}")
-    return 0
-
-
 def _lm(args) -> int:
     from .configs import dataclass_from_args
     from .experiments.lm_grid import LMGridConfig, run_lm_grid
@@ -334,11 +325,6 @@ def main(argv: list[str] | None = None) -> int:
     reader.set_defaults(func=_reader)
 
     sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo|warmup --help")
-    from .experiments.grid import GridConfig
-
-    rg = sub.add_parser("runs", help="train and evaluate every selector of the chapter 'FGPO versus GRPO' (resumable)")
-    add_dataclass_args(rg, GridConfig)
-    rg.set_defaults(func=_runs)
     from .experiments.lm_grid import LMGridConfig
 
     lg = sub.add_parser("lm", help="the LM selector's main table: format warm-up, every method from it, evaluations "
@@ -354,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     ev = sub.add_parser("evaluate", help="free generation, controlled scoring and p_gen of a trained selector")
     ev.add_argument("--run", required=True,
                     help="a run folder, 'untrained' (the bare selector) or 'tools-with-descriptions' "
-                         "(the bare selector told the tools' names and descriptions)")
+                         "(the bare selector with named tools: the tools' real names and descriptions in its prompt)")
     ev.add_argument("--bench", default="data/benchmarks/cpu")
     ev.add_argument("--out", help="output folder for <suite>.parquet (required unless --into-run)")
     ev.add_argument("--into-run", action="store_true", help="write into the run folder's own eval/ (what the "
@@ -362,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
                     "changed)")
     ev.add_argument("--generation-only", action="store_true", help="free generation only: skip controlled scoring, "
                     "constrained decoding and p_gen (about two thirds of the time)")
-    ev.add_argument("--described", action="store_true", help="tell the run's selector the tools' real names and "
-                    "descriptions instead of anonymous slots (the prompted baseline from a warm-up adapter)")
+    ev.add_argument("--described", action="store_true", help="named tools: tell the run's selector the tools' real "
+                    "names and descriptions instead of anonymous slots (the prompted baseline from a warm-up adapter)")
     ev.add_argument("--suite", action="append", help="suite(s) to evaluate (default: core, microbe, mosaic)")
     ev.add_argument("--keep", type=int, default=40)
     ev.add_argument("--limit", type=int, default=0, help="only the first N questions of each suite")
@@ -386,9 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     ch = sub.add_parser("choose", help="record which run of each method a chapter uses (<runs-dir>/chosen.json)")
     ch.add_argument("--runs-dir", default="runs/cpu")
     ch.add_argument("--method", action="append", required=True, metavar="METHOD=FOLDER[,FOLDER...]",
-                    help="a method (fgpo, fgpo-format, grpo, sft, dpo, tools-with-descriptions, untrained, warmup, "
-                         "fgpo-named) and its run folder relative to --runs-dir; several finished FGPO runs: the "
-                         "one best on dev")
+                    help="a method (fgpo, fgpo-format, grpo, sft, dpo, tools-with-descriptions: the untrained "
+                         "selector with named tools, untrained, warmup, fgpo-named: FGPO trained with named tools) "
+                         "and its run folder relative to --runs-dir; several finished FGPO runs: the one best on dev")
     ch.set_defaults(func=_choose)
 
     from .selectors.features import ENCODERS

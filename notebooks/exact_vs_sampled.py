@@ -167,7 +167,7 @@ show_source(BanditConfig)
 # %%
 table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
 arms = [BanditConfig(method="fgpo", epochs=epochs)]
-arms += [BanditConfig(method="k_subset", k=k, epochs=epochs) for k in (2, 4, 8)]
+arms += [BanditConfig(method="fgpo-k", k=k, epochs=epochs) for k in (2, 4, 8)]
 arms += [BanditConfig(method="grpo", reward=rw, epochs=epochs) for rw in ("eq1", "differential")]
 race = run_race(table, arms, n_seeds=n_seeds, seed=seed)
 ceil = table.ceilings()
@@ -204,7 +204,7 @@ summary.round(3)
 # has had enough visits to find each question's best subset.
 
 # %%
-k_of = {cfg.name: (cfg.k if cfg.method == "k_subset" else 16) for cfg in arms if cfg.method != "grpo"}
+k_of = {cfg.name: (cfg.k if cfg.method == "fgpo-k" else 16) for cfg in arms if cfg.method != "grpo"}
 dial = summary.loc[list(k_of), ["accuracy after 1 epoch (%)", "final accuracy (%)"]]
 dial.index = pd.Index([k_of[n] for n in dial.index], name="k")
 dial = dial.sort_index()
@@ -240,8 +240,8 @@ claim("dial-monotone", bool(np.all(np.diff(first_epoch.to_numpy()) >= 0)),
 
 # %%
 estimators = {"GRPO G=2": ("grpo", 2), "GRPO G=6": ("grpo", 6), "GRPO G=16": ("grpo", 16),
-              "k=2": ("k_subset", 2), "k=4": ("k_subset", 4), "k=8": ("k_subset", 8),
-              f"k={table.n_actions} (exact)": ("k_subset", table.n_actions)}
+              "k=2": ("fgpo-k", 2), "k=4": ("fgpo-k", 4), "k=8": ("fgpo-k", 8),
+              f"k={table.n_actions} (exact)": ("fgpo-k", table.n_actions)}
 rng = np.random.default_rng(seed)
 qs = rng.choice(table.n_questions, size=min(study_questions, table.n_questions), replace=False)
 r_eq1 = table.rewards("eq1")[qs]

@@ -76,6 +76,7 @@ from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
+from fgpo_core.reasoners import REASONER_LABELS
 from fgpo_core.experiments.study_report import (coverage_rows, label, routing, study_baselines, study_scores,
                                                 study_summary)
 from fgpo_core.table import load_tables
@@ -92,7 +93,7 @@ cfg = st.manifest["config"]
 METHODS = cfg["methods"].split(",")
 TEST = cfg["suites"].split(",")
 LABELS = {m: label(m) for m in METHODS}
-labels = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
+labels = REASONER_LABELS
 readers = load_tables({"evidence reader": study_tables,
                        **{labels.get(Path(d).name, Path(d).name): d for d in filter(None, transfer_tables.split(","))}},
                       TEST, expect={"evidence reader": {"reasoner": st.manifest["tables"]["train"]["reasoner"]}})

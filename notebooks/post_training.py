@@ -72,7 +72,8 @@ from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_text
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_companion, set_style
-from fgpo_core.experiments.companion_report import (domain_correct, domain_of, domain_split, id_ood_checkpoints,
+from fgpo_core.evaluation.domains import domain_of
+from fgpo_core.experiments.companion_report import (domain_correct, domain_split, id_ood_checkpoints,
                                                     id_ood_scores, id_ood_summary, id_ood_verdicts,
                                                     lm_companion_costs, lm_companion_table, load_lm_companion)
 from fgpo_core.experiments.domains import study_training_table
@@ -148,7 +149,7 @@ glue_text("pt_train_families", ", ".join(train_families));
 #
 # The policy-head studies of sections 1–4 were run on the *first* training pool,
 # {glue:text}`pt_n_train` questions of the families {glue:text}`pt_train_families`, before the
-# regulator family joined it (the book's first page shows what that family changes). One rule (`fgpo_core.experiments.companion_report.domain_of`): a test question is ID when its
+# regulator family joined it (the book's first page shows what that family changes). One rule (`fgpo_core.evaluation.domains.domain_of`): a test question is ID when its
 # family is a training family and its suite is not the microbe suite, OOD otherwise. Over the
 # three test suites that gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD questions:
 

@@ -49,7 +49,7 @@ from fgpo_core.genomics.benchmarks import build_all, load_benchmark, tool_librar
 from fgpo_core.book.chapter import paper_vs_book, show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
-from fgpo_core.reasoners import get_reasoner
+from fgpo_core.reasoners import REASONER_LABELS, get_reasoner
 from fgpo_core.genomics.curriculum import CurriculumSpec, check_disjoint, curriculum_library, make_curriculum
 from fgpo_core.reasoners.probe import probe_from_table, probe_live, probe_masks
 from fgpo_core.reasoners.reader import pair_texts
@@ -72,7 +72,7 @@ if not table_dir:
         merge_table(Path(table_dir) / name)
 # tables made by another reader (another adapter) are refused
 SPLITS = sorted(p.name for p in Path(table_dir).iterdir() if has_table(p))
-labels = {"minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
+labels = REASONER_LABELS
 readers = load_tables({"evidence reader": table_dir, **{labels.get(Path(d).name, Path(d).name): d
                                                        for d in filter(None, other_table_dirs.split(","))}},
                       SPLITS, expect={"evidence reader": {"reasoner": reader.id}})

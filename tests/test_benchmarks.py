@@ -117,11 +117,11 @@ def test_the_regulator_family_is_its_own():
     """Its 40 factors: none named by the TF-motif family or the reader's curriculum; its
     wording shares no five-word phrase with the TF-motif family's or the curriculum's."""
     from fgpo_core.genomics import curriculum
-    from fgpo_core.genomics.benchmarks.families import motif_factors, regulator_factors
+    from fgpo_core.genomics.factors import curriculum_factors, motif_factors, regulator_factors
 
     reg = {n for n, _ in regulator_factors()}
     assert len(reg) == 40
-    assert not reg & {n for n, _ in motif_factors()} and not reg & {n for n, _ in curriculum.curriculum_factors()}
+    assert not reg & {n for n, _ in motif_factors()} and not reg & {n for n, _ in curriculum_factors()}
     assert family("regulator").decisive_tool == "motif_scan"
 
     def phrases(text, k=5):

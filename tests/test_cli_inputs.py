@@ -97,14 +97,14 @@ def test_evaluate_joins_its_picks_to_a_table_and_prints_the_accuracy(capsys):
     from fgpo_core.evaluation.picks import summarise_picks
     from fgpo_core.table import load_table
 
-    ev = pd.read_parquet("runs/cpu/grpo/eval/core.parquet")
-    assert main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--limit", str(len(ev)),
+    ev = pd.read_parquet("runs/cpu/lm/grpo/eval/core.parquet")
+    assert main(["evaluate", "--run", "runs/cpu/lm/grpo", "--suite", "core", "--limit", str(len(ev)),
                  "--table", "data/tables/cpu/reader", "--into-run"]) == 0
     t = load_table("data/tables/cpu/reader/core").select(ev.question_id.tolist())
     want = summarise_picks(ev.generation_pick.to_numpy(), t.correct, t.n_tools)["accuracy"]
     assert f"accuracy {want:.1f}%" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="--threads"):
-        main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--threads", "-1", "--into-run"])
+        main(["evaluate", "--run", "runs/cpu/lm/grpo", "--suite", "core", "--threads", "-1", "--into-run"])
 
 
 def test_evaluate_needs_an_output_folder_and_can_skip_scoring(tmp_path):
@@ -113,7 +113,7 @@ def test_evaluate_needs_an_output_folder_and_can_skip_scoring(tmp_path):
     import pandas as pd
 
     with pytest.raises(SystemExit, match="give --out FOLDER, or --into-run"):
-        main(["evaluate", "--run", "runs/cpu/grpo", "--suite", "core", "--limit", "1"])
+        main(["evaluate", "--run", "runs/cpu/lm/grpo", "--suite", "core", "--limit", "1"])
     out = tmp_path / "ev"
     assert main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out),
                  "--generation-only", "--threads", "1"]) == 0

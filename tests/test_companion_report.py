@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.experiments.companion_report import domain_of, domain_split, id_ood_checkpoints, id_ood_scores
+from fgpo_core.evaluation.domains import domain_of
+from fgpo_core.experiments.companion_report import domain_split, id_ood_checkpoints, id_ood_scores
 from fgpo_core.experiments.study import Study
 from fgpo_core.table import RewardTable
 

@@ -327,3 +327,53 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     assert set(ve.index) == set(b.index) - {"fgpo"} and "grpo" not in vg.index and (vg.rival == "grpo").all()
     effects = tool_effects(test)
     assert len(effects) == test.n_tools
+
+
+def test_a_study_part_trained_by_other_training_code_is_trained_again(ci_bench, tmp_path, monkeypatch):
+    """A part's resume key holds the digest of fgpo_core.core and fgpo_core.algorithms: the same
+    study resumed under the same code reuses the part; under other code it trains it again."""
+    from helpers import HashReasoner
+
+    import fgpo_core.experiments.study as study
+    import fgpo_core.selectors.features as features
+    from fgpo_core.experiments.study_inputs import training_code_digest
+    from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
+    from fgpo_core.table.build import build_table, merge_table
+
+    digest = training_code_digest()
+    assert digest == training_code_digest() and len(digest) == 16
+    bench, _ = ci_bench
+    _, suites = load_benchmark(bench)
+    lib = tool_library_for(bench)
+    sizes = {"train": 8, "dev": 4, "core": 4}
+    for s, n in sizes.items():
+        build_table(suites[s][:n], lib, HashReasoner(), tmp_path / "tables" / s, progress=False)
+        merge_table(tmp_path / "tables" / s)
+
+    class Fake:
+        fingerprint = "fake"
+
+        def __call__(self, texts):
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+
+    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False,
+                            model=Fake())
+    cfg = study.StudyConfig(methods="fgpo", seeds=1, lrs="1e-1", epochs=1, table_dir=str(tmp_path / "tables"),
+                            features_dir=str(tmp_path / "feat"), bench_dir=str(bench), suites="core", n_train=8,
+                            n_dev=4, n_test=4, out_dir=str(tmp_path / "study"))
+    trained = []
+    real = study.train_head
+    monkeypatch.setattr(study, "train_head", lambda *a, **k: trained.append(1) or real(*a, **k))
+    part = tmp_path / "study" / "parts" / "fgpo__lr0.1__s0.npz"
+
+    def fingerprint():
+        with np.load(part, allow_pickle=False) as z:
+            return str(z["fingerprint"])
+
+    study.run_study(cfg, progress=False)
+    first = fingerprint()
+    study.run_study(cfg, progress=False)  # same code: reused
+    assert len(trained) == 1 and fingerprint() == first
+    monkeypatch.setattr(study, "training_code_digest", lambda: "0" * 16)  # other training code
+    study.run_study(cfg, progress=False)
+    assert len(trained) == 2 and fingerprint() != first

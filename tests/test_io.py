@@ -1,8 +1,6 @@
-"""Atomic writes, committable adapters and old run folders brought up to date."""
+"""Atomic writes and committable adapters."""
 import json
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from fgpo_core.hf import adapter_hash, portable_adapter
@@ -39,24 +37,3 @@ def test_adapter_hash_depends_on_the_weights_not_on_the_configs_layout(tmp_path)
     assert adapter_hash(tmp_path / "a") != adapter_hash(tmp_path / "b")
     with pytest.raises(FileNotFoundError, match="no adapter weights"):
         adapter_hash(tmp_path)
-
-
-def test_migrate_runs_renames_columns_and_rehashes_once(tmp_path):
-    from fgpo_core.experiments.migrate import migrate_runs
-
-    run = tmp_path / "fgpo-lr1e-3"
-    (run / "adapter").mkdir(parents=True)
-    (run / "eval").mkdir()
-    (run / "adapter" / "adapter_model.safetensors").write_bytes(b"w")
-    (run / "adapter" / "adapter_config.json").write_text(json.dumps({"target_modules": ["v", "k"]}))
-    (run / "manifest.json").write_text(json.dumps({"adapter_hash": "old"}))
-    frame = pd.DataFrame({"question_id": ["a"], "generation_pick": [3], "score_0": [0.5], "pgen_0": [0.1]})
-    frame.attrs["adapter"] = "old"
-    frame.to_parquet(run / "eval" / "core.parquet")
-    assert len(migrate_runs(tmp_path)) == 3
-    out = pd.read_parquet(run / "eval" / "core.parquet")
-    assert list(out.columns) == ["question_id", "generation_pick", "candidate_score_0", "p_gen_0"]
-    assert out.attrs["adapter"] == adapter_hash(run / "adapter") == json.loads((run / "manifest.json").read_text())[
-        "adapter_hash"]
-    np.testing.assert_array_equal(out["generation_pick"], [3])
-    assert migrate_runs(tmp_path) == []  # idempotent

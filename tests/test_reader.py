@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fgpo_core.genomics.curriculum import (DESCRIBE, DINUCLEOTIDE, GC_BINS, SELECT, SKILLS, SOURCES, SPLICE_TEXT, CurriculumSpec,
-                                  check_disjoint, curriculum_factors, curriculum_library, make_curriculum)
+                                  check_disjoint, curriculum_library, make_curriculum)
+from fgpo_core.genomics.factors import curriculum_factors, motif_factors
 from fgpo_core.reasoners.reader import block_section, pair_texts, split_blocks
 
 BENCH = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cpu"
@@ -31,7 +32,7 @@ def test_curriculum_is_deterministic_and_balanced(small):
 
 
 def test_curriculum_names_and_wording_differ_from_the_benchmarks():
-    from fgpo_core.genomics.benchmarks.families import FAMILIES, family, motif_factors
+    from fgpo_core.genomics.benchmarks.families import FAMILIES, family
 
     assert not {n for n, _ in curriculum_factors()} & {n for n, _ in motif_factors()}
     bench_labels = set()

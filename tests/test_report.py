@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.experiments.report import load_runs, method_grid, p_gen_matrix, score_matrix
+from fgpo_core.experiments.report import SelectorRun, _evals, method_grid, p_gen_matrix
 from fgpo_core.experiments.run import best_dev
 from fgpo_core.table.reward_table import RewardTable
 
@@ -58,8 +58,8 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
     ids = ["a", "b", "c", "d"]
     write_run(tmp_path / "fgpo-lr1e-3", "fgpo", np.array([1, 1, 0, -1]), ids)
     write_run(tmp_path / "grpo", "grpo", np.array([0, 0, 0, 0]), ids)
-    runs = load_runs(tmp_path)
-    assert set(runs) == {"FGPO", "GRPO"}
+    runs = {name: SelectorRun(name, tmp_path / sub, None, _evals(tmp_path / sub))
+            for name, sub in (("FGPO", "fgpo-lr1e-3"), ("GRPO", "grpo"))}
     right_on_1 = np.zeros((4, 16), dtype=bool)
     right_on_1[:, 1] = True
     right_on_0 = ~right_on_1
@@ -71,7 +71,6 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
     fg = grid.set_index(["reasoner", "method"]).loc[("A", "FGPO")]
     assert fg["format_failures"] == 25.0 and fg["tools"] == 0.5  # the failure counts as no tool
     assert p_gen_matrix(runs["FGPO"], "core").shape == (4, 16)
-    assert score_matrix(runs["FGPO"], "core")[0, 5] == 5.0
 
 
 def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
@@ -84,21 +83,6 @@ def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
     assert folder == str(tmp_path / "b") and manifest["config"]["lr"] == 1e-3
     with pytest.raises(ValueError):
         best_dev([])
-
-
-def test_a_missing_runs_folder_says_what_to_run(tmp_path):
-    with pytest.raises(FileNotFoundError, match="fgpo runs"):
-        load_runs(tmp_path / "nothing")
-
-
-def test_pooled_correct_concatenates_suites_in_order():
-    from fgpo_core.experiments.report import pooled_correct
-
-    grid = pd.DataFrame({"method": ["FGPO", "FGPO", "GRPO"], "suite": ["core", "microbe", "core"],
-                         "correct_vector": [np.array([True, False]), np.array([True]), np.array([False, False])]})
-    assert pooled_correct(grid, "FGPO", ["microbe", "core"]).tolist() == [True, True, False]
-    with pytest.raises(ValueError, match="no rows for suite"):
-        pooled_correct(grid, "GRPO", ["core", "microbe"])
 
 
 def test_study_summary_and_paired_tests_pair_within_seeds():
@@ -202,8 +186,6 @@ def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summaris
 
 
 def test_method_grid_compares_on_the_first_evaluated_selector_when_fgpo_has_not_landed(tmp_path):
-    from fgpo_core.experiments.report import SelectorRun, _evals
-
     ids = ["a", "b"]
     write_run(tmp_path / "w", "warmup", np.array([1, 0]), ids)
     write_run(tmp_path / "s", "sft", np.array([0, 0]), ["b", "a"])
@@ -216,31 +198,6 @@ def test_method_grid_compares_on_the_first_evaluated_selector_when_fgpo_has_not_
     with pytest.raises(ValueError, match="other core questions than Warm-up"):
         method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}})
     assert method_grid({}, {"A": {"core": table_of(ids, right_on_1)}}).empty  # nothing evaluated: no rows
-
-
-def test_chosen_status_lists_every_row_and_what_has_landed(tmp_path):
-    from fgpo_core.experiments.report import CHOSEN_EXTRAS, CHOSEN_METHODS, chosen_status
-
-    empty = chosen_status(tmp_path)
-    assert list(empty.index) == list(CHOSEN_METHODS.values()) + list(CHOSEN_EXTRAS.values())
-    assert (empty.run == "").all()
-    write_run(tmp_path / "lm" / "warmup", "warmup", np.array([1, 0, 2]), ["a", "b", "c"])
-    (tmp_path / "chosen.json").write_text(json.dumps({"warmup": "lm/warmup"}))
-    st = chosen_status(tmp_path)
-    assert st.loc["Warm-up", "run"] == "lm/warmup" and st.loc["Warm-up", "core"] == 3
-    assert st.loc["FGPO", "run"] == "" and pd.isna(st.loc["FGPO", "core"])
-    # with the runs' folders, an unrecorded method says how far its run has got
-    ck = tmp_path / "lm" / "grpo" / "ckpt"
-    for step in (9, 10):
-        (ck / f"checkpoint-{step}").mkdir(parents=True)
-        (ck / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"global_step": step,
-                                                                                  "max_steps": 32}))
-    (tmp_path / "lm" / "dpo").mkdir()
-    (tmp_path / "lm" / "dpo" / "manifest.json").write_text("{}")
-    st = chosen_status(tmp_path, {"grpo": ["lm/grpo"], "dpo": ["lm/dpo"], "sft": ["lm/sft"], "warmup": ["lm/warmup"]})
-    assert st.loc["GRPO", "progress"] == "lm/grpo: step 10 of 32"
-    assert st.loc["DPO", "progress"] == "lm/dpo: finished" and st.loc["SFT", "progress"] == "lm/sft: not started"
-    assert st.loc["Warm-up", "progress"] == "evaluated" and st.loc["FGPO", "progress"] == "not planned"
 
 
 def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_path):
@@ -309,7 +266,7 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
 
 
 def test_fixed_subsets_answer_question_by_question_and_domains_pool_over_suites(tmp_path):
-    from fgpo_core.experiments.report import SelectorRun, _evals, domain_accuracy
+    from fgpo_core.experiments.report import domain_accuracy
 
     ids = ["a", "b", "c", "d"]
     write_run(tmp_path / "w", "warmup", np.array([1, 1, 0, -1]), ids)

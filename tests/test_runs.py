@@ -8,14 +8,12 @@ from fgpo_core.configs import add_dataclass_args, dataclass_from_args, field_doc
 from fgpo_core.algorithms.grpo import GRPOConfig
 from fgpo_core.algorithms.imitation import ImitationConfig
 from fgpo_core.reasoners.train_reader import ReaderConfig
-from fgpo_core.experiments.grid import GridConfig
 from fgpo_core.experiments.run import OBJECTIVES, RunSetup
 from fgpo_core.algorithms.fgpo import FGPOConfig
 from fgpo_core.algorithms.warmup import WarmupConfig
 
 
-@pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, GridConfig,
-                                 WarmupConfig])
+@pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, WarmupConfig])
 def test_every_config_field_carries_a_docstring(cls):
     docs = field_docs(cls)
     assert set(docs) == {f.name for f in dataclasses.fields(cls)}
@@ -50,24 +48,17 @@ def test_unknown_objective_is_refused():
     assert e.value.code == 2
 
 
-def test_runs_help_lists_the_grid_flags(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["runs", "--help"])
-    assert e.value.code == 0
-    out = capsys.readouterr().out
-    assert "--lrs" in out and "--eval-core" in out
-
-
-def test_grid_refuses_a_finished_run_trained_with_another_configuration(tmp_path):
+def test_a_finished_run_trained_with_another_configuration_is_refused(tmp_path):
     import json
 
-    from fgpo_core.experiments.grid import run_grid
+    from fgpo_core.experiments.steps import ensure_trained
 
     old = dataclasses.asdict(FGPOConfig(lr=1e-3, epochs=2, eval_every=2))
     (tmp_path / "fgpo-lr1e-3").mkdir()
     (tmp_path / "fgpo-lr1e-3" / "manifest.json").write_text(json.dumps({"config": old}))
     with pytest.raises(ValueError, match="another configuration.*epochs"):
-        run_grid(GridConfig(out_dir=str(tmp_path), lrs="1e-3", epochs=3), progress=False)
+        ensure_trained("fgpo", RunSetup(out_dir=str(tmp_path / "fgpo-lr1e-3")), FGPOConfig(lr=1e-3, epochs=3),
+                       progress=False)
 
 
 def test_a_field_added_later_is_read_at_its_default():
@@ -82,7 +73,7 @@ def test_a_field_added_later_is_read_at_its_default():
 
 
 def test_in_child_reports_a_failing_child():
-    from fgpo_core.experiments.grid import in_child
+    from fgpo_core.experiments.steps import in_child
     from fgpo_core.experiments.run import train_run
 
     with pytest.raises(RuntimeError, match="train_run.*exit code 1"):
@@ -121,8 +112,8 @@ def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_lik
 def test_a_run_restarted_on_other_questions_or_a_finished_run_of_another_setup_is_refused(tmp_path):
     import json
 
-    from fgpo_core.experiments.grid import run_grid
     from fgpo_core.experiments.run import RunSetup, _check_setup
+    from fgpo_core.experiments.steps import ensure_trained
 
     setup = RunSetup(out_dir=str(tmp_path / "r"), n_train=8)
     (tmp_path / "r").mkdir()
@@ -139,7 +130,8 @@ def test_a_run_restarted_on_other_questions_or_a_finished_run_of_another_setup_i
         {"config": cfg, "setup": {"bench_dir": "data/benchmarks/cpu", "table_dir": "data/tables/cpu/reader",
                                   "n_train": 8, "n_dev": 32, "keep": 40}}))
     with pytest.raises(ValueError, match="setup.n_train"):
-        run_grid(GridConfig(out_dir=str(tmp_path / "g"), lrs="1e-3", epochs=3, n_train=16), progress=False)
+        ensure_trained("fgpo", RunSetup(out_dir=str(tmp_path / "g" / "fgpo-lr1e-3"), n_train=16),
+                       FGPOConfig(lr=1e-3, epochs=3), progress=False)
 
 
 def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, tmp_path, monkeypatch):

@@ -241,3 +241,10 @@ def test_site_pvalue_equals_enumeration_for_a_short_matrix():
         assert db.site_pvalue(m, w) == pytest.approx(np.mean(scores >= db.site_score(m, w)))
     with pytest.raises(ValueError, match="wide"):
         db.site_score(m, "ACGT")
+
+
+def test_the_main_librarys_tool_names_are_its_slots():
+    """What a selector trained with named tools is told is the main library's slots, in order."""
+    from fgpo_core.genomics.tools import MAIN_TOOL_NAMES, TOOL_NAMES, ToolLibrary
+
+    assert ToolLibrary.main().names == list(MAIN_TOOL_NAMES) == list(TOOL_NAMES[:len(MAIN_TOOL_NAMES)])

@@ -5,8 +5,8 @@ logits (a tabular policy, ``q = softmax(logits[s])``), so the only thing that
 differs between the arms is the gradient estimator:
 
 * ``fgpo``: the exact objective over all ``2**n`` subsets (Eq. 2, 5);
-* ``k_subset``: the same objective on ``k`` subsets drawn uniformly per visit,
-  ``q`` renormalised over them (the coverage dial; ``k = 2**n`` is FGPO);
+* ``fgpo-k``: the coverage dial, the same objective on ``k`` subsets drawn uniformly per visit,
+  ``q`` renormalised over them (``k = 2**n`` is FGPO; its arms are labelled ``k-subset (k=...)``);
 * ``grpo``: ``G`` actions sampled from the policy, group-normalised
   advantages (Eq. 3), with Eq. 1 or the paper's differential reward.
 
@@ -98,8 +98,8 @@ def temperature_policies(table: RewardTable, temperatures, kind: str = "eq1") ->
 class BanditConfig:
     """One tabular training run (one arm of the teaching experiment)."""
 
-    method: Literal["fgpo", "k_subset", "grpo"] = "fgpo"
-    """Gradient estimator: exact (fgpo), k uniformly drawn subsets, or GRPO."""
+    method: Literal["fgpo", "fgpo-k", "grpo"] = "fgpo"
+    """Gradient estimator: exact (fgpo), the coverage dial (fgpo-k: k uniformly drawn subsets), or GRPO."""
     reward: Literal["eq1", "binary", "differential"] = "eq1"
     """Reward the arm optimises (Eq. 1, Eq. 1 with lambda=0, or GRPO's differential reward)."""
     epochs: int = 20
@@ -109,11 +109,11 @@ class BanditConfig:
     lr: float = 2.0
     """SGD step size per question visit (each question's logits move only when it is visited)."""
     beta: float = BETA
-    """Entropy bonus of FGPO and k-subset (GRPO has none, as in the paper)."""
+    """Entropy bonus of FGPO and the coverage dial (GRPO has none, as in the paper)."""
     group_size: int = 6
     """G, rollouts per question for GRPO."""
     k: int = 16
-    """Subsets evaluated per visit for k_subset (k = 2**n is FGPO)."""
+    """Subsets evaluated per visit by the coverage dial (fgpo-k; k = 2**n is FGPO)."""
     grpo_variant: Literal["paper", "trl"] = "paper"
     """Standard deviation of Eq. 3: population ("paper") or Bessel with eps 1e-4 ("trl")."""
     eval_every: int = 25
@@ -122,13 +122,13 @@ class BanditConfig:
     """Seeds question order, sampling and nothing else: runs are deterministic."""
 
     def validate(self, n_actions: int) -> None:
-        if self.method not in ("fgpo", "k_subset", "grpo"):
+        if self.method not in ("fgpo", "fgpo-k", "grpo"):
             raise ValueError(f"unknown method {self.method!r}")
         if self.reward not in ("eq1", "binary", "differential"):
             raise ValueError(f"unknown reward {self.reward!r}")
         if self.epochs < 1 or self.batch_size < 1 or self.eval_every < 1:
             raise ValueError("epochs, batch_size and eval_every must be >= 1")
-        if self.method == "k_subset" and not 1 <= self.k <= n_actions:
+        if self.method == "fgpo-k" and not 1 <= self.k <= n_actions:
             raise ValueError(f"k must lie in 1..{n_actions}, got {self.k}")
         if self.method == "grpo" and self.group_size < 2:
             raise ValueError("GRPO needs group_size >= 2")
@@ -137,15 +137,15 @@ class BanditConfig:
 
     @property
     def estimator_family(self) -> str:
-        """The arm's estimator in :data:`fgpo_core.core.registry.ESTIMATORS` (``k_subset`` is the coverage
-        dial ``fgpo-k``, ``group_size`` its ``G``)."""
-        return {"fgpo": "fgpo", "k_subset": "fgpo-k", "grpo": "grpo"}[self.method]
+        """The arm's estimator in :data:`fgpo_core.core.registry.ESTIMATORS` (the method's own name;
+        ``group_size`` is GRPO's ``G``)."""
+        return self.method
 
     @property
     def name(self) -> str:
         if self.method == "fgpo":
             return "FGPO"
-        if self.method == "k_subset":
+        if self.method == "fgpo-k":
             return f"k-subset (k={self.k})"
         return f"GRPO ({'differential' if self.reward == 'differential' else 'Eq. 1'}, G={self.group_size})"
 
@@ -184,7 +184,7 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
     n_batches = -(-N // config.batch_size)
     est = estimator(config.estimator_family)
     ctx = visit_context(est, eq1_r, beta=config.beta, G=config.group_size,
-                        k=config.k if config.method == "k_subset" else None, grpo_variant=config.grpo_variant)
+                        k=config.k if config.method == "fgpo-k" else None, grpo_variant=config.grpo_variant)
     evals = []
 
     def evaluate(step: int, state) -> None:
@@ -275,7 +275,7 @@ def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators:
     """Compare single-visit gradient estimates with the exact logit gradient (Eq. 8).
 
     For every question (row of ``probs``, ``rewards``) and ``n_draws`` visits,
-    each estimator ``name -> ("grpo", G)`` or ``("k_subset", k)`` produces a
+    each estimator ``name -> ("grpo", G)`` or ``("fgpo-k", k)`` (the coverage dial) produces a
     logit gradient; the exact one is ``q (r - J)`` (beta = 0). Returns one row
     per (estimator, question, draw) with the cosine similarity to the exact
     gradient (0 for a zero estimate), whether the estimate is zero, and the
@@ -304,7 +304,7 @@ def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators:
             onehot = np.zeros((n_draws, N, size, A))
             np.put_along_axis(onehot, draws[..., None], 1.0, 3)
             est = (adv[..., None] * (onehot - p[None, :, None, :])).mean(2)
-        elif kind == "k_subset":
+        elif kind == "fgpo-k":
             keys = rng.random((n_draws, N, A))
             kth = np.sort(keys, 2)[..., size - 1:size]
             mask = keys <= kth

@@ -1,1 +1,6 @@
-"""Experiments: one run (:mod:`.run`), the grid of the LM chapter (:mod:`.grid`), reading runs back (:mod:`.report`) and bringing old run folders up to date (:mod:`.migrate`)."""
+"""Experiments: one LM-selector run (:mod:`.run`, ``fgpo train`` and ``fgpo evaluate``), the LM main
+table (:mod:`.lm_grid`, ``fgpo lm``) and the steps it shares (:mod:`.steps`), which run each method's
+row reads (:mod:`.chosen`), the post-training study on the LM selector (:mod:`.lm_companion`), the
+policy-head studies (:mod:`.study`, ``fgpo study``), and each read back (:mod:`.report`,
+:mod:`.lm_reading`, :mod:`.study_report`, :mod:`.ablation_report`, :mod:`.companion_report`,
+:mod:`.larger_report`, :mod:`.domains`); policy heads on one's own tables (:mod:`.byo`)."""

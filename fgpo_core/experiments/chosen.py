@@ -18,11 +18,13 @@ CHOSEN_FILE = "chosen.json"
 
 CHOSEN_METHODS = {"fgpo": "FGPO", "fgpo-format": "FGPO + format term", "grpo": "GRPO", "sft": "SFT", "dpo": "DPO",
                   "tools-with-descriptions": "Tools w/ Desc"}
-"""The methods of the LM selector's main table, by their key in :data:`CHOSEN_FILE`, and their row labels."""
+"""The methods of the LM selector's main table, by their key in :data:`CHOSEN_FILE`, and their row labels
+(``tools-with-descriptions``, the untrained selector with named tools, keeps the paper's row label)."""
 
 CHOSEN_EXTRAS = {"untrained": "Untrained", "warmup": "Warm-up", "fgpo-named": "FGPO (named tools)"}
 """Further rows a :data:`CHOSEN_FILE` may name: the selector before and after the format warm-up,
-and FGPO trained with the tools' names in its prompt (the named-versus-anonymous sensitivity)."""
+and FGPO trained with named tools (the tools' names in its prompt; the named-versus-anonymous
+sensitivity)."""
 
 CHOSEN_KEYS = {**CHOSEN_METHODS, **CHOSEN_EXTRAS}
 """Every key :data:`CHOSEN_FILE` may hold, with its row label."""

@@ -4,8 +4,8 @@ method, seed and checkpoint of a study run with ``--methods companion --keep las
 The split, for this book's selectors: a test question is **ID** when its family is one of the
 training families and its suite is not the microbe suite; it is **OOD** when its family never
 appears in training (core's and mosaic's taxonomy and TF-motif questions) or when it comes
-from the microbe suite (other organisms, whatever the family). :func:`domain_of` is the one
-place this rule lives.
+from the microbe suite (other organisms, whatever the family). The rule lives in one place,
+:func:`fgpo_core.evaluation.domains.domain_of`.
 """
 from __future__ import annotations
 
@@ -16,23 +16,16 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of
 from ..table import RewardTable
+from .report import training_cost
 from .study import Study
 
-__all__ = ["OOD_SUITES", "domain_of", "domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
+__all__ = ["domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
            "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion",
            "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "lm_capacity_tests",
            "against_best", "budget_tests", "width_effects", "id_ood_verdicts"]
-
-OOD_SUITES = ("microbe",)
-"""Suites whose every question counts as out of domain (another source of sequences)."""
-
-
-def domain_of(suite: str, family: str, training_families: Iterable[str]) -> str:
-    """``"ID"`` or ``"OOD"`` for a question of ``family`` in ``suite`` (see the module docstring)."""
-    return "OOD" if suite in OOD_SUITES or family not in set(training_families) else "ID"
-
 
 def domain_split(tables: Mapping[str, RewardTable], training_families: Iterable[str]) -> pd.DataFrame:
     """Questions per suite, family and domain: columns ``suite, family, n, domain``."""
@@ -188,16 +181,16 @@ def width_effects(scores: pd.DataFrame, grid: Mapping[tuple[int, int], str]) -> 
 
 
 def parse_lm_companion_method(method: str) -> tuple[str, int]:
-    """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of an LM-companion method and
+    """``"sft20-fgpo80-r16"`` -> ``("sft20-fgpo80", 16)``: the arm of a method of the LM post-training study and
     its LoRA rank (``fgpo_core.experiments.lm_companion`` names them so)."""
     m = re.fullmatch(r"(.+)-r(\d+)", method)
     if m is None:
-        raise ValueError(f"an LM-companion method is ARM-rRANK (e.g. sft-r16), got {method!r}")
+        raise ValueError(f"a method of the LM post-training study is ARM-rRANK (e.g. sft-r16), got {method!r}")
     return m.group(1), int(m.group(2))
 
 
 START_ARM = "start"
-"""The arm name of the shared start (the format warm-up) in an LM-companion table."""
+"""The arm name of the shared start (the format warm-up) in the LM post-training study's table."""
 
 
 def with_start(picks: pd.DataFrame, start_eval: str | Path) -> pd.DataFrame:
@@ -237,7 +230,8 @@ def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
     d = Path(companion_dir)
     for name in ("picks.parquet", "manifest.json"):
         if not (d / name).exists():
-            raise FileNotFoundError(f"{d} holds no finished LM-companion study (no {name}); run `fgpo lm-companion`")
+            raise FileNotFoundError(f"{d} holds no finished LM post-training study (no {name}); "
+                                    "run `fgpo lm-companion`")
     cfg = json.loads((d / "manifest.json").read_text())["config"]
     runs = d
     for _ in Path(cfg["folder"]).parts:
@@ -253,7 +247,6 @@ def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
     processes)."""
     import json
 
-    from .report import training_cost
 
     mans = {m.parent.name: json.loads(m.read_text()) for m in sorted(Path(companion_dir).glob("*/manifest.json"))}
     mans = {k: {**m, "config": {"epochs": 1, **m.get("config", {})}} for k, m in mans.items() if "train_seconds" in m}

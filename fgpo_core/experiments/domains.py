@@ -2,7 +2,7 @@
 
 A test question is *in domain* when its family appears among the training questions and its
 suite is not the cross-organism one, *out of domain* otherwise: the book's one rule,
-:func:`fgpo_core.experiments.companion_report.domain_of`. Every comparison here is
+:func:`fgpo_core.evaluation.domains.domain_of`. Every comparison here is
 question-paired over the test suites pooled and over each split, seed by seed, and decided
 by :func:`fgpo_core.evaluation.difference.compare`.
 
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.difference import Verdict, compare
+from ..evaluation.domains import domain_of
 from ..table import RewardTable
-from .companion_report import domain_of
 from .study import Study
 
 __all__ = ["SPLITS", "study_training_table", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",

@@ -1,4 +1,4 @@
-"""The companion study's question on the LM selector (``fgpo lm-companion``): under one budget of
+"""The post-training study's question on the LM selector (``fgpo lm-companion``): under one budget of
 question visits, does a brief SFT warm start followed by FGPO (20% / 80%) beat pure SFT and pure
 FGPO, in domain and out of domain, and how does the LoRA rank of the trained adapter matter?
 
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_path, write_json
-from .companion_report import domain_of
-from .grid import ensure_trained
+from ..evaluation.domains import domain_of
+from .steps import ensure_trained
 from .run import RunSetup, evaluate_run
 
 __all__ = ["LMCompanionConfig", "lm_companion_plan", "companion_questions", "run_lm_companion", "STAGE_BATCH"]

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .grid import ensure_trained, small_workspace
+from .steps import ensure_trained, small_workspace
 from .report import choose_runs
 from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest, run_tool_names
 

@@ -17,14 +17,14 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 from .chosen import CHOSEN_EXTRAS, CHOSEN_FILE, CHOSEN_KEYS, CHOSEN_METHODS, choose_runs, holds_selector
 
-__all__ = ["SelectorRun", "load_runs", "method_grid", "pooled_correct", "TRAINED", "p_gen_matrix", "score_matrix",
+__all__ = ["SelectorRun", "method_grid", "TRAINED", "p_gen_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "chosen_status",
-           "run_progress", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "choose_runs", "load_chosen", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
            "dev_table", "grpo_dead_groups", "training_cost"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
@@ -56,41 +56,6 @@ class SelectorRun:
 
 def _evals(folder: Path) -> dict[str, pd.DataFrame]:
     return {p.stem: pd.read_parquet(p) for p in sorted((folder / "eval").glob("*.parquet"))}
-
-
-def load_runs(runs_dir) -> dict[str, SelectorRun]:
-    """The runs written by ``fgpo runs``: FGPO (the learning-rate sweep's best on dev, the
-    others as ``FGPO (lr=...)``), GRPO, SFT, DPO (and its beta sweep as ``DPO (beta=...)``)
-    and the prompted baseline "Tools w/ Desc"."""
-    from .run import best_dev
-
-    root = Path(runs_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"no runs folder {root}: run `fgpo runs` (or `make runs`) first")
-    out: dict[str, SelectorRun] = {}
-    fgpo = sorted(p for p in root.glob("fgpo-lr*") if (p / "manifest.json").exists())
-    if fgpo:
-        best, _ = best_dev(fgpo)
-        for p in fgpo:
-            m = json.loads((p / "manifest.json").read_text())
-            name = "FGPO" if str(p) == best else f"FGPO (lr={m['config']['lr']:g})"
-            out[name] = SelectorRun(name, p, m, _evals(p))
-    for name, sub in (("GRPO", "grpo"), ("SFT", "sft"), ("DPO", "dpo")):
-        p = root / sub
-        if (p / "manifest.json").exists():
-            out[name] = SelectorRun(name, p, json.loads((p / "manifest.json").read_text()), _evals(p))
-    for p in sorted(root.glob("dpo-beta*")):
-        if (p / "manifest.json").exists():
-            m = json.loads((p / "manifest.json").read_text())
-            name = f"DPO (beta={m['config']['dpo_beta']:g})"
-            out[name] = SelectorRun(name, p, m, _evals(p))
-    p = root / "tools-with-descriptions"
-    if (p / "eval").is_dir():
-        out["Tools w/ Desc"] = SelectorRun("Tools w/ Desc", p, None, _evals(p))
-    missing = [m for m in ("FGPO", "GRPO") if m not in out]
-    if missing:
-        raise FileNotFoundError(f"{root} lacks the finished run(s) {missing}")
-    return out
 
 
 def load_chosen(runs_dir) -> dict[str, SelectorRun]:
@@ -171,11 +136,9 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
 def domain_accuracy(grid: pd.DataFrame, families: Mapping[str, Sequence[str]], training_families) -> pd.DataFrame:
     """Accuracy (%) of every row of a :func:`method_grid` frame (one reasoner) with answers question by
     question, on in-domain and out-of-domain questions pooled over its suites
-    (:func:`~fgpo_core.experiments.companion_report.domain_of`: ID = a training family outside the
+    (:func:`~fgpo_core.evaluation.domains.domain_of`: ID = a training family outside the
     microbe suite), with the questions of each. ``families`` gives each suite's question families in
     the grid's question order (an evaluation's ``family`` column)."""
-    from .companion_report import domain_of
-
     fams = set(training_families)
     out = {}
     for method, rows in grid[grid.correct_vector.notna()].groupby("method", sort=False):
@@ -195,16 +158,6 @@ def domain_accuracy(grid: pd.DataFrame, families: Mapping[str, Sequence[str]], t
     return pd.DataFrame(out).T
 
 
-def pooled_correct(grid: pd.DataFrame, method: str, suites: Sequence[str]) -> np.ndarray:
-    """One method's per-question correctness from a :func:`method_grid` frame (one reasoner),
-    concatenated over ``suites`` in that order: the vector a question-paired test compares."""
-    rows = grid[grid.method == method].set_index("suite")
-    missing = [s for s in suites if s not in rows.index]
-    if missing:
-        raise ValueError(f"{method} has no rows for suite(s) {missing}")
-    return np.concatenate([np.asarray(rows.loc[s, "correct_vector"], dtype=bool) for s in suites])
-
-
 def _columns(df: pd.DataFrame, prefix: str) -> np.ndarray:
     cols = sorted((c for c in df if c.startswith(prefix)), key=lambda c: int(c[len(prefix):]))
     return df[cols].to_numpy()
@@ -213,11 +166,6 @@ def _columns(df: pd.DataFrame, prefix: str) -> np.ndarray:
 def p_gen_matrix(run: SelectorRun, suite: str) -> np.ndarray:
     """p_gen of every subset's policy string ``[N, 2**n]`` (the rest is format failure)."""
     return _columns(run.evals[suite], "p_gen_")
-
-
-def score_matrix(run: SelectorRun, suite: str) -> np.ndarray:
-    """The Eq. 4 candidate scores ``[N, 2**n]``."""
-    return _columns(run.evals[suite], "candidate_score_")
 
 
 def warmup_curve(stages: Sequence[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -258,43 +206,6 @@ def format_summary(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                      "canonical_mass": 100 * f.canonical_mass.mean(),
                      "least_canonical_mass": 100 * f.canonical_mass.min()})
     return pd.DataFrame(rows).set_index("selector")
-
-
-def run_progress(folder) -> str:
-    """How far a run folder has got: "finished" (its manifest is written), "step k of K" (a TRL
-    trainer's latest checkpoint under ``ckpt/``), "started" (anything else there) or "not started"."""
-    folder = Path(folder)
-    if (folder / "manifest.json").exists():
-        return "finished"
-    states = sorted(folder.glob("ckpt/checkpoint-*/trainer_state.json"),
-                    key=lambda p: int(p.parent.name.rsplit("-", 1)[-1]) if p.parent.name.rsplit("-", 1)[-1].isdigit()
-                    else -1)
-    if states:
-        st = json.loads(states[-1].read_text())
-        return f"step {st.get('global_step', '?')} of {st.get('max_steps', '?')}"
-    return "started" if folder.is_dir() and any(folder.iterdir()) else "not started"
-
-
-def chosen_status(runs_dir, folders: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
-    """What ``<runs_dir>/chosen.json`` holds so far, one row per method of the LM main table (and
-    its extra rows): the run folder ("" where none is recorded yet) and the questions evaluated
-    on each suite. A chapter prints it so a reader sees which rows have landed. With ``folders``
-    (method key -> its run folders relative to ``runs_dir``, e.g. ``lm_grid_folders``), a method
-    not yet recorded also shows how far its run has got (:func:`run_progress`)."""
-    path = Path(runs_dir) / CHOSEN_FILE
-    chosen = json.loads(path.read_text()) if path.exists() else {}
-    rows = []
-    for key, label in CHOSEN_KEYS.items():
-        folder = chosen.get(key, "")
-        row = {"method": label, "run": folder}
-        if folders is not None:
-            row["progress"] = "evaluated" if folder else ", ".join(
-                f"{f}: {run_progress(Path(runs_dir) / f)}" for f in folders.get(key, [])) or "not planned"
-        if folder:
-            for suite, frame in _evals(Path(runs_dir) / folder).items():
-                row[suite] = len(frame)
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("method")
 
 
 def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:

@@ -34,7 +34,8 @@ EVAL_SUITES = ("core", "microbe", "mosaic")
 """The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
 
 PROMPTED = "tools-with-descriptions"
-"""``evaluate_run``'s name for the unadapted selector shown real tool names and descriptions."""
+"""``evaluate_run``'s name for the unadapted selector with named tools (the tools' real names and
+descriptions in its prompt; the paper's row "Tools w/ Desc")."""
 
 
 @dataclass
@@ -58,8 +59,8 @@ class RunSetup:
     init_adapter: str = ""
     """Start from this run folder's adapter (e.g. the format warm-up's) instead of a fresh one."""
     described: bool = False
-    """Train with the tools' real names and descriptions in the selector's prompt (G.2) instead of
-    anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
+    """Named tools: train with the tools' real names and descriptions in the selector's prompt (G.2)
+    instead of anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
     then use the same prompt."""
     merge_init: bool = False
     """With ``init_adapter``: merge that adapter into the base weights and train a fresh LoRA adapter
@@ -94,9 +95,9 @@ def run_manifest(run_dir) -> dict:
 def run_tool_names(run_dir) -> list[str] | None:
     """The tool names a finished run's selector was trained to see in its prompt (``RunSetup.described``),
     or None for the anonymous slots; its evaluations use the same prompt."""
-    from ..genomics.tools import TOOL_NAMES
+    from ..genomics.tools import MAIN_TOOL_NAMES
 
-    return list(TOOL_NAMES[:4]) if run_manifest(run_dir).get("setup", {}).get("described", False) else None
+    return list(MAIN_TOOL_NAMES) if run_manifest(run_dir).get("setup", {}).get("described", False) else None
 
 
 def recorded_folder(recorded: str, beside) -> Path:
@@ -148,7 +149,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     (``config`` of its config class); returns (and writes) the run's manifest."""
     import torch
 
-    from ..genomics.tools import TOOL_NAMES
+    from ..genomics.tools import MAIN_TOOL_NAMES
 
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -161,7 +162,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     train_qs, train_t = split_data(setup, "train", setup.n_train)
     dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
-    names = list(TOOL_NAMES[:4]) if setup.described else None
+    names = list(MAIN_TOOL_NAMES) if setup.described else None
     if setup.init_adapter:
         sel = load_run_selector(setup.init_adapter, setup.keep, trainable=not setup.merge_init, tool_names=names)
         if setup.merge_init:
@@ -338,7 +339,7 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     from tqdm.auto import tqdm
 
     from ..genomics.benchmarks import load_benchmark
-    from ..genomics.tools import TOOL_NAMES
+    from ..genomics.tools import MAIN_TOOL_NAMES
 
     suites = list(suites or EVAL_SUITES)
     _, all_suites = load_benchmark(bench_dir)
@@ -383,9 +384,9 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         return result
     if prompted:
         sel = load_selector(None, keep, trainable=False,
-                            tool_names=list(TOOL_NAMES[:4]) if run_dir == PROMPTED else None)
+                            tool_names=list(MAIN_TOOL_NAMES) if run_dir == PROMPTED else None)
     else:
-        sel = load_run_selector(run_dir, keep, tool_names=list(TOOL_NAMES[:4]) if described else None)
+        sel = load_run_selector(run_dir, keep, tool_names=list(MAIN_TOOL_NAMES) if described else None)
     sel.model.eval()
     for s, qs, path in todo:
         parts = out / "parts" / s

@@ -72,8 +72,8 @@ COMPANION = {
                "sft-e16-lr0.1+grpo-e4"],
     "capacity": [f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a in ("", "-h64", "-h256") for b in ("", "-h64", "-h256")],
 }
-"""The companion study's groups of methods on the policy head: SFT for 1 .. 32 epochs; FGPO or
-GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
+"""The post-training study's groups of methods on the policy head (the preset ``companion``): SFT for
+1 .. 32 epochs; FGPO or GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
 split 0/20/50/80/100% between SFT and RL; and the head width of each stage at the 20/80 split.
 SFT runs at one fixed rate (0.1, its best in the main study), so the SFT stage of every pipeline
 is the same head; the RL stage's rate is swept and chosen on dev."""
@@ -106,7 +106,7 @@ class StudyConfig:
     """Comma-separated method names (fgpo_core.core.method_names.METHODS; fgpo-k<k> for any k),
     each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``);
     stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a
-    preset of :data:`PRESETS` (main, ablations, five, companion)."""
+    preset of :data:`PRESETS` (main, ablations, five, companion: the post-training study, larger)."""
     seeds: int = 5
     """Seeds per method (0 .. seeds-1)."""
     lrs: str = "3e-3,1e-2,3e-2,1e-1"

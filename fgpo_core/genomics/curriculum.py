@@ -30,12 +30,13 @@ import numpy as np
 
 from .benchmarks.families import gc_and_cpg
 from .benchmarks.schema import LETTERS, Question
+from .factors import curriculum_factors
 from .tools import ReferenceSet, ToolLibrary
 from .tools.expert import KmerSpectrumEncoder
-from .tools.motifs import best_hit_by_factor, load_motifs, single_matrix_factors
+from .tools.motifs import best_hit_by_factor, load_motifs
 from .tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites
 
-__all__ = ["SKILLS", "SOURCES", "curriculum_factors", "curriculum_library", "make_curriculum", "check_disjoint",
+__all__ = ["SKILLS", "SOURCES", "curriculum_library", "make_curriculum", "check_disjoint",
            "CurriculumSpec"]
 
 SKILLS = ("recognition", "splicing", "composition", "dinucleotide", "source")
@@ -68,20 +69,6 @@ class CurriculumSpec:
     """Seed of every draw."""
     length: tuple = (140, 260)
     """Fragment lengths (bp)."""
-
-
-@lru_cache(maxsize=1)
-def curriculum_factors(n: int = 60, min_width: int = 10) -> tuple:
-    """JASPAR 2024 factors with a single matrix of width >= ``min_width`` that the
-    benchmark's TF-motif family does not use."""
-    from .benchmarks.families import motif_factors
-
-    used = {name for name, _ in motif_factors()}
-    single = single_matrix_factors(min_width)
-    free = sorted(k for k in single if k not in used)
-    rng = np.random.default_rng(11)
-    pick = sorted(rng.choice(free, size=min(n, len(free)), replace=False).tolist())
-    return tuple((p, single[p]) for p in pick)
 
 
 def _background(rng: np.random.Generator, length: int, gc: float | None = None) -> str:

@@ -9,9 +9,13 @@ from .base import Reasoner, ReasonerOutput, letter_from_logprobs
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets
 
 
-__all__ = ["Reasoner", "ReasonerOutput", "letter_from_logprobs", "REASONERS", "get_reasoner"]
+__all__ = ["Reasoner", "ReasonerOutput", "letter_from_logprobs", "REASONERS", "REASONER_LABELS", "get_reasoner"]
 
 REASONERS = ("reader", "minilm", "smollm2", "reader:<adapter folder>", "hf:<folder>", "vllm:<folder>")
+
+REASONER_LABELS = {"reader": "evidence reader", "minilm": "zero-shot MiniLM", "smollm2": "SmolLM2-135M"}
+"""What the chapters call each named reasoner, and so its reward tables (``data/tables/cpu/<name>``);
+a table folder of another name is labelled by its name."""
 
 
 def get_reasoner(name: str, **kwargs):

@@ -1,5 +1,6 @@
 """The reward table: the reasoner's correctness for every (question, subset), its build and its files."""
-from .io import ManifestMismatch, has_table, load_table, load_tables
+from .files import ManifestMismatch
+from .io import has_table, load_table, load_tables
 from .reward_table import BASELINE_NAMES, RewardTable
 
 __all__ = ["RewardTable", "BASELINE_NAMES", "load_table", "load_tables", "has_table", "ManifestMismatch"]

@@ -40,7 +40,7 @@ from ..core.subsets import ActionSpace
 from ..env import package_versions
 from ..genomics.tools.provenance import library_provenance
 from ..io import atomic_path, pid_lock, write_json, write_text
-from .io import MANIFEST, TABLE, ManifestMismatch
+from .files import MANIFEST, TABLE, ManifestMismatch
 
 __all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok", "check_manifest",
            "file_digest", "shard_lock"]

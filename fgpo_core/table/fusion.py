@@ -36,7 +36,7 @@ from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..io import atomic_path, write_json, write_text
 from .build import check_manifest, file_digest, shard_lock, chunk_ok, table_manifest
-from .io import MANIFEST
+from .files import MANIFEST
 from .reward_table import RewardTable
 
 __all__ = ["BlockScores", "score_blocks", "merge_blocks", "load_blocks", "write_view", "BLOCKS",

@@ -29,7 +29,7 @@ import pandas as pd
 from ..core.rewards import LAMBDA
 from ..io import atomic_path, write_json
 from .build import build_table, merge_table, questions_hash, table_manifest
-from .io import MANIFEST, TABLE, ManifestMismatch
+from .files import MANIFEST, TABLE, ManifestMismatch
 
 __all__ = ["grow_table", "grow_blocks", "grow_features", "whole_manifest", "main"]
 

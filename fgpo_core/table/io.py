@@ -14,16 +14,10 @@ import numpy as np
 import pandas as pd
 
 from ..genomics.benchmarks.schema import LETTERS
+from .files import MANIFEST, TABLE, ManifestMismatch
 from .reward_table import RewardTable
 
 __all__ = ["MANIFEST", "TABLE", "ManifestMismatch", "load_table", "load_tables", "has_table"]
-
-MANIFEST = "manifest.json"
-TABLE = "table.parquet"
-
-
-class ManifestMismatch(ValueError):
-    """A table (or a partial build) was made under different inputs."""
 
 
 def _fused_format(folder: Path) -> str | None:

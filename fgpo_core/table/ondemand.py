@@ -23,7 +23,7 @@ from ..core.rewards import LAMBDA, eq1_reward
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..io import atomic_path
 from .build import check_manifest, table_manifest
-from .io import MANIFEST
+from .files import MANIFEST
 
 __all__ = ["OnDemandRewards", "ONDEMAND_FORMAT"]
 

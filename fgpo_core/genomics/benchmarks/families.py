@@ -15,12 +15,13 @@ import numpy as np
 
 from .. import data
 from ..tools.demo import mutate
-from ..tools.motifs import best_hit_by_factor, load_motifs, single_matrix_factors
+from ..factors import motif_factors, regulator_factors
+from ..tools.motifs import best_hit_by_factor, load_motifs
 from ..tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites
 from .sources import (SIGMA70_THRESHOLD, exons_for_split, gene_calls, genome_region, repeats_for_split,
                       sigma70_score)
 
-__all__ = ["Item", "Family", "FAMILIES", "family", "regulator_factors"]
+__all__ = ["Item", "Family", "FAMILIES", "family", "gc_and_cpg"]
 
 
 @dataclass
@@ -66,15 +67,6 @@ class Family:
 
 
 # -- TF motif ------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def motif_factors(n: int = 40, min_width: int = 10) -> tuple:
-    """Transcription factors with a single, long enough JASPAR 2024 matrix (no dimers)."""
-    single = single_matrix_factors(min_width)
-    rng = np.random.default_rng(2024)
-    pick = sorted(rng.choice(sorted(single), size=min(n, len(single)), replace=False).tolist())
-    return tuple((p, single[p]) for p in pick)
-
-
 class TFMotif(Family):
     name = "tf_motif"
     decisive_tool = "motif_scan"
@@ -120,22 +112,6 @@ class TFMotif(Family):
 
 
 # -- sequence-specific regulators (a training family read by the motif scan) -------
-@lru_cache(maxsize=1)
-def regulator_factors(n: int = 40, min_width: int = 10) -> tuple:
-    """JASPAR 2024 factors with a single matrix of width >= ``min_width`` that neither the
-    TF-motif family (:func:`motif_factors`) nor the reader's curriculum
-    (:func:`~fgpo_core.genomics.curriculum.curriculum_factors`) uses, drawn with a seed of
-    their own: the label space of the ``regulator`` family."""
-    from ..curriculum import curriculum_factors
-
-    used = {name for name, _ in motif_factors()} | {name for name, _ in curriculum_factors()}
-    single = single_matrix_factors(min_width)
-    free = sorted(k for k in single if k not in used)
-    rng = np.random.default_rng(2026)
-    pick = sorted(rng.choice(free, size=min(n, len(free)), replace=False).tolist())
-    return tuple((p, single[p]) for p in pick)
-
-
 class Regulator(TFMotif):
     """A training family whose decisive tool is the motif scan: a human exon segment (training
     split) carrying a planted recognition motif of one of 40 regulators that no evaluation

@@ -100,7 +100,7 @@ def make_tool(name: str, **available):
 def library_from_names(names: Sequence[str], references: Mapping | None = None, database=None, encoder=None,
                        max_length: int | None = None):
     """A :class:`~fgpo_core.genomics.tools.ToolLibrary` whose slots hold the named tools, in order."""
-    from . import ToolLibrary
+    from .library import ToolLibrary
     from .expert import KmerSpectrumEncoder
 
     names = [n.strip() for n in names if n.strip()]
