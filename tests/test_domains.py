@@ -5,7 +5,7 @@ import pytest
 
 from fgpo_core.book.build import REPO_ROOT
 from fgpo_core.experiments.domains import (best_fixed_subset, domain_accuracy, domain_verdicts, method_correct,
-                                           study_training_table)
+                                           split_scores, study_training_table)
 from fgpo_core.experiments.study import load_study
 from fgpo_core.experiments.study_report import study_scores
 from fgpo_core.table import load_tables
@@ -65,3 +65,21 @@ def test_a_study_cannot_claim_more_training_questions_than_the_table_holds(commi
     st, tables, _ = committed
     with pytest.raises(ValueError):
         study_training_table(st, tables["train"].select(tables["train"].question_ids[:10]))
+
+
+def test_split_scores_read_a_split_as_a_suite(committed):
+    """Each split's rows agree with domain_accuracy and with method_correct question by question,
+    and the pooled tools per question are the question-weighted mean of the suites'."""
+    st, tables, fams = committed
+    sp = split_scores(st, tables, SUITES, fams)
+    acc = domain_accuracy(st, tables, ["fgpo", "grpo"], SUITES, fams)
+    sc = study_scores(st, tables)
+    for m in ("fgpo", "grpo"):
+        for split in ("pooled", "in domain", "out of domain"):
+            assert sp[(sp.method == m) & (sp.suite == split)].accuracy.mean() == pytest.approx(acc.loc[m, split])
+        pooled = sp[(sp.method == m) & (sp.suite == "pooled")].sort_values("seed")
+        for seed, vec in zip(pooled.seed, pooled.correct_vector):
+            ids = {s: np.asarray(st.pick_matrix(s, m)[0]) for s in SUITES}
+            np.testing.assert_array_equal(vec, method_correct(st, tables, m, ids)[seed])
+        f = sc[(sc.method == m) & (sc.seed == 0)]
+        assert pooled.tools.iloc[0] == pytest.approx((f.tools * f.n).sum() / f.n.sum())

@@ -19,11 +19,12 @@ import pandas as pd
 
 from ..evaluation.difference import Verdict, compare
 from ..evaluation.domains import domain_of
+from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 from .study import Study
 
 __all__ = ["SPLITS", "study_training_table", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset", "domain_accuracy",
-           "domain_verdicts"]
+           "domain_verdicts", "split_scores"]
 
 SPLITS = ("pooled", "in domain", "out of domain")
 
@@ -113,3 +114,29 @@ def domain_verdicts(study: Study, tables: Mapping[str, RewardTable], ref: str, o
         for k, mask in masks.items():
             out[(m, k)] = compare([x[mask] for x in a], [y[mask] for y in b])
     return out
+
+
+def split_scores(study: Study, tables: Mapping[str, RewardTable], suites: Sequence[str],
+                 train_families: set[str]) -> pd.DataFrame:
+    """The rows of :func:`~fgpo_core.experiments.study_report.study_scores` for the three
+    :data:`SPLITS` instead of suites: per (method, seed), the questions of ``suites`` pooled and
+    split in domain and out of domain, with ``suite`` naming the split. Every report that takes
+    scores and a suite (``verdicts``, ``ablation_rows``...) then reads a split as it reads a suite;
+    the per-question ``correct_vector`` of one split lines up across methods and seeds."""
+    ids, masks = _pooled(study, tables, suites, train_families)
+    sel = {s: tables[s].select(ids[s]) for s in ids}
+    correct = np.concatenate([sel[s].correct for s in ids])
+    tokens = np.concatenate([sel[s].tokens for s in ids]) if all(sel[s].tokens is not None for s in ids) else None
+    n_tools = next(iter(sel.values())).n_tools
+    rows = []
+    for (method, seed), f in study.picks[study.picks.suite.isin(list(ids))].groupby(["method", "seed"], sort=False):
+        by_suite = {s: g.set_index("question_id")["mask"] for s, g in f.groupby("suite")}
+        if set(by_suite) != set(ids):
+            continue
+        picks = np.concatenate([by_suite[s].loc[ids[s]].to_numpy() for s in ids])
+        for split, mask in masks.items():
+            rows.append({"method": method, "seed": seed, "suite": split, "n": int(mask.sum()),
+                         **summarise_picks(picks[mask], correct[mask], n_tools,
+                                           None if tokens is None else tokens[mask]),
+                         "correct_vector": correct_of(picks[mask], correct[mask])})
+    return pd.DataFrame(rows)
