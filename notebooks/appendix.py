@@ -21,33 +21,26 @@
 # temperature do, how much training data, what a fifth tool changes, what each tool is
 # worth, how GRPO's group size trades reward evaluations for accuracy, why SFT and DPO
 # collapse, and whether a larger selector changes the story. Each question is answered here
-# by one more set of runs of the policy-head selector of the chapter "Exact versus sampled on
-# the real tables": the evidence reader's reward tables, the first {glue:text}`ap_n_train`
-# training questions, all {glue:text}`ap_n_core` questions of `core` ({glue:text}`ap_n_seeds`
-# seeds per setting, each method's learning rate chosen on dev). These studies were run on the
-# *first* training pool, before the regulator family, the one family whose questions the motif
-# scan decides, joined it (the book's first page shows what that family changes): T2 earns
-# nothing on these training questions, which shapes several results below.
+# by one more set of runs of the policy-head selector of "Exact versus sampled on the real
+# tables": the evidence reader's reward tables, all {glue:text}`ap_n_train` training
+# questions, and all {glue:text}`ap_n_test` test questions of `core`, `microbe` and `mosaic`
+# ({glue:text}`ap_n_id` in domain, {glue:text}`ap_n_ood` out of domain), with
+# {glue:text}`ap_n_seeds` seeds per setting and each method's learning rate chosen on dev.
 #
-# An ablation is a method name with a modifier (`fgpo_core.algorithms.head.parse_method`):
-# `fgpo-k4` evaluates four subsets per visit, `fgpo-lambda0` trains with Eq. 1's $\lambda = 0$,
-# `grpo-G16` draws groups of 16, `fgpo-n250` trains on 250 questions, `fgpo-noT3` on the
-# library without T3, `dpo-beta0.1` sets DPO's $\beta$, `fgpo-h64` puts a 64-unit MLP
+# An ablation is a method name with a modifier (`fgpo_core.core.method_names`): `fgpo-k4`
+# evaluates four subsets per visit, `fgpo-lambda0` trains with Eq. 1's $\lambda = 0$,
+# `grpo-G16` draws groups of 16, `fgpo-n250` trains on the first 250 questions, `fgpo-noT3`
+# on the library without T3, `dpo-beta0.1` sets DPO's $\beta$, `fgpo-h64` puts a 64-unit MLP
 # under the scores. The unmodified `fgpo` and `grpo` are the paper's settings ($k = 16$,
 # $\lambda = 0.10$, $\beta = 0.03$, temperature 1, $G = 6$, a linear head). The paper's
-# numbers come from a 7B selector and an 8B reasoner on its own benchmark; they stand
-# beside ours for their shape (does accuracy rise or fall with the setting?), not for
-# their level.
+# numbers come from a 7B selector and an 8B reasoner on its own benchmark; they sit beside
+# ours for their shape (does accuracy rise or fall with the setting?), not their level.
 #
-# A gap between two settings is called a **difference** only by the book's one rule
+# Every accuracy below is over all test questions pooled, with in domain and out of domain
+# beside it. A gap is a **difference** only by the book's one rule
 # (`fgpo_core.evaluation.difference`): on the same questions, a paired t-test over seeds gives
-# p < 0.05 *and* the question-by-question McNemar test gives p < 0.05 in at least half of the
-# seeds. The last section collects every such test of this chapter in one table.
-#
-# One fact about the default FGPO run explains much of what follows. On this table the linear
-# head converges to nearly one subset for every question: it calls the expert tool (T4) alone
-# on {glue:text}`ap_fgpo_top`% of `core` questions and {glue:text}`ap_fgpo_tools` tools per
-# question on average. The paper's 7B selector routes question by question.
+# p < 0.05 *and* McNemar's test gives p < 0.05 in at least half of the seeds. The last
+# section holds every test of the chapter, with its p-values.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -76,12 +69,15 @@ from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_ablation_panels, plot_checkpoints, set_style
+from fgpo_core.core.subsets import ActionSpace
 from fgpo_core.core.estimators import coverage_hit_probability
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.experiments.ablation_report import (ablation_rows, checkpoint_table, coverage_table,
                                                    group_size_table, imitation_table, removal_table, tool_invocation,
                                                    verdicts)
-from fgpo_core.experiments.domains import study_training_table
+from fgpo_core.experiments.domains import (SPLITS, best_fixed_subset, fixed_correct, method_correct, split_masks,
+                                           split_scores,
+                                           study_training_table)
 from fgpo_core.experiments.study import ABLATIONS, StudyConfig, load_study, run_study
 from fgpo_core.experiments.study_report import label, study_baselines, study_scores
 from fgpo_core.table import load_tables
@@ -116,48 +112,79 @@ tables = load_tables({"r": study_tables}, ["train"] + TEST)["r"]
 tables5 = load_tables({"r": five_tables}, ["train"] + TEST)["r"]
 # each study trained on a prefix of the training pool: read the rows it trained on
 tables["train"], tables5["train"] = study_training_table(ab, tables["train"]), study_training_table(five, tables5["train"])
-scores, scores5 = study_scores(ab, tables), study_scores(five, tables5)
-ids = {s: ab.picks[ab.picks.suite == s].question_id.unique() for s in TEST}
+families = set(tables["train"].family)
+# every accuracy of the chapter: all test questions pooled, and split in and out of domain
+scores, scores5 = split_scores(ab, tables, TEST, families), split_scores(five, tables5, TEST, families)
+SPLIT_COLUMNS = {"pooled accuracy": "pooled (%)", "pooled sd": "sd", "in domain accuracy": "in domain (%)",
+                 "out of domain accuracy": "out of domain (%)", "tools (pooled)": "tools"}
+ids = {s: np.asarray(ab.pick_matrix(s, "fgpo")[0]) for s in TEST}
+masks = split_masks(tables, ids, families)
 core = tables["core"].select(ids["core"])
-base = study_baselines(tables, ids).set_index(["suite", "method"])
-no_tool = float(base.loc[("core", "No-Tool"), "accuracy"])
-all_tools = float(base.loc[("core", "All-Tools"), "accuracy"])
-refs = {n: float(base.loc[("core", n), "accuracy"]) for n in ("No-Tool", "All-Tools", "BestFixed*")}
 
-# every comparison of the chapter, by the book's rule, on core: (setting, reference)
+
+def fixed(subset):
+    """A fixed subset's accuracy (%) on each split."""
+    c = fixed_correct(tables, ids, subset)
+    return {k: 100.0 * float(c[m].mean()) for k, m in masks.items()}
+
+
+best_subset = best_fixed_subset(tables, ids)
+REF = {"No-Tool": fixed(0), "All-Tools": fixed(core.n_actions - 1), "BestFixed*": fixed(best_subset)}
+no_tool, all_tools = REF["No-Tool"]["pooled"], REF["All-Tools"]["pooled"]
+refs = {n: v["pooled"] for n, v in REF.items()}
+
+
+def acc_table(methods, scores=scores):
+    """Each setting pooled and split (mean over seeds), the pooled sd and tools per question."""
+    return ablation_rows(scores, methods, list(SPLITS))[list(SPLIT_COLUMNS)].rename(columns=SPLIT_COLUMNS)
+
+
+# every comparison of the chapter, by the book's rule, on each split: (setting, reference)
 PAIRS = ([(m, "fgpo") for g in ("coverage", "parsimony", "entropy", "temperature", "removal", "imitation")
           for m in ABLATIONS[g] if m != "fgpo"]
          + [(m, "fgpo") for m in ("fgpo-n125", "fgpo-n250", "fgpo-n500", "fgpo-h64", "fgpo-h256")]
          + [(m, "grpo") for m in ABLATIONS["group"] + ["grpo-n125", "grpo-n250", "grpo-n500"] if m != "grpo"]
          + [("fgpo", "grpo"), ("fgpo-k2", "grpo"), ("fgpo-h64", "grpo-h64"), ("fgpo-h256", "grpo-h256")])
-VD = {(m, r): verdicts(scores, r, [m]).iloc[0] for m, r in PAIRS if {m, r} <= set(scores.method)}
+VD = {(m, r, k): verdicts(scores, r, [m], k).iloc[0] for m, r in PAIRS if {m, r} <= set(scores.method) for k in SPLITS}
 
 
-def verdict(method, against="fgpo"):
-    return VD[(method, against)]
+def verdict(method, against="fgpo", split="pooled"):
+    return VD[(method, against, split)]
 
 
-acc = ablation_rows(scores, [m for ms in ABLATIONS.values() for m in ms], ["core"])
-A = {m: float(acc.loc[label(m), "core accuracy"]) for m in {m for ms in ABLATIONS.values() for m in ms}
-     if label(m) in acc.index}
-T = {m: float(acc.loc[label(m), "tools (core)"]) for m in A}
-SD = {m: float(acc.loc[label(m), "core sd"]) for m in A}
+def differs(method, against="fgpo"):
+    """The splits (pooled, in domain, out of domain) on which ``method`` differs from ``against``."""
+    return [k for k in SPLITS if verdict(method, against, k).difference]
+
+
+ALL = [m for ms in ABLATIONS.values() for m in ms]
+acc = acc_table(ALL)
+A = {m: float(acc.loc[label(m), "pooled (%)"]) for m in set(ALL) if label(m) in acc.index}
+AI = {m: float(acc.loc[label(m), "in domain (%)"]) for m in A}
+AO = {m: float(acc.loc[label(m), "out of domain (%)"]) for m in A}
+T = {m: float(acc.loc[label(m), "tools"]) for m in A}
+SD = {m: float(acc.loc[label(m), "sd"]) for m in A}
 
 glue_number("ap_n_train", ab.manifest["n_questions"]["train"], 0)
-claim("appendix-first-pool", "regulator" not in set(tables["train"].family),
-      "the ablation studies trained on the first pool, without the regulator family")
-glue_number("ap_n_core", ab.manifest["n_questions"]["core"], 0)
+claim("appendix-whole-pool", "regulator" in families,
+      "the ablation studies trained on the whole pool, the regulator family included")
+glue_number("ap_n_test", int(masks["pooled"].sum()), 0)
+glue_number("ap_n_id", int(masks["in domain"].sum()), 0)
+glue_number("ap_n_ood", int(masks["out of domain"].sum()), 0)
 glue_number("ap_n_seeds", cfg["seeds"], 0)
-ids_f, picks_f = ab.pick_matrix("core", "fgpo")
-top_share = np.mean([100 * np.mean(p == np.bincount(p).argmax()) for p in picks_f])
-top_subset = core.labels()[int(np.bincount(picks_f.ravel()).argmax())]
-glue_number("ap_fgpo_top", top_share)
+glue_number("ap_fgpo", A["fgpo"])
+glue_number("ap_fgpo_id", AI["fgpo"])
+glue_number("ap_fgpo_ood", AO["fgpo"])
 glue_number("ap_fgpo_tools", T["fgpo"], 2)
+glue_number("ap_best", refs["BestFixed*"])
+glue_text("ap_best_subset", core.labels()[best_subset])
+glue_number("ap_no_tool", no_tool)
+glue_number("ap_all_tools", all_tools)
 
 
 def panel(methods, x, xlabel, title, paper_points=None, **kw):
-    t = ablation_rows(scores, methods, ["core"]).reindex([label(m) for m in methods])
-    return {"title": title, "x": x, "mean": t["core accuracy"].tolist(), "sd": t["core sd"].tolist(),
+    t = acc_table(methods).reindex([label(m) for m in methods])
+    return {"title": title, "x": x, "mean": t["pooled (%)"].tolist(), "sd": t["sd"].tolist(),
             "xlabel": xlabel, "paper": paper_points, **kw}
 
 
@@ -179,7 +206,7 @@ claim("fgpo_near_fixed", top_subset == "expert" and top_share > 70 and T["fgpo"]
 display(show_source(coverage_hit_probability))
 
 # %% tags=["remove-input"]
-dial = coverage_table(ab, scores, tables["train"], "core", cfg["lam"])
+dial = coverage_table(ab, scores, tables["train"], "pooled", cfg["lam"])
 dial["paper (GenomeQA)"] = pd.Series(paper.COVERAGE_DIAL)
 show(dial.drop(columns=["reward evaluations per visit"]))
 gap = float((dial["visits that saw a best subset (%)"] - dial["closed form (%)"]).abs().max())
@@ -231,8 +258,7 @@ claim("k2_vs_grpo", k2g["gap (points)"] > 0 and not k2g.difference, "k = 2 is ah
 # correctness. With $\lambda = 0$ every right subset is worth the same.
 
 # %% tags=["remove-input"]
-pars = ablation_rows(scores, ABLATIONS["parsimony"], ["core"])
-show(pars[["core accuracy", "core sd", "tools (core)"]], 2)
+show(acc_table(ABLATIONS["parsimony"]), 1, tools="{:.2f}")
 glue_number("ap_l0", A["fgpo-lambda0"])
 glue_number("ap_l0_tools", T["fgpo-lambda0"], 2)
 glue_number("ap_l10", A["fgpo"])
@@ -277,9 +303,7 @@ claim("lambda_paper", paper.PARSIMONY[0.10]["accuracy"] >= paper.PARSIMONY[0.0][
 # temperature divides the candidate scores before the softmax (below 1 sharpens $q$).
 
 # %% tags=["remove-input"]
-show(pd.concat([ablation_rows(scores, ABLATIONS["entropy"], ["core"]),
-                ablation_rows(scores, ABLATIONS["temperature"][:2], ["core"])])
-     [["core accuracy", "core sd", "tools (core)"]], 2)
+show(pd.concat([acc_table(ABLATIONS["entropy"]), acc_table(ABLATIONS["temperature"][:2])]), 1, tools="{:.2f}")
 for m, n in (("fgpo-beta0", "b0"), ("fgpo-beta0.01", "b001")):
     glue_number(f"ap_{n}_gap", -verdict(m)["gap (points)"])
 glue_number("ap_paper_beta", paper.SENSITIVITY["beta_0.08"] - paper.SENSITIVITY["beta_0.03"], 2, signed=True)
@@ -378,27 +402,29 @@ plt.show()
 # the 32 and FGPO trained on the same table restricted to T1–T4:
 
 # %% tags=["remove-input"]
-ids5 = {s: five.picks[five.picks.suite == s].question_id.unique() for s in TEST}
+ids5 = {s: np.asarray(five.pick_matrix(s, "fgpo")[0]) for s in TEST}
+masks5 = split_masks(tables5, ids5, families)
 core5 = tables5["core"].select(ids5["core"])
-b5 = core5.baselines()
-f5 = scores5[(scores5.suite == "core") & (scores5.method == "fgpo")].sort_values("seed").correct_vector.tolist()
-v5 = {n: compare(f5, [core5.correct[:, int(b5.loc[n, "subset"])].astype(bool)] * len(f5))
-      for n in ("All-Tools", "BestFixed*")}
-m5 = ablation_rows(scores5, ["fgpo", "fgpo-noT5", "grpo"], ["core"])
+f5 = method_correct(five, tables5, "fgpo", ids5)
+best5 = best_fixed_subset(tables5, ids5)
+fixed5 = {"All-Five": fixed_correct(tables5, ids5, core5.n_actions - 1), "BestFixed*": fixed_correct(tables5, ids5, best5)}
+v5 = {n: compare(f5, [c] * len(f5)) for n, c in fixed5.items()}
+m5 = acc_table(["fgpo", "fgpo-noT5"], scores5)
 inv5 = tool_invocation(five, tables5["core"], ["fgpo"])
 t5_share = float(inv5.filter(like="T5").loc["FGPO"].iloc[0])
-five_rows = pd.DataFrame({
-    "core accuracy (%)": [m5.loc["FGPO", "core accuracy"], m5.loc["FGPO (without T5)", "core accuracy"],
-                          b5.loc["All-Tools", "accuracy"], b5.loc["BestFixed*", "accuracy"]],
-    "tools per question": [m5.loc["FGPO", "tools (core)"], m5.loc["FGPO (without T5)", "tools (core)"],
-                           b5.loc["All-Tools", "tools"], b5.loc["BestFixed*", "tools"]],
-    "paper (%)": [paper.FIVE_TOOL["fgpo_final"], None, paper.FIVE_TOOL["all_five"], paper.FIVE_TOOL["best_fixed"]]},
-    index=["FGPO, 32 subsets", "FGPO, T1–T4 only", "All-Five", "best fixed of 32: " + core5.labels()[int(b5.loc["BestFixed*", "subset"])]])
-show(five_rows, 2)
-glue_number("ap_f5", m5.loc["FGPO", "core accuracy"])
-glue_number("ap_f5_all", b5.loc["All-Tools", "accuracy"])
-glue_number("ap_f5_best", b5.loc["BestFixed*", "accuracy"])
-glue_number("ap_f5_not5", m5.loc["FGPO (without T5)", "core accuracy"])
+sizes5 = ActionSpace(5).sizes
+five_rows = pd.concat([m5.drop(columns="sd"), pd.DataFrame(
+    {n: {**{f"{k} (%)": 100.0 * float(c[m].mean()) for k, m in masks5.items()},
+         "tools": float(sizes5[core5.n_actions - 1 if n == "All-Five" else best5])} for n, c in fixed5.items()}).T])
+five_rows.index = ["FGPO, 32 subsets", "FGPO, T1–T4 only", "All-Five", "best fixed of 32: " + core5.labels()[best5]]
+five_rows["paper (%)"] = [paper.FIVE_TOOL["fgpo_final"], None, paper.FIVE_TOOL["all_five"], paper.FIVE_TOOL["best_fixed"]]
+show(five_rows, 1, tools="{:.2f}")
+glue_number("ap_f5", five_rows.iloc[0]["pooled (%)"])
+glue_number("ap_f5_id", five_rows.iloc[0]["in domain (%)"])
+glue_number("ap_f5_ood", five_rows.iloc[0]["out of domain (%)"])
+glue_number("ap_f5_all", five_rows.iloc[2]["pooled (%)"])
+glue_number("ap_f5_best", five_rows.iloc[3]["pooled (%)"])
+glue_number("ap_f5_not5", five_rows.iloc[1]["pooled (%)"])
 glue_number("ap_f5_t5", t5_share, 0)
 glue_number("ap_paper_f5_t5", paper.FIVE_TOOL["invocation"]["T5"])
 glue_number("ap_paper_f5_lead_all", paper.FIVE_TOOL["fgpo_final"] - paper.FIVE_TOOL["all_five"], 2)
@@ -418,7 +444,7 @@ glue_number("ap_paper_f5_lead_best", paper.FIVE_TOOL["fgpo_final"] - paper.FIVE_
 claim("five_below", v5["All-Tools"].gap < 0 and v5["BestFixed*"].gap < 0
       and not v5["All-Tools"].is_difference and not v5["BestFixed*"].is_difference,
       "FGPO over 32 subsets is below All-Five and the best fixed subset, neither a difference")
-claim("five_not5", not verdicts(scores5, "fgpo", ["fgpo-noT5"]).difference.iloc[0],
+claim("five_not5", not verdicts(scores5, "fgpo", ["fgpo-noT5"], "pooled").difference.iloc[0],
       "FGPO over 32 subsets does not differ from FGPO on T1-T4")
 claim("five_t5", t5_share > 10 * paper.FIVE_TOOL["invocation"]["T5"], "FGPO calls T5 far more often than the paper's");
 
@@ -432,7 +458,7 @@ claim("five_t5", t5_share > 10 * paper.FIVE_TOOL["invocation"]["T5"], "FGPO call
 # column is how often FGPO with all four tools calls the tool.
 
 # %% tags=["remove-input"]
-rem = removal_table(core, scores, "core")
+rem = removal_table(core, scores, "pooled")
 inv = tool_invocation(ab, core, ["fgpo"])
 rem = rem.drop(columns=[c for c in rem if "seeds" in c])
 rem.columns = ["oracle (points)", "best fixed (points)", "FGPO retrained (points)"]
@@ -476,7 +502,7 @@ claim("rm_t3", verdict("fgpo-noT3").difference and verdict("fgpo-noT3")["gap (po
 # price.
 
 # %% tags=["remove-input"]
-gs = group_size_table(ab, scores, no_tool)
+gs = group_size_table(ab, scores, no_tool, "pooled")
 show(gs[["accuracy (%)", "sd over seeds", "dead groups, last epoch (%)", "visits that saw a best subset (%)",
          "reward evaluations"]], 1, **{"reward evaluations": "{:,.0f}"})
 glue_text("ap_gs_acc", ", ".join(f"{x:.1f}" for x in gs["accuracy (%)"]))
@@ -528,7 +554,9 @@ plt.show()
 # most), so imitating the per-question optimum teaches "no tools". Here:
 
 # %% tags=["remove-input"]
-imi = imitation_table(ab, scores, core, ABLATIONS["imitation"])
+imi = imitation_table(ab, study_scores(ab, tables), core, ABLATIONS["imitation"])
+imi["accuracy (%)"] = [A[m] for m in ABLATIONS["imitation"]]  # pooled, as every accuracy of the chapter
+imi["sd over seeds"] = [SD[m] for m in ABLATIONS["imitation"]]
 imi_show = imi.copy()
 imi_show.loc["No-Tool", ["accuracy (%)", "argmax is empty (%)", "tools"]] = [no_tool, 100.0, 0.0]
 imi_show["paper (%)"] = [paper.MAIN_GENOMEQA["SFT"], None, paper.MAIN_GENOMEQA["DPO"], None,
@@ -544,9 +572,8 @@ glue_number("ap_sft", imi.loc["SFT", "accuracy (%)"])
 glue_number("ap_sft_gap", -verdict("sft")["gap (points)"])
 glue_number("ap_paper_sft", paper.MAIN_GENOMEQA["SFT"], 2)
 glue_number("ap_paper_no_tool", paper.MAIN_GENOMEQA["No-Tool"], 2)
-empty = core.correct[:, 0].astype(bool)
-dpo_v = {m: compare(scores[(scores.suite == "core") & (scores.method == m)].sort_values("seed").correct_vector.tolist(),
-                    [empty] * cfg["seeds"]) for m in ABLATIONS["imitation"][1:]}
+empty = fixed_correct(tables, ids, 0)
+dpo_v = {m: compare(method_correct(ab, tables, m, ids), [empty] * cfg["seeds"]) for m in ABLATIONS["imitation"][1:]}
 glue_number("ap_dpo01", A["dpo-beta0.1"])
 glue_text("ap_dpo_hi", f"{A['dpo']:.1f} and {A['dpo-beta0.5']:.1f}");
 
@@ -623,10 +650,17 @@ claim("cap_lead", all(not v.difference and v["gap (points)"] >= 0 for v in cap_v
 # the reference, in points; p over seeds: the paired t-test over the five seeds):
 
 # %% tags=["remove-input"]
-table = pd.DataFrame([{"setting": label(m), "against": label(r), **VD[(m, r)]} for m, r in PAIRS if (m, r) in VD])
-table = table.set_index("setting")
-table["difference"] = table["difference"].map({True: "yes", False: "no"})
-show(table, 2, **{"p over seeds": lambda p: fmt_p(p).replace("< ", "<\u00a0"), "gap (points)": lambda x: fmt_number(x, 2, signed=True)})
+rows = []
+for m, r in PAIRS:
+    if (m, r, "pooled") not in VD:
+        continue
+    row = {"setting": label(m), "against": label(r)}
+    for k in SPLITS:
+        v = VD[(m, r, k)]
+        row[f"{k}: gap"] = fmt_number(v["gap (points)"], 1, signed=True) + (" ✓" if v.difference else "")
+        row[f"{k}: p"] = fmt_p(v["p over seeds"]).replace("< ", "<\u00a0")
+    rows.append(row)
+show(pd.DataFrame(rows).set_index("setting"))
 
 # %% [markdown]
 # ## Re-running it
