@@ -116,7 +116,7 @@ def plot_tool_rates(rates: dict, title: str = "What each selector calls", width:
     ax.set_xticks(np.arange(len(grid.columns)) + 0.5, grid.columns, fontsize=7.5, rotation=0)
     ax.tick_params(axis="y", labelsize=8, rotation=0)
     ax.set(xlabel="", ylabel="")
-    ax.set_title(title, pad=18, fontsize=10)
+    ax.set_title(title, pad=24, fontsize=10)
     fig.tight_layout()
     return fig
 
