@@ -54,15 +54,19 @@ def set_style() -> None:
 
 
 def race_palette(order: list[str]) -> dict[str, str]:
-    """Colours for the arms of a bandit race: FGPO teal, k-subset arms in blues
-    (darker for larger k), GRPO arms in reds and oranges."""
+    """Colours for the arms of a bandit race: FGPO teal, k-subset arms in blues (darker for
+    larger k), a GRPO arm in its estimator's registry colour (on Eq. 1's reward: GRPO (Eq. 1)'s
+    dark red; on the differential reward: GRPO's red), other GRPO arms in further reds."""
     ks = [n for n in order if n.startswith("k-subset")]
     blues = sns.color_palette("Blues", len(ks) + 2).as_hex()[2:] if ks else []
-    grpo = [n for n in order if n.startswith("GRPO")]
-    reds = ["#c8553d", "#e59a52", "#8c2d1c", "#f2c57c"][:len(grpo)]
     out = {n: color(n) for n in order}
     out.update(zip(ks, blues))
-    out.update(zip(grpo, reds))
+    spare = iter(["#e07b67", "#5e1f14", "#f2a48f", "#a33a26"])
+    used: set = set()
+    for n in (n for n in order if n.startswith("GRPO")):
+        c = ESTIMATORS["grpo-eq1"].colour if "Eq. 1" in n else ESTIMATORS["grpo"].colour
+        out[n] = c if c not in used else next(spare)
+        used.add(out[n])
     return out
 
 

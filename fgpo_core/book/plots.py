@@ -32,7 +32,7 @@ def plot_race(race, smooth_epochs: float = 0.5):
         ax.axhline(ceil[key], ls=ls, c="k", lw=1)
         ax.text(evals.epoch.max(), ceil[key], key.replace("_", " "), va="bottom", ha="right")
     ax.set(title="Greedy accuracy per epoch (same question visits)", ylabel="accuracy (%)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="center right")
     ax = axes[0, 1]
     sns.lineplot(data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", hue="arm",
                  hue_order=order, palette=pal, ax=ax, legend=False, errorbar=band)
@@ -66,7 +66,7 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
         d = study[study.policy == name]
         sns.boxplot(data=d, y="estimator", x="cosine", order=order, ax=ax, fliersize=0, width=0.6,
                     hue="estimator", hue_order=order, legend=False,
-                    palette=["#c8553d" if o.startswith("GRPO") else "#5b6c9a" for o in order])
+                    palette=[color("GRPO") if o.startswith("GRPO") else color("k-subset") for o in order])
         ax.set(title=f"At the {name}", xlabel="cosine similarity with the exact gradient", ylabel="", xlim=(-1.02, 1.02))
         ax.axvline(0, c="k", lw=0.8)
     fig.tight_layout()
