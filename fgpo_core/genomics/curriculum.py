@@ -183,7 +183,7 @@ def _text(skill: str, label: str) -> str:
     if skill == "splicing":
         return SPLICE_TEXT[label]
     if skill == "source":
-        return f"a {label}"
+        return f"{'an' if label[0] in 'aeiou' else 'a'} {label}"
     return label
 
 
