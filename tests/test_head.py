@@ -152,6 +152,17 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     run_study(cfg, progress=False)  # resumed: every run is found in parts/ and reused
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "study" / "parts").iterdir()} == before
     pd.testing.assert_frame_equal(load_study(tmp_path / "study").picks, st.picks)
+    # keeping a few policies leaves every other frame as it was
+    from fgpo_core.experiments.study import keep_q
+    with pytest.raises(ValueError, match="no policy of dpo"):
+        keep_q(tmp_path / "study", ["dpo"])
+    keep_q(tmp_path / "study", ["sft"])
+    kept = load_study(tmp_path / "study")
+    assert set(kept.q.method) == {"sft"} and kept.manifest["q_methods"] == ["sft"]
+    np.testing.assert_array_equal(kept.q_matrix("sft", 0), st.q_matrix("sft", 0))
+    pd.testing.assert_frame_equal(kept.curves, st.curves)
+    keep_q(tmp_path / "study", [])
+    assert load_study(tmp_path / "study").q is None
     with pytest.raises(ValueError, match="no features for suite 'mosaic'"):
         features.load_features(tmp_path / "feat").rows("mosaic", ["x"])
     # a feature cache of other questions is refused

@@ -47,7 +47,7 @@ from ..env import package_versions
 from ..io import atomic_path, write_json
 from .study_inputs import check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
 
-__all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "Study"]
+__all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "keep_q", "Study"]
 
 ABLATIONS = {
     "coverage": ["fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8", "fgpo"],
@@ -426,3 +426,22 @@ def load_study(out_dir) -> Study:
     if (out / "checkpoints.parquet").exists():
         frames["checkpoints"] = pd.read_parquet(out / "checkpoints.parquet")
     return Study(json.loads((out / "manifest.json").read_text()), **frames)
+
+
+def keep_q(out_dir, methods: list[str]) -> None:
+    """Keep in a finished study's ``q.parquet`` only the policies of ``methods`` (none: the file
+    goes), and record them in the manifest's ``q_methods``: a study's policies are its largest
+    file, and a chapter reads few of them. Picks, curves and every score are untouched."""
+    out = Path(out_dir)
+    manifest = json.loads((out / "manifest.json").read_text())
+    if (out / "q.parquet").exists():
+        q = pd.read_parquet(out / "q.parquet")
+        unknown = sorted(set(methods) - set(q.method))
+        if unknown:
+            raise ValueError(f"{out} holds no policy of {', '.join(unknown)}")
+        if methods:
+            with atomic_path(out / "q.parquet") as tmp:
+                q[q.method.isin(methods)].reset_index(drop=True).to_parquet(tmp, index=False)
+        else:
+            (out / "q.parquet").unlink()
+    write_json(out / "manifest.json", manifest | {"q_methods": list(methods)})
