@@ -28,13 +28,10 @@
 # {glue:text}`ap_n_seeds` seeds per setting and each method's learning rate chosen on dev.
 #
 # An ablation is a method name with a modifier (`fgpo_core.core.method_names`): `fgpo-k4`
-# evaluates four subsets per visit, `fgpo-lambda0` trains with Eq. 1's $\lambda = 0$,
-# `grpo-G16` draws groups of 16, `fgpo-n250` trains on the first 250 questions, `fgpo-noT3`
-# on the library without T3, `dpo-beta0.1` sets DPO's $\beta$, `fgpo-h64` puts a 64-unit MLP
-# under the scores. The unmodified `fgpo` and `grpo` are the paper's settings ($k = 16$,
-# $\lambda = 0.10$, $\beta = 0.03$, temperature 1, $G = 6$, a linear head). The paper's
-# numbers come from a 7B selector and an 8B reasoner on its own benchmark; they sit beside
-# ours for their shape (does accuracy rise or fall with the setting?), not their level.
+# scores four subsets per visit, `fgpo-lambda0` sets Eq. 1's $\lambda$, `grpo-G16` the group
+# size, `fgpo-noT3` drops a tool, `fgpo-h64` adds a 64-unit hidden layer. Plain `fgpo` and
+# `grpo` are the paper's settings. The paper's numbers (a 7B selector, an 8B reasoner, its own
+# benchmark) sit beside ours for their shape, not their level.
 #
 # Every accuracy below is over all test questions pooled, with in domain and out of domain
 # beside it. A gap is a **difference** only by the book's one rule
@@ -68,13 +65,12 @@ from IPython.display import display
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
-from fgpo_core.book.plots import plot_ablation_panels, plot_checkpoints, set_style
+from fgpo_core.book.plots import plot_ablation_panels, set_style
 from fgpo_core.core.subsets import ActionSpace
 from fgpo_core.core.estimators import coverage_hit_probability
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.experiments.ablation_report import (ablation_rows, checkpoint_table, coverage_table,
-                                                   group_size_table, imitation_table, removal_table, tool_invocation,
-                                                   verdicts)
+from fgpo_core.experiments.ablation_report import (ablation_rows, coverage_table, group_size_table, imitation_table,
+                                                   removal_table, tool_invocation, verdicts)
 from fgpo_core.experiments.domains import (SPLITS, best_fixed_subset, fixed_correct, method_correct, split_masks,
                                            split_scores,
                                            study_training_table)
@@ -499,24 +495,18 @@ claim("rm_t3", verdict("fgpo-noT3", "fgpo", "in domain").difference and verdict(
 #
 # GRPO pays $G$ reward evaluations per visit and learns only from live groups. Larger
 # groups are dead less often (Eq. 7) and see a best subset more often, at a proportional
-# price.
+# price (the last panel of the figure above).
 
 # %% tags=["remove-input"]
 gs = group_size_table(ab, scores, no_tool, "pooled")
-show(gs[["accuracy (%)", "sd over seeds", "dead groups, last epoch (%)", "visits that saw a best subset (%)",
-         "reward evaluations"]], 1, **{"reward evaluations": "{:,.0f}"})
 glue_text("ap_gs_acc", ", ".join(f"{x:.1f}" for x in gs["accuracy (%)"]))
 glue_number("ap_gs_dead_min", gs["dead groups, last epoch (%)"].min(), 0)
 glue_number("ap_gs_eval_lo", gs["reward evaluations"].min(), 0)
 glue_number("ap_gs_eval_hi", gs["reward evaluations"].max(), 0)
 fg = ab.sweep[(ab.sweep.method == "fgpo") & (ab.sweep.lr == ab.manifest["chosen_lr"]["fgpo"])]
 glue_number("ap_fgpo_evals", float(fg.reward_evaluations.mean()), 0)
-glue_number("ap_paper_dead_diff", paper.DEAD_GROUPS["grpo_differential_G6"])
-ck = checkpoint_table(ab, ["grpo", "fgpo"])
-gt = ck[ck.method == "grpo"].sort_values("epoch").tools
-glue_number("ap_grpo_tools_first", gt.iloc[0], 1)
-glue_number("ap_grpo_tools_last", gt.iloc[-1], 1)
-glue_number("ap_paper_grpo_tools_last", paper.GRPO_CHECKPOINTS["tools"][-1], 2);
+glue_number("ap_paper_dead_diff", paper.DEAD_GROUPS["grpo_differential_G6"]);
+
 
 # %% [markdown]
 # GRPO reads {glue:text}`ap_gs_acc`% at $G$ = 2, 4, 6, 8, 16: no group size differs from the
@@ -528,21 +518,11 @@ glue_number("ap_paper_grpo_tools_last", paper.GRPO_CHECKPOINTS["tools"][-1], 2);
 # {glue:text}`ap_paper_dead_diff`% dead groups for its GRPO under that reward at $G = 6$. FGPO
 # pays {glue:text}`ap_fgpo_evals` reward evaluations (all 16 subsets at every visit) for
 # {glue:text}`ap_fgpo`%.
-#
-# Below, accuracy on `core` at evenly spaced checkpoints of the chosen runs, beside the paper's
-# GRPO checkpoints (grey; both x-axes as a share of training). GRPO's tools per question settle
-# early: {glue:text}`ap_grpo_tools_first` at the first checkpoint, {glue:text}`ap_grpo_tools_last`
-# at the last (the paper's ended at {glue:text}`ap_paper_grpo_tools_last`).
 
 # %% tags=["remove-input"]
 claim("gs_flat", not any(verdict(m, "grpo", k).difference for m in ("grpo-G2", "grpo-G4", "grpo-G8", "grpo-G16")
                          for k in SPLITS), "no group size differs from G = 6 on any split")
-claim("gs_dead", gs["dead groups, last epoch (%)"].min() > 90, "at every G most last-epoch groups were dead")
-claim("gs_tools", abs(gt.iloc[0] - gt.iloc[-1]) < 0.5, "GRPO's tools per question settle by the first checkpoint");
-
-# %% tags=["remove-input"]
-fig = plot_checkpoints(ck, {"grpo": "GRPO", "fgpo": "FGPO"}, paper.GRPO_CHECKPOINTS)
-plt.show()
+claim("gs_dead", gs["dead groups, last epoch (%)"].min() > 90, "at every G most last-epoch groups were dead");
 
 # %% [markdown]
 # ## 7. SFT and DPO: collapse onto the empty subset?
