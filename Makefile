@@ -71,11 +71,15 @@ study: $(STAMP)
 	$(VENV)/bin/fgpo study --out-dir runs/cpu/study
 	$(VENV)/bin/fgpo study --n-train 1000 --out-dir runs/cpu/study-first-pool
 
-## make study-mlp: the first pool's study with a 256-unit MLP head instead of the linear one (the
-## chapter "Exact versus sampled on the real tables" reads it for its capacity check; resumable)
+## make study-mlp: the main study with a 256-unit MLP head instead of the linear one, and the worked
+## example of a new estimator (RLOO + KL to uniform) at the main study's settings (the chapter "Exact
+## versus sampled on the real tables" reads both; resumable, about 15 min on 1 core)
+KEEP_Q := $(VENV)/bin/python -c 'import sys; from fgpo_core.experiments.study import keep_q; keep_q(sys.argv[1], sys.argv[2:])'
 study-mlp: $(STAMP)
-	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --n-train 1000 \
-	  --out-dir runs/cpu/study-mlp-first-pool
+	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --out-dir runs/cpu/study-mlp
+	$(VENV)/bin/fgpo study --methods rloo-kl --out-dir runs/cpu/study-rloo-kl
+	$(KEEP_Q) runs/cpu/study-mlp
+	$(KEEP_Q) runs/cpu/study-rloo-kl
 
 ## make study-features: one small study per frozen encoder of the selector's prompt (FGPO and GRPO,
 ## 3 seeds, the first 400 training questions, read on dev), MiniLM's and SmolLM2's features; the
@@ -89,9 +93,10 @@ study-features: $(STAMP)
 	done
 
 ## make ablations: the appendix: every ablation on the four-tool tables, then the five-tool tables
-## (built by extending the four-tool ones; resumable, about 1.5 h on 1 core) and their study
+## (built by extending the four-tool ones; resumable, about 55 min on 1 core) and their study
 ablations: $(STAMP)
 	$(VENV)/bin/fgpo study --methods ablations --checkpoints 10 --out-dir runs/cpu/ablations
+	$(KEEP_Q) runs/cpu/ablations sft dpo-beta0.1 dpo dpo-beta0.5
 	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --n-tools 5 --out data/features/cpu/minilm-five
 	for s in dev core train microbe mosaic; do \
 	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader --five \
@@ -99,10 +104,13 @@ ablations: $(STAMP)
 	done
 	$(VENV)/bin/fgpo study --methods five --checkpoints 20 --table-dir $(TABLES)/reader-five \
 	  --features-dir data/features/cpu/minilm-five --out-dir runs/cpu/ablations-five
+	$(KEEP_Q) runs/cpu/ablations-five
 
-## make companion: the post-training study on the policy head (resumable; about 30 min on 1 core)
+## make companion: the post-training study on the policy head (resumable; about 50 min on 1 core);
+## its policies are not kept (no chapter reads them), the ablations keep SFT's and DPO's
 companion: $(STAMP)
 	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion
+	$(KEEP_Q) runs/cpu/companion
 
 ## make larger: past enumeration: the reader's block scores of a 12-tool library (resumable; about
 ## 2.5 s per question on 2 quiet cores), its 8- and 12-tool tables as views, their features, and the study of
