@@ -29,16 +29,14 @@
 #
 # This chapter asks the same questions of the policy-head selector of "Exact versus sampled on
 # the real tables" (sections 1–4) and of the language-model selector of "FGPO versus GRPO"
-# (section 5). For the policy head, a stage of post-training is a head; the next stage freezes
-# it and trains a fresh head on top, whose scores add to it (the analogue of merging a stage's
-# LoRA adapter and training a fresh one). Its width is the analogue of the LoRA rank. SFT is
-# cross-entropy to each training question's reward-optimal subset under Eq. 1; RL is FGPO or
-# GRPO.
+# (section 5). For the policy head, each stage trains a fresh head on top of the frozen heads
+# before it, its scores added to theirs (as the study merges each stage's LoRA adapter and
+# trains a fresh one); head width stands in for LoRA rank. SFT is cross-entropy to each
+# training question's reward-optimal subset under Eq. 1; RL is FGPO or GRPO.
 #
 # A gap is a **difference** only by the book's one rule (`fgpo_core.evaluation.difference`): a
-# paired t-test over seeds gives p < 0.05 *and* McNemar's test on the same questions gives
-# p < 0.05 in at least half the seeds (with one seed, McNemar alone decides). The tests are
-# collected in one table at the end.
+# paired t-test over seeds at p < 0.05 *and* McNemar's test at p < 0.05 in at least half the
+# seeds (with one seed, McNemar alone). The tests are in one table at the end.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -166,13 +164,13 @@ tf_ood = set(split.domain[split.family == "tf_motif"]) == {"OOD"};
 # %% [markdown]
 # ## In domain and out of domain, here
 #
-# The policy head trains on the whole training pool: {glue:text}`pt_n_train` questions of the
-# families {glue:text}`pt_train_families`, {glue:text}`pt_seeds` seeds. The regulator family's
-# questions are decided by the motif scan. No test question is of that family, but the test
-# family `tf_motif` is OOD and, as section 1 shows, the motif scan matters there too. One rule
-# (`fgpo_core.evaluation.domains.domain_of`): a test question is ID when its family is a
-# training family and its suite is not the microbe suite, OOD otherwise. Over the three test
-# suites that gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD questions:
+# The policy head trains on the whole pool: {glue:text}`pt_n_train` questions of the families
+# {glue:text}`pt_train_families`, {glue:text}`pt_seeds` seeds. The motif scan decides the
+# regulator family's questions; no test question is of that family, but, as section 1 shows,
+# the motif scan matters for the OOD test family `tf_motif` too. A test question is ID when its
+# family is a training family and its suite is not the microbe suite, OOD otherwise (the rule
+# below). That gives
+# {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD test questions:
 
 # %% tags=["remove-input"]
 claim("pool_regulator", "regulator" in train_families and "regulator" not in test_families and tf_ood,
@@ -184,9 +182,9 @@ show(split.pivot_table(index=["domain", "suite"], columns="family", values="n", 
      .astype(int), 0)
 
 # %% [markdown]
-# Every run keeps its **final** head (the point is what more training does). SFT trains at one
-# fixed learning rate, so the SFT stage of every pipeline below is the same head; each RL
-# stage's learning rate is chosen on dev. The stacked head of a later stage:
+# Every run keeps its **final** head. SFT trains at one fixed learning rate, so every
+# pipeline's SFT stage is the same head; each RL stage's learning rate is chosen on dev. The
+# stacked head of a later stage:
 
 # %% tags=["remove-input"]
 display(show_source(StackedHead, drop_docstring=True))
@@ -195,7 +193,7 @@ display(show_source(StackedHead, drop_docstring=True))
 # ## 1. More SFT epochs
 #
 # SFT for 1 to 32 epochs, each run from scratch with its own cosine schedule; ID and OOD
-# accuracy of the final heads (mean and sd over seeds), with No-Tool on the same questions:
+# accuracy of the final heads (mean and sd over seeds):
 
 # %% tags=["remove-input"]
 epochs = [parse_method(m).overrides["epochs"] for m in COMPANION["sft_epochs"]]
@@ -209,7 +207,6 @@ glue_number("pt_sft_ood_first", sft.loc[e1, "OOD"])
 glue_number("pt_sft_ood_last", sft.loc[eL, "OOD"])
 glue_number("pt_sft_last_epochs", eL, 0)
 glue_number("pt_no_tool_id", no_tool["ID"])
-glue_number("pt_no_tool_ood", no_tool["OOD"])
 glue_number("pt_paper_sft_ood_1", paper.COMPANION["sft_ood_by_epoch"][1])
 glue_number("pt_paper_sft_ood_4", paper.COMPANION["sft_ood_by_epoch"][4])
 last_sft_picks = st.picks[(st.picks.method == "sft-e20-lr0.1")]
@@ -232,14 +229,12 @@ no_tool_other = 100 * float(empty.correct[(empty.domain == "OOD") & (empty_fam !
 # four) does not appear here.
 #
 # In domain, no SFT head is more than {glue:text}`pt_sft_id_above_floor` points above No-Tool
-# ({glue:text}`pt_no_tool_id`%; {glue:text}`pt_no_tool_ood`% OOD), because the subset SFT
-# imitates is most often the empty one: the 20-epoch SFT head of section 3 picks it on
-# {glue:text}`pt_sft_empty`% of test questions. Out of domain, SFT learns the motif scan from
-# the regulator family (the same head calls it on {glue:text}`pt_sft_motif`% of test
-# questions), and the OOD gain is on the `tf_motif` questions: the first head answers
-# {glue:text}`pt_sft_tf_first`% of them, the last {glue:text}`pt_sft_tf_last`%, while on the
-# other OOD questions SFT stays near No-Tool. On the first pool, without the regulator family,
-# OOD stayed near No-Tool too.
+# ({glue:text}`pt_no_tool_id`%): the subset SFT imitates is most often the empty one, which the
+# 20-epoch head picks on {glue:text}`pt_sft_empty`% of test questions. Out of domain, SFT learns
+# the motif scan from the regulator family (that head calls it on {glue:text}`pt_sft_motif`% of
+# questions), and the gain is on `tf_motif`: {glue:text}`pt_sft_tf_first`% right after one
+# epoch, {glue:text}`pt_sft_tf_last`% after the last. On the other OOD questions SFT stays near
+# No-Tool. On the first pool, without the regulator family, OOD stayed near No-Tool too.
 
 # %% tags=["remove-input"]
 claim("sft_rises", sft_last["ID"].a_better and sft_last["OOD"].a_better,
@@ -256,8 +251,7 @@ claim("sft_motif", sft_tf["last"] - sft_tf["first"] > 30 and abs(sft_other[1] - 
 # %% [markdown]
 # ## 2. RL from SFT checkpoints
 #
-# FGPO or GRPO for 8 epochs from each SFT head above (the study's RL arm: 8 epochs from its
-# SFT checkpoints). ID and OOD after RL:
+# FGPO or GRPO for 8 epochs from each SFT head above, as in the study. ID and OOD after RL:
 
 # %% tags=["remove-input"]
 rl_rows = {}
@@ -291,19 +285,17 @@ glue_number("pt_rl_grpo_late", rl_same["grpo"]["OOD"].gap, signed=True);
 # %% [markdown]
 # Eight epochs of RL lift every SFT head by {glue:text}`pt_rl_gain_lo` to
 # {glue:text}`pt_rl_gain_hi` points on both sides, to about {glue:text}`pt_rl_id`% ID and
-# {glue:text}`pt_rl_ood`% OOD. The OOD gain is largest from the earliest checkpoint only
-# because that head starts lowest. Where RL starts matters little: the after-RL columns span
-# at most {glue:text}`pt_rl_spread` points. With FGPO, RL from the last SFT checkpoint does not
-# differ from RL from the first; with GRPO it is ahead by {glue:text}`pt_rl_grpo_late` points
-# OOD, a difference, and level ID. On the first pool no start differed from another.
+# {glue:text}`pt_rl_ood`% OOD. The start matters little: the after-RL columns span at most
+# {glue:text}`pt_rl_spread` points. From the last SFT checkpoint rather than the first, FGPO
+# ends level, and GRPO {glue:text}`pt_rl_grpo_late` points ahead OOD (a difference) and level
+# ID. On the first pool no start differed.
 #
-# So the study's second finding holds in its first half: RL does most of the work out of
+# So the study's second finding holds in its first half, RL does most of the work out of
 # domain (the study: OOD {glue:text}`pt_paper_rl_from`% → {glue:text}`pt_paper_rl_to`% after
-# eight epochs from its four-epoch SFT checkpoint). Its second half, a stronger start ending
-# higher, shows only for GRPO out of domain. The RL heads converge to nearly one policy: after
-# FGPO from the one-epoch checkpoint the subset {glue:text}`pt_rl_top` alone is picked on
-# {glue:text}`pt_rl_top_share`% of test questions, which leaves little room for the start to
-# show.
+# eight epochs from its four-epoch SFT checkpoint), and in its second half only for GRPO out of
+# domain. The RL heads converge to nearly one policy, which leaves little room for the start to
+# show: after FGPO from the one-epoch checkpoint the subset {glue:text}`pt_rl_top` alone is
+# picked on {glue:text}`pt_rl_top_share`% of test questions.
 
 # %% tags=["remove-input"]
 claim("rl_start", float((after.max() - after.min()).max()) < 5
@@ -312,7 +304,6 @@ claim("rl_start", float((after.max() - after.min()).max()) < 5
       "RL lands within a few points from every start; from the last SFT checkpoint FGPO does not differ "
       "from the first, GRPO is ahead OOD only")
 claim("rl_gains", min(gain_ood.min(), gain_id.min()) > 10, "RL lifts every SFT head by more than ten points on both sides")
-claim("rl_ood_first", gain_ood.idxmax() == e1, "the OOD gain is largest from the earliest checkpoint")
 claim("rl_near_fixed", top.iloc[0] > 0.7, "the RL head picks one subset on most test questions");
 
 # %% tags=["remove-input"]
@@ -354,8 +345,6 @@ glue_number("pt_b_fgpo_id", budget["FGPO"].loc[0, "ID"])
 glue_number("pt_b_fgpo_ood", budget["FGPO"].loc[0, "OOD"])
 glue_number("pt_b_sft_id", budget["FGPO"].loc[100, "ID"])
 glue_number("pt_b_sft_ood", budget["FGPO"].loc[100, "OOD"])
-glue_number("pt_b_grpo_id", budget["GRPO"].loc[0, "ID"])
-glue_number("pt_b_grpo_ood", budget["GRPO"].loc[0, "OOD"])
 glue_number("pt_b_grpo20_gap_id", bv[("grpo", 0)]["ID"].gap, signed=True)
 glue_number("pt_b_grpo20_gap_ood", -bv[("grpo", 0)]["OOD"].gap)
 glue_number("pt_b_fgpo20_gap_ood", -bv[("fgpo", 0)]["OOD"].gap)
@@ -365,21 +354,20 @@ glue_text("pt_paper_split", "/".join(str(x) for x in paper.COMPANION["budget_bes
 
 # %% [markdown]
 # Every split with RL in it beats pure SFT ({glue:text}`pt_b_sft_id`% ID,
-# {glue:text}`pt_b_sft_ood`% OOD) on both sides. Against pure RL, a warm start trades one side
-# for the other. Pure FGPO reaches {glue:text}`pt_b_fgpo_id`% ID and
-# {glue:text}`pt_b_fgpo_ood`% OOD, pure GRPO {glue:text}`pt_b_grpo_id`% and
-# {glue:text}`pt_b_grpo_ood`%. After 20% SFT, GRPO gains {glue:text}`pt_b_grpo20_gap_id` points
-# ID and loses {glue:text}`pt_b_grpo20_gap_ood` OOD, both differences; FGPO is level ID and
-# loses {glue:text}`pt_b_fgpo20_gap_ood` OOD, a difference. Every mixed split, with either RL,
-# is behind pure RL out of domain.
+# {glue:text}`pt_b_sft_ood`% OOD) on both sides. Against pure RL ({glue:text}`pt_b_fgpo_id`% ID
+# and {glue:text}`pt_b_fgpo_ood`% OOD with FGPO), a warm start trades one side for the other.
+# After 20% SFT, GRPO gains {glue:text}`pt_b_grpo20_gap_id` points
+# ID and loses {glue:text}`pt_b_grpo20_gap_ood` OOD; FGPO loses
+# {glue:text}`pt_b_fgpo20_gap_ood` OOD and is level ID. Those three gaps are differences, and
+# every mixed split, with either RL, is behind pure RL out of domain.
 #
-# The loss is on the `tf_motif` questions. Pure FGPO calls the motif scan on
-# {glue:text}`pt_b_motif_pure`% of test questions and answers {glue:text}`pt_b_tf_pure`% of
-# `tf_motif`; after 20% SFT, FGPO calls it on {glue:text}`pt_b_motif_mixed`% and answers
-# {glue:text}`pt_b_tf_mixed`%, settling instead on the subset of section 2. So the study's third
-# finding (its best split was {glue:text}`pt_paper_split`, above both pure arms) does not hold
-# here: a warm start can help in domain (with GRPO at every split, with FGPO at 50 and 80%) and
-# always costs out of domain. On the first pool it cost FGPO nothing out of domain.
+# The loss is on `tf_motif`. Pure FGPO calls the motif scan on {glue:text}`pt_b_motif_pure`% of
+# test questions and answers {glue:text}`pt_b_tf_pure`% of `tf_motif`; after 20% SFT it calls it
+# on {glue:text}`pt_b_motif_mixed`% and answers {glue:text}`pt_b_tf_mixed`%, settling on the
+# subset of section 2. So the study's third finding (best split {glue:text}`pt_paper_split`,
+# above both pure arms) does not hold: a warm start can help in domain (with GRPO at every
+# split, with FGPO at 50 and 80%) and always costs out of domain. On the first pool it cost
+# FGPO nothing out of domain.
 
 # %% tags=["remove-input"]
 claim("budget_sft_low", all(bv[(rl, 100)][d].a_better for rl in ("fgpo", "grpo") for d in ("ID", "OOD")),
@@ -433,11 +421,10 @@ glue_number("pt_paper_rl_rank", paper.COMPANION["rl_best_rank"], 0);
 
 # %% [markdown]
 # No pair of widths differs from the linear pair on either side; the largest gap, OOD with
-# widths {glue:text}`pt_w_far` (SFT, RL), is {glue:text}`pt_w_far_gap` points and within seed
-# noise. The study found that SFT wanted a high rank (its best, {glue:text}`pt_paper_sft_rank`)
-# and RL a moderate one ({glue:text}`pt_paper_rl_rank`). Here neither stage uses the extra
-# capacity: SFT learns mostly "no tools", RL after it mostly one subset, and a linear head
-# already represents both.
+# widths {glue:text}`pt_w_far` (SFT, RL), is {glue:text}`pt_w_far_gap` points. The study found
+# SFT best at a high rank ({glue:text}`pt_paper_sft_rank`) and RL at a moderate one
+# ({glue:text}`pt_paper_rl_rank`). Here neither stage uses the extra capacity: SFT learns
+# mostly "no tools", RL after it mostly one subset, and a linear head represents both.
 
 # %% tags=["remove-input"]
 claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("ID", "OOD")),
@@ -448,17 +435,15 @@ claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("I
 # ## 5. The language-model selector
 #
 # The same questions asked of the LM selector of "FGPO versus GRPO", under one budget of
-# question visits: pure SFT, pure FGPO, and 20% SFT followed by 80% FGPO, at LoRA ranks 4, 16
-# and 64. This selector was trained on the first pool ({glue:text}`lm_families`), without the
-# regulator family; since no test question is of that family, the ID and OOD questions are
-# the same as the policy head's. Every run starts from that chapter's format warm-up, merged
-# into the weights, with a fresh adapter of its rank on top, and keeps its last adapter. A
-# fresh adapter starts at zero, so the warm-up is every rank's step 0: the **start** row. Each
-# adapter's alpha is twice its rank at the same learning rates, so a higher rank also moves
-# the weights further in the same steps. Each run is judged by free generation on
-# {glue:text}`lm_n_id` ID questions (the first of `core`) and {glue:text}`lm_n_ood` OOD
-# questions (`core` and `microbe`); a format failure counts as wrong. One seed, so McNemar's
-# test decides each comparison.
+# question visits: pure SFT, pure FGPO, and 20% SFT then 80% FGPO, at LoRA ranks 4, 16 and 64.
+# This selector was trained on the first pool ({glue:text}`lm_families`); no test question is
+# of the regulator family, so its ID and OOD questions are the policy head's. Every run starts
+# from that chapter's format warm-up with a fresh adapter of its rank (so the warm-up is every
+# rank's step 0: the **start** row) and keeps its last adapter. Alpha is twice the rank at the
+# same learning rates, so a higher rank also takes larger steps. Each run is judged by free
+# generation on {glue:text}`lm_n_id` ID questions (the first of `core`) and
+# {glue:text}`lm_n_ood` OOD ones (`core` and `microbe`); a format failure counts as wrong. One
+# seed: McNemar's test decides each comparison.
 
 # %% tags=["remove-input"]
 lm_ready = bool(lm_companion_dir) and (Path(lm_companion_dir) / "picks.parquet").exists()
@@ -527,43 +512,35 @@ if lm_ready:
                       for e in [pd.read_parquet(warm_eval / f"{s}.parquet", columns=["question_id", "generation_pick"])]])
     wc = domain_correct(warm, tables, train_families)
     glue_number("lm_warm_id_all", 100 * wc.correct[wc.domain == "ID"].mean())
-    glue_number("lm_warm_n_id_all", int((wc.domain == "ID").sum()), 0)
     glue_number("lm_warm_id_core", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "core")].mean())
     glue_number("lm_warm_id_mosaic", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "mosaic")].mean())
-    glue_number("lm_warm_n_id_core", int(((wc.domain == "ID") & (wc.suite == "core")).sum()), 0)
 
 # %% [markdown]
-# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. The
-# chapter "FGPO versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in
-# domain: there the ID questions are all {glue:text}`lm_warm_n_id_all` it was evaluated on,
-# `core`'s {glue:text}`lm_warm_n_id_core` and `mosaic`'s; here they are `core`'s first
-# {glue:text}`lm_n_id`. Same model, same rule, different questions: the warm-up reads
-# {glue:text}`lm_warm_id_core`% on all of `core`'s ID questions and
-# {glue:text}`lm_warm_id_mosaic`% on `mosaic`'s.
+# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. "FGPO
+# versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in domain because its ID
+# questions include `mosaic`'s, on which it reads {glue:text}`lm_warm_id_mosaic`% (on all of
+# `core`'s, {glue:text}`lm_warm_id_core`%); here they are `core`'s first {glue:text}`lm_n_id`.
 #
-# **SFT collapses onto the empty subset**, the paper's own observation for its SFT selector:
-# at ranks 4, 16 and 64 it calls {glue:text}`lm_sft_tools` tools per question and its OOD
-# accuracy falls to {glue:text}`lm_sft_ood`%, a difference from the start at every rank. Here,
-# unlike the policy head, SFT does hurt out of domain, as the study found; with only each
-# run's last adapter kept, we cannot see whether it peaked first.
+# **SFT collapses onto the empty subset**, as the paper's SFT selector did: at ranks 4, 16 and
+# 64 it calls {glue:text}`lm_sft_tools` tools per question, and OOD falls to
+# {glue:text}`lm_sft_ood`%, a difference from the start at every rank. Unlike the policy head's,
+# this SFT hurts out of domain, as in the study; with only the last adapter kept, we cannot see
+# whether it peaked first.
 #
 # **FGPO alone** moves OOD to {glue:text}`lm_fgpo_ood`% at ranks 4, 16 and 64: a gain of
 # {glue:text}`lm_fgpo4_gain` points at rank 4 (a difference), none at 16, and a loss of
-# {glue:text}`lm_fgpo64_loss` points at rank 64 (a difference), where {glue:text}`lm_fgpo64_fail`% of its answers
-# were format failures. OOD accuracy falls with rank, and ranks 4 and 64 differ: the study too
-# found RL best at a moderate rank and able to lose OOD at higher ones, though our best is the
-# lowest rank tried, and rank and step size move together here.
+# {glue:text}`lm_fgpo64_loss` at 64 (a difference), where {glue:text}`lm_fgpo64_fail`% of its
+# answers were format failures. OOD falls with rank, and ranks 4 and 64 differ: the study too
+# found RL best at a moderate rank, though our best is the lowest tried, and rank and step size
+# move together here.
 #
-# **20% SFT then FGPO** is level with pure FGPO at ranks 4 and 16 on both sides, and gains
-# OOD over the start only at rank 4 ({glue:text}`lm_mix4_gain` points). At rank 64 it is ahead
-# of pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
-# differences, where pure FGPO failed the answer format on {glue:text}`lm_fgpo64_fail`% of
-# questions (each counted wrong) and the mixed arm on none. It beats pure SFT OOD at every
-# rank. So the study's fixed-budget finding holds for the LM selector only at rank 64, and
-# there through the format failures of the pure RL arm rather than a gain of the mixed one; SFT shows no preference
-# for a higher rank (no two of its ranks differ). The whole study took
-# {glue:text}`lm_cost_min` minutes of training, {glue:text}`lm_budget` question visits per run
-# on {glue:text}`lm_threads` CPU threads.
+# **20% SFT then FGPO** is level with pure FGPO at ranks 4 and 16 on both sides, and gains OOD
+# over the start only at rank 4 ({glue:text}`lm_mix4_gain` points). At rank 64 it is ahead of
+# pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
+# differences, through pure FGPO's format failures (each counted wrong) rather than a gain of
+# its own. It beats pure SFT OOD at every rank. So the study's fixed-budget finding holds for
+# the LM selector only at rank 64. No two SFT ranks differ. The whole study took {glue:text}`lm_cost_min` minutes of training,
+# {glue:text}`lm_budget` question visits per run on {glue:text}`lm_threads` CPU threads.
 
 # %% tags=["remove-input"]
 if lm_ready:
@@ -591,15 +568,14 @@ if lm_ready:
 # ## What the two selectors say
 #
 # Both selectors reproduce the first half of the study's second finding: RL does most of the
-# work, in and out of domain. The other findings turn on what SFT learns. The language model
-# learns to call no tools, and loses OOD at once. The policy head mostly learns the same, but
-# from the regulator family it also learns the motif scan, so its OOD accuracy climbs to the
-# last epoch instead of peaking. A brief SFT stage before RL costs the policy head out of
-# domain, where pure RL keeps the motif scan, and helps the LM selector only at LoRA rank 64,
-# where pure FGPO failed its format. Rank matters only for the LM selector's RL, where a higher
-# rank also means a larger step. The tests behind these sentences, the row's setting against
-# the named one, gap in points (policy head: mean over the seeds, p of the paired t-test over
-# seeds; LM selector: one seed, McNemar's p):
+# work. The rest turns on what SFT learns. The language model learns to call no tools and loses OOD at once.
+# The policy head mostly learns the same, but the regulator family also teaches it the motif
+# scan, so its OOD accuracy climbs to the last epoch. A brief SFT stage before RL costs the
+# policy head out of domain, where pure RL keeps the motif scan, and helps the LM selector
+# only at rank 64, where pure FGPO failed its format. Rank matters only for the LM selector's
+# RL, where a higher rank also takes larger steps. The tests (the row's setting against the
+# named one, gap in points; p: paired t-test over seeds for the policy head, McNemar's for the
+# LM selector):
 
 # %% tags=["remove-input"]
 claim("summary", min(gain_ood.min(), gain_id.min()) > 10 and ood_peak == eL
