@@ -169,8 +169,7 @@ tf_ood = set(split.domain[split.family == "tf_motif"]) == {"OOD"};
 # regulator family's questions; no test question is of that family, but, as section 1 shows,
 # the motif scan matters for the OOD test family `tf_motif` too. A test question is ID when its
 # family is a training family and its suite is not the microbe suite, OOD otherwise (the rule
-# below). That gives
-# {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD test questions:
+# below). That gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD test questions:
 
 # %% tags=["remove-input"]
 claim("pool_regulator", "regulator" in train_families and "regulator" not in test_families and tf_ood,
@@ -232,9 +231,10 @@ no_tool_other = 100 * float(empty.correct[(empty.domain == "OOD") & (empty_fam !
 # ({glue:text}`pt_no_tool_id`%): the subset SFT imitates is most often the empty one, which the
 # 20-epoch head picks on {glue:text}`pt_sft_empty`% of test questions. Out of domain, SFT learns
 # the motif scan from the regulator family (that head calls it on {glue:text}`pt_sft_motif`% of
-# questions), and the gain is on `tf_motif`: {glue:text}`pt_sft_tf_first`% right after one
-# epoch, {glue:text}`pt_sft_tf_last`% after the last. On the other OOD questions SFT stays near
-# No-Tool. On the first pool, without the regulator family, OOD stayed near No-Tool too.
+# questions), and the gain is on `tf_motif`: the first head answers
+# {glue:text}`pt_sft_tf_first`% of them, the last {glue:text}`pt_sft_tf_last`%. On the other OOD
+# questions SFT stays near No-Tool. On the first pool, without the regulator family, OOD
+# stayed near No-Tool too.
 
 # %% tags=["remove-input"]
 claim("sft_rises", sft_last["ID"].a_better and sft_last["OOD"].a_better,
@@ -292,10 +292,10 @@ glue_number("pt_rl_grpo_late", rl_same["grpo"]["OOD"].gap, signed=True);
 #
 # So the study's second finding holds in its first half, RL does most of the work out of
 # domain (the study: OOD {glue:text}`pt_paper_rl_from`% → {glue:text}`pt_paper_rl_to`% after
-# eight epochs from its four-epoch SFT checkpoint), and in its second half only for GRPO out of
-# domain. The RL heads converge to nearly one policy, which leaves little room for the start to
-# show: after FGPO from the one-epoch checkpoint the subset {glue:text}`pt_rl_top` alone is
-# picked on {glue:text}`pt_rl_top_share`% of test questions.
+# eight epochs from its four-epoch SFT checkpoint); that a stronger start ends higher holds
+# only for GRPO out of domain. The RL heads converge to nearly one policy, which leaves little
+# room for the start to show: after FGPO from the one-epoch checkpoint the subset
+# {glue:text}`pt_rl_top` alone is picked on {glue:text}`pt_rl_top_share`% of test questions.
 
 # %% tags=["remove-input"]
 claim("rl_start", float((after.max() - after.min()).max()) < 5
@@ -539,8 +539,9 @@ if lm_ready:
 # pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
 # differences, through pure FGPO's format failures (each counted wrong) rather than a gain of
 # its own. It beats pure SFT OOD at every rank. So the study's fixed-budget finding holds for
-# the LM selector only at rank 64. No two SFT ranks differ. The whole study took {glue:text}`lm_cost_min` minutes of training,
-# {glue:text}`lm_budget` question visits per run on {glue:text}`lm_threads` CPU threads.
+# the LM selector only at rank 64. No two SFT ranks differ. The whole study took
+# {glue:text}`lm_cost_min` minutes of training, {glue:text}`lm_budget` question visits per run
+# on {glue:text}`lm_threads` CPU threads.
 
 # %% tags=["remove-input"]
 if lm_ready:
@@ -568,21 +569,22 @@ if lm_ready:
 # ## What the two selectors say
 #
 # Both selectors reproduce the first half of the study's second finding: RL does most of the
-# work. The rest turns on what SFT learns. The language model learns to call no tools and loses OOD at once.
-# The policy head mostly learns the same, but the regulator family also teaches it the motif
-# scan, so its OOD accuracy climbs to the last epoch. A brief SFT stage before RL costs the
-# policy head out of domain, where pure RL keeps the motif scan, and helps the LM selector
-# only at rank 64, where pure FGPO failed its format. Rank matters only for the LM selector's
-# RL, where a higher rank also takes larger steps. The tests (the row's setting against the
-# named one, gap in points; p: paired t-test over seeds for the policy head, McNemar's for the
-# LM selector):
+# work. The rest turns on what SFT learns. The language model learns to call no tools and
+# loses OOD at once. The policy head mostly learns the same, but the regulator family also
+# teaches it the motif scan, so its OOD accuracy climbs to the last epoch. A brief SFT stage
+# before RL helps the policy head in domain only with GRPO and costs it out of domain, where
+# pure RL keeps the motif scan; it helps the LM selector only at rank 64, where pure FGPO
+# failed its format. Rank matters only for the LM selector's RL, where a higher rank also takes
+# larger steps. The tests (the row's setting against the named one, gap in points; p: paired
+# t-test over seeds for the policy head, McNemar's for the LM selector):
 
 # %% tags=["remove-input"]
 claim("summary", min(gain_ood.min(), gain_id.min()) > 10 and ood_peak == eL
       and sft_tf["last"] - sft_tf["first"] > 30 and all(v["OOD"].b_better for v in mixed_vs_pure["fgpo"])
+      and bv[("grpo", 0)]["ID"].a_better and bv[("grpo", 0)]["OOD"].b_better and not bv[("fgpo", 0)]["ID"].is_difference
       and b_motif["pure"] > 2 * b_motif["mixed"] and not any(v[d].is_difference for v in wv.values() for d in ("ID", "OOD")),
       "RL does most of the work; the head's SFT climbs OOD to the last epoch through the motif scan; a warm start "
-      "costs the head OOD where pure RL keeps the motif scan; the head's widths do not matter");
+      "helps the head ID only with GRPO and costs it OOD, where pure RL keeps the motif scan; widths do not matter");
 
 # %% tags=["remove-input"]
 rows = []
