@@ -17,33 +17,26 @@
 # # How post-training shapes the selector
 #
 # The book's second source is a controlled study of post-training for biological reasoning
-# models (supervised fine-tuning, then reinforcement learning, judged in and out of the
-# training domain). Its four findings:
+# models: supervised fine-tuning (SFT), then reinforcement learning (RL), judged in and out of
+# the training domain. Its four findings:
 #
-# 1. SFT raises in-domain (ID) accuracy while out-of-domain (OOD) accuracy peaks early and
-#    then declines as SFT continues;
+# 1. SFT raises in-domain (ID) accuracy while out-of-domain (OOD) accuracy peaks early and then
+#    declines;
 # 2. RL started from a strong SFT checkpoint improves OOD most, and mostly in its first epochs;
-# 3. under a fixed budget, a brief SFT warm start followed by more RL beats both pure SFT
-#    and pure RL;
-# 4. SFT benefits from a high LoRA rank, while RL is best at a moderate one.
+# 3. under a fixed budget, a brief SFT warm start followed by more RL beats both pure SFT and
+#    pure RL;
+# 4. SFT benefits from a high LoRA rank, RL from a moderate one.
 #
-# This chapter asks the same four questions of the tool selector, twice: of the policy-head
-# selector of "Exact versus sampled on the real tables" (sections 1–4, five seeds), and of the
-# language-model selector of "FGPO versus GRPO" (section 5, one seed). Its training families
-# (CpG islands, promoters, repeats, splice sites) are not the families of every test question,
-# and one test suite comes from other organisms, so the selector has an ID and an OOD side too.
-#
-# For the policy head, a stage of post-training is a head, and the next stage freezes it and
-# trains a fresh head stacked on top, whose scores add to it (the analogue of merging a
-# stage's LoRA adapter into the weights and training a fresh adapter for the next, as the
-# study does). Its width is the analogue of the LoRA rank. SFT here is cross-entropy to each
+# This chapter asks the same questions of the policy-head selector of "Exact versus sampled on
+# the real tables" (sections 1–4) and of the language-model selector of "FGPO versus GRPO"
+# (section 5). For the policy head, each stage trains a fresh head on top of the frozen heads
+# before it, its scores added to theirs (as the study merges each stage's LoRA adapter and
+# trains a fresh one); head width stands in for LoRA rank. SFT is cross-entropy to each
 # training question's reward-optimal subset under Eq. 1; RL is FGPO or GRPO.
 #
-# A gap is called a **difference** only by the book's one rule
-# (`fgpo_core.evaluation.difference`): on the same questions, a paired t-test over seeds gives
-# p < 0.05 *and* the question-by-question McNemar test gives p < 0.05 in at least half of the
-# seeds (with one seed, McNemar alone decides). The comparisons the text makes are collected
-# in one table at the end.
+# A gap is a **difference** only by the book's one rule (`fgpo_core.evaluation.difference`): a
+# paired t-test over seeds at p < 0.05 *and* McNemar's test at p < 0.05 in at least half the
+# seeds (with one seed, McNemar alone). The tests are in one table at the end.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -99,6 +92,28 @@ ids = {s: st.picks[st.picks.suite == s].question_id.unique().tolist() for s in T
 test_tables = {s: tables[s].select(ids[s]) for s in TEST}
 scores = id_ood_scores(st, test_tables, train_families)
 curves = id_ood_checkpoints(st, train_families)
+fam_of = {(s, q): f for s in TEST for q, f in zip(test_tables[s].question_ids, test_tables[s].family)}
+MOTIF = 1 << list(test_tables["core"].names()).index("motif_scan")
+
+
+def by_question(method):
+    """A method's picks read question by question over every seed: ``domain, family, correct``."""
+    c = pd.concat([domain_correct(f, test_tables, train_families) for _, f in st.picks[st.picks.method == method]
+                   .groupby("seed")], ignore_index=True)
+    return c.assign(family=[fam_of[(s, q)] for s, q in zip(c.suite, c.question_id)])
+
+
+def tf_motif(method, other=False):
+    """Accuracy (%) on the tf_motif test questions (``other``: on the other OOD questions)."""
+    c = by_question(method)
+    keep = (c.family != "tf_motif") & (c.domain == "OOD") if other else c.family == "tf_motif"
+    return 100 * float(c.correct[keep].mean())
+
+
+def motif_share(method):
+    """Share (%) of a method's test picks that call the motif scan."""
+    return 100 * float(((st.picks["mask"][st.picks.method == method] & MOTIF) > 0).mean())
+
 
 
 def show(df, digits=1, **formats):
@@ -142,16 +157,23 @@ glue_number("pt_n_id", int(n_dom["ID"]), 0)
 glue_number("pt_n_ood", int(n_dom["OOD"]), 0)
 glue_number("pt_seeds", cfg["seeds"], 0)
 glue_number("pt_n_train", st.manifest["n_questions"]["train"], 0)
-glue_text("pt_train_families", ", ".join(train_families));
+glue_text("pt_train_families", ", ".join(train_families))
+test_families = set(split.family)
+tf_ood = set(split.domain[split.family == "tf_motif"]) == {"OOD"};
 
 # %% [markdown]
 # ## In domain and out of domain, here
 #
-# The policy-head studies of sections 1–4 were run on the *first* training pool,
-# {glue:text}`pt_n_train` questions of the families {glue:text}`pt_train_families`, before the
-# regulator family joined it (the book's first page shows what that family changes). One rule (`fgpo_core.evaluation.domains.domain_of`): a test question is ID when its
-# family is a training family and its suite is not the microbe suite, OOD otherwise. Over the
-# three test suites that gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD questions:
+# The policy head trains on the whole pool: {glue:text}`pt_n_train` questions of the families
+# {glue:text}`pt_train_families`, {glue:text}`pt_seeds` seeds. The motif scan decides the
+# regulator family's questions; no test question is of that family, but, as section 1 shows,
+# the motif scan matters for the OOD test family `tf_motif` too. A test question is ID when its
+# family is a training family and its suite is not the microbe suite, OOD otherwise (the rule
+# below). That gives {glue:text}`pt_n_id` ID and {glue:text}`pt_n_ood` OOD test questions:
+
+# %% tags=["remove-input"]
+claim("pool_regulator", "regulator" in train_families and "regulator" not in test_families and tf_ood,
+      "the policy head trains on the regulator family, no test question is of it, and tf_motif is OOD");
 
 # %% tags=["remove-input"]
 display(show_source(domain_of))
@@ -159,10 +181,9 @@ show(split.pivot_table(index=["domain", "suite"], columns="family", values="n", 
      .astype(int), 0)
 
 # %% [markdown]
-# Every run keeps its **final** head (not its best dev evaluation: the point is what more
-# training does). SFT trains at one fixed learning rate, so the SFT stage of every pipeline
-# below is the same head; each RL stage's learning rate is chosen on dev, like every method
-# of this book. The stacked head of a later stage, in code:
+# Every run keeps its **final** head. SFT trains at one fixed learning rate, so every
+# pipeline's SFT stage is the same head; each RL stage's learning rate is chosen on dev. The
+# stacked head of a later stage:
 
 # %% tags=["remove-input"]
 display(show_source(StackedHead, drop_docstring=True))
@@ -171,7 +192,7 @@ display(show_source(StackedHead, drop_docstring=True))
 # ## 1. More SFT epochs
 #
 # SFT for 1 to 32 epochs, each run from scratch with its own cosine schedule; ID and OOD
-# accuracy of the final heads (mean and sd over seeds), with No-Tool on the same questions:
+# accuracy of the final heads (mean and sd over seeds):
 
 # %% tags=["remove-input"]
 epochs = [parse_method(m).overrides["epochs"] for m in COMPANION["sft_epochs"]]
@@ -185,41 +206,52 @@ glue_number("pt_sft_ood_first", sft.loc[e1, "OOD"])
 glue_number("pt_sft_ood_last", sft.loc[eL, "OOD"])
 glue_number("pt_sft_last_epochs", eL, 0)
 glue_number("pt_no_tool_id", no_tool["ID"])
-glue_number("pt_no_tool_ood", no_tool["OOD"])
 glue_number("pt_paper_sft_ood_1", paper.COMPANION["sft_ood_by_epoch"][1])
 glue_number("pt_paper_sft_ood_4", paper.COMPANION["sft_ood_by_epoch"][4])
 last_sft_picks = st.picks[(st.picks.method == "sft-e20-lr0.1")]
 glue_number("pt_sft_empty", 100 * float((last_sft_picks["mask"] == 0).mean()), 0)
 ood_peak = int(sft.OOD.idxmax())
-glue_number("pt_sft_above_floor", max((sft.ID - no_tool["ID"]).max(), (sft.OOD - no_tool["OOD"]).max()));
+glue_number("pt_sft_id_above_floor", (sft.ID - no_tool["ID"]).max())
+sft_tf = {k: glue_number(f"pt_sft_tf_{k}", tf_motif(m)) for k, m in (("first", COMPANION["sft_epochs"][0]),
+                                                                    ("last", COMPANION["sft_epochs"][-1]))}
+sft_other = [tf_motif(m, other=True) for m in (COMPANION["sft_epochs"][0], COMPANION["sft_epochs"][-1])]
+glue_number("pt_sft_motif", motif_share("sft-e20-lr0.1"), 0)
+empty_fam = np.array([fam_of[(s, q)] for s, q in zip(empty.suite, empty.question_id)])
+no_tool_other = 100 * float(empty.correct[(empty.domain == "OOD") & (empty_fam != "tf_motif")].mean());
 
 # %% [markdown]
-# SFT raises both sides, slowly: ID from {glue:text}`pt_sft_id_first`% after one epoch to
-# {glue:text}`pt_sft_id_last`% after {glue:text}`pt_sft_last_epochs`, OOD from
+# SFT raises both sides, OOD far more than ID: ID from {glue:text}`pt_sft_id_first`% after one
+# epoch to {glue:text}`pt_sft_id_last`% after {glue:text}`pt_sft_last_epochs`, OOD from
 # {glue:text}`pt_sft_ood_first`% to {glue:text}`pt_sft_ood_last`%, both differences. OOD is
 # highest at the last checkpoint, so the study's first finding (OOD peaks early, then falls:
 # {glue:text}`pt_paper_sft_ood_1`% after one epoch, {glue:text}`pt_paper_sft_ood_4`% after
-# four) does not appear here. Nor could it much: no SFT head is more than
-# {glue:text}`pt_sft_above_floor` points above No-Tool ({glue:text}`pt_no_tool_id`% ID,
-# {glue:text}`pt_no_tool_ood`% OOD), because the subset SFT imitates is most often the empty
-# one. The 20-epoch SFT head of section 3 picks
-# the empty subset on {glue:text}`pt_sft_empty`% of test questions. The study's models learn
-# answers token by token; ours learns one subset per question, mostly "no tools", and there
-# is little for it to overfit to in either domain.
+# four) does not appear here.
+#
+# In domain, no SFT head is more than {glue:text}`pt_sft_id_above_floor` points above No-Tool
+# ({glue:text}`pt_no_tool_id`%): the subset SFT imitates is most often the empty one, which the
+# 20-epoch head picks on {glue:text}`pt_sft_empty`% of test questions. Out of domain, SFT learns
+# the motif scan from the regulator family (that head calls it on {glue:text}`pt_sft_motif`% of
+# questions), and the gain is on `tf_motif`: the first head answers
+# {glue:text}`pt_sft_tf_first`% of them, the last {glue:text}`pt_sft_tf_last`%. On the other OOD
+# questions SFT stays near No-Tool. On the first pool, without the regulator family, OOD
+# stayed near No-Tool too.
 
 # %% tags=["remove-input"]
 claim("sft_rises", sft_last["ID"].a_better and sft_last["OOD"].a_better,
       "SFT's last checkpoint is ahead of its first in ID and in OOD, both differences")
 claim("sft_no_ood_peak", ood_peak == eL, "OOD is highest at SFT's last checkpoint")
-claim("sft_near_floor", (sft.ID - no_tool["ID"]).max() < 10 and (sft.OOD - no_tool["OOD"]).max() < 10,
-      "no SFT head is far above No-Tool (under ten points)")
-claim("sft_empty", (last_sft_picks["mask"] == 0).mean() > 0.5, "the 20-epoch SFT head mostly picks the empty subset");
+claim("sft_ood_more", sft.loc[eL, "OOD"] - sft.loc[e1, "OOD"] > 2 * (sft.loc[eL, "ID"] - sft.loc[e1, "ID"]),
+      "SFT raises OOD far more (over twice as much) as ID")
+claim("sft_id_near_floor", (sft.ID - no_tool["ID"]).max() < 10, "no SFT head is far above No-Tool in domain (under ten points)")
+claim("sft_empty", (last_sft_picks["mask"] == 0).mean() > 0.5, "the 20-epoch SFT head mostly picks the empty subset")
+claim("sft_motif", sft_tf["last"] - sft_tf["first"] > 30 and abs(sft_other[1] - sft_other[0]) < 3
+      and max(sft_other) - no_tool_other < 5,
+      "SFT's OOD gain is on tf_motif (over thirty points); on the other OOD questions it stays near No-Tool");
 
 # %% [markdown]
 # ## 2. RL from SFT checkpoints
 #
-# FGPO or GRPO for 8 epochs, each started from one of the SFT heads above (the study's RL arm:
-# 8 epochs from its SFT checkpoints). ID and OOD after RL:
+# FGPO or GRPO for 8 epochs from each SFT head above, as in the study. ID and OOD after RL:
 
 # %% tags=["remove-input"]
 rl_rows = {}
@@ -247,28 +279,31 @@ glue_number("pt_paper_rl_to", paper.COMPANION["rl_from_sft_ood"][1])
 fp = st.picks[st.picks.method == f"sft-e{e1}-lr0.1+fgpo-e8"]
 top = fp["mask"].value_counts(normalize=True)
 glue_text("pt_rl_top", test_tables["core"].labels()[int(top.index[0])])
-glue_number("pt_rl_top_share", 100 * float(top.iloc[0]), 0);
+glue_number("pt_rl_top_share", 100 * float(top.iloc[0]), 0)
+glue_number("pt_rl_grpo_late", rl_same["grpo"]["OOD"].gap, signed=True);
 
 # %% [markdown]
 # Eight epochs of RL lift every SFT head by {glue:text}`pt_rl_gain_lo` to
-# {glue:text}`pt_rl_gain_hi` points on both sides, and they all land in the same place: about
-# {glue:text}`pt_rl_id`% ID and {glue:text}`pt_rl_ood`% OOD, with FGPO or GRPO, whichever
-# checkpoint they started from (the after-RL columns span at most {glue:text}`pt_rl_spread`
-# points; RL from the last SFT checkpoint does not differ from RL from the first). The OOD gain
-# is largest from the earliest checkpoint only because that head starts lowest. So the study's
-# second finding holds in its first half, RL does most of the work out of domain (the study:
-# OOD {glue:text}`pt_paper_rl_from`% → {glue:text}`pt_paper_rl_to`% after eight epochs from
-# its four-epoch SFT checkpoint), but which SFT checkpoint RL starts from does not matter
-# here. The RL heads converge to nearly one policy: after FGPO from the one-epoch checkpoint
-# the subset {glue:text}`pt_rl_top` alone is picked on {glue:text}`pt_rl_top_share`% of test
-# questions, and a near-fixed policy leaves little room for its start to show.
+# {glue:text}`pt_rl_gain_hi` points on both sides, to about {glue:text}`pt_rl_id`% ID and
+# {glue:text}`pt_rl_ood`% OOD. The start matters little: the after-RL columns span at most
+# {glue:text}`pt_rl_spread` points. From the last SFT checkpoint rather than the first, FGPO
+# ends level, and GRPO {glue:text}`pt_rl_grpo_late` points ahead OOD (a difference) and level
+# ID. On the first pool no start differed.
+#
+# So the study's second finding holds in its first half, RL does most of the work out of
+# domain (the study: OOD {glue:text}`pt_paper_rl_from`% → {glue:text}`pt_paper_rl_to`% after
+# eight epochs from its four-epoch SFT checkpoint); that a stronger start ends higher holds
+# only for GRPO out of domain. The RL heads converge to nearly one policy, which leaves little
+# room for the start to show: after FGPO from the one-epoch checkpoint the subset
+# {glue:text}`pt_rl_top` alone is picked on {glue:text}`pt_rl_top_share`% of test questions.
 
 # %% tags=["remove-input"]
-claim("rl_same_place", float((after.max() - after.min()).max()) < 1.0
-      and not any(v[d].is_difference for v in rl_same.values() for d in ("ID", "OOD")),
-      "RL from every SFT checkpoint lands within a point, no difference between the first and last start")
+claim("rl_start", float((after.max() - after.min()).max()) < 5
+      and not any(rl_same["fgpo"][d].is_difference for d in ("ID", "OOD"))
+      and rl_same["grpo"]["OOD"].a_better and not rl_same["grpo"]["ID"].is_difference,
+      "RL lands within a few points from every start; from the last SFT checkpoint FGPO does not differ "
+      "from the first, GRPO is ahead OOD only")
 claim("rl_gains", min(gain_ood.min(), gain_id.min()) > 10, "RL lifts every SFT head by more than ten points on both sides")
-claim("rl_ood_first", gain_ood.idxmax() == e1, "the OOD gain is largest from the earliest checkpoint")
 claim("rl_near_fixed", top.iloc[0] > 0.7, "the RL head picks one subset on most test questions");
 
 # %% tags=["remove-input"]
@@ -291,7 +326,7 @@ plt.show()
 # ## 3. A fixed budget of question visits
 #
 # Twenty epochs of question visits in all, split between SFT and RL: 0, 20, 50, 80 and 100%
-# SFT, with FGPO or with GRPO as the RL stage (mean and sd over seeds):
+# SFT, with FGPO or with GRPO as the RL stage (the figure below shows ID and OOD of each split).
 
 # %% tags=["remove-input"]
 shares = [0, 20, 50, 80, 100]
@@ -300,8 +335,6 @@ for rl in ("fgpo", "grpo"):
     arms[rl] = [f"{rl}-e20", f"sft-e4-lr0.1+{rl}-e16", f"sft-e10-lr0.1+{rl}-e10", f"sft-e16-lr0.1+{rl}-e4",
                 "sft-e20-lr0.1"]
     budget[rl.upper()] = by_setting(arms[rl], shares)
-bt = pd.concat(budget, names=["RL", "SFT share (%)"]).drop(columns=["seeds"])
-show(bt, 1)
 bv = {}
 for rl in ("fgpo", "grpo"):
     R = rl.upper()
@@ -312,36 +345,46 @@ glue_number("pt_b_fgpo_id", budget["FGPO"].loc[0, "ID"])
 glue_number("pt_b_fgpo_ood", budget["FGPO"].loc[0, "OOD"])
 glue_number("pt_b_sft_id", budget["FGPO"].loc[100, "ID"])
 glue_number("pt_b_sft_ood", budget["FGPO"].loc[100, "OOD"])
-glue_number("pt_b_grpo_id", budget["GRPO"].loc[0, "ID"])
-glue_number("pt_b_grpo_ood", budget["GRPO"].loc[0, "OOD"])
-glue_number("pt_b_grpo_ood_sd", budget["GRPO"].loc[0, "OOD sd"])
-glue_number("pt_b_grpo20_id", budget["GRPO"].loc[20, "ID"])
-glue_number("pt_b_grpo20_ood", budget["GRPO"].loc[20, "OOD"])
 glue_number("pt_b_grpo20_gap_id", bv[("grpo", 0)]["ID"].gap, signed=True)
+glue_number("pt_b_grpo20_gap_ood", -bv[("grpo", 0)]["OOD"].gap)
+glue_number("pt_b_fgpo20_gap_ood", -bv[("fgpo", 0)]["OOD"].gap)
+b_tf = {k: glue_number(f"pt_b_tf_{k}", tf_motif(arms["fgpo"][i])) for k, i in (("pure", 0), ("mixed", 1))}
+b_motif = {k: glue_number(f"pt_b_motif_{k}", motif_share(arms["fgpo"][i]), 0) for k, i in (("pure", 0), ("mixed", 1))}
 glue_text("pt_paper_split", "/".join(str(x) for x in paper.COMPANION["budget_best_split"]));
 
 # %% [markdown]
-# With FGPO as the RL stage, pure FGPO ({glue:text}`pt_b_fgpo_id`% ID,
-# {glue:text}`pt_b_fgpo_ood`% OOD) is level with every mixed split: none of 20, 50 or 80% SFT
-# differs from it on either side. Pure SFT is far below ({glue:text}`pt_b_sft_id`% and
-# {glue:text}`pt_b_sft_ood`%). With GRPO the picture changes in domain: pure GRPO reaches
-# {glue:text}`pt_b_grpo_id`% ID and {glue:text}`pt_b_grpo_ood`% OOD (its seeds spread by
-# {glue:text}`pt_b_grpo_ood_sd` points OOD), and 20% SFT first lifts ID by
-# {glue:text}`pt_b_grpo20_gap_id` points, a difference, without a difference OOD
-# ({glue:text}`pt_b_grpo20_ood`%). So the study's third finding (its best split was
-# {glue:text}`pt_paper_split`, above both pure arms) holds here for GRPO in domain only; for
-# FGPO a warm start adds nothing. A likely reason, not tested here: FGPO sees every subset's
-# reward from its first step, so a stage that points it at the optima has nothing to add,
-# while GRPO learns only from what it samples, and a start that has seen the training
-# questions' optima helps it on questions of the same families.
+# Every split with RL in it beats pure SFT ({glue:text}`pt_b_sft_id`% ID,
+# {glue:text}`pt_b_sft_ood`% OOD) on both sides. Against pure RL ({glue:text}`pt_b_fgpo_id`% ID
+# and {glue:text}`pt_b_fgpo_ood`% OOD with FGPO), a warm start trades one side for the other.
+# After 20% SFT, GRPO gains {glue:text}`pt_b_grpo20_gap_id` points
+# ID and loses {glue:text}`pt_b_grpo20_gap_ood` OOD; FGPO loses
+# {glue:text}`pt_b_fgpo20_gap_ood` OOD and is level ID. Those three gaps are differences, and
+# every mixed split, with either RL, is behind pure RL out of domain.
+#
+# The loss is on `tf_motif`. Pure FGPO calls the motif scan on {glue:text}`pt_b_motif_pure`% of
+# test questions and answers {glue:text}`pt_b_tf_pure`% of `tf_motif`; after 20% SFT it calls it
+# on {glue:text}`pt_b_motif_mixed`% and answers {glue:text}`pt_b_tf_mixed`%, settling on the
+# subset of section 2. So the study's third finding (best split {glue:text}`pt_paper_split`,
+# above both pure arms) does not hold: a warm start can help in domain (with GRPO at every
+# split, with FGPO at 50 and 80%) and always costs out of domain. On the first pool it cost
+# FGPO nothing out of domain.
 
 # %% tags=["remove-input"]
-claim("budget_fgpo_level", not any(v[d].is_difference for v in mixed_vs_pure["fgpo"] for d in ("ID", "OOD")),
-      "no mixed split differs from pure FGPO on either side")
 claim("budget_sft_low", all(bv[(rl, 100)][d].a_better for rl in ("fgpo", "grpo") for d in ("ID", "OOD")),
       "20% SFT then RL beats pure SFT on both sides")
-claim("budget_grpo_id", bv[("grpo", 0)]["ID"].a_better and not bv[("grpo", 0)]["OOD"].is_difference,
-      "20% SFT then GRPO beats pure GRPO in domain, with no difference out of domain");
+claim("budget_grpo", bv[("grpo", 0)]["ID"].a_better and bv[("grpo", 0)]["OOD"].b_better,
+      "20% SFT then GRPO beats pure GRPO in domain and loses to it out of domain")
+claim("budget_fgpo", not bv[("fgpo", 0)]["ID"].is_difference and bv[("fgpo", 0)]["OOD"].b_better,
+      "20% SFT then FGPO is level with pure FGPO in domain and loses to it out of domain")
+claim("budget_id", all(v["ID"].a_better for v in mixed_vs_pure["grpo"])
+      and all(v["ID"].a_better for v in mixed_vs_pure["fgpo"][1:]),
+      "every mixed split beats pure GRPO in domain; with FGPO the 50 and 80% splits do")
+claim("budget_ood_cost", all(v["OOD"].b_better for rl in ("fgpo", "grpo") for v in mixed_vs_pure[rl]),
+      "every mixed split is behind pure RL out of domain, a difference")
+mixed_top = st.picks["mask"][st.picks.method == arms["fgpo"][1]].value_counts().index[0]
+claim("budget_motif", b_motif["pure"] > 2 * b_motif["mixed"] and b_tf["pure"] - b_tf["mixed"] > 10
+      and mixed_top == top.index[0],
+      "pure FGPO calls the motif scan far more often than 20% SFT then FGPO, and answers more tf_motif questions");
 
 # %% tags=["remove-input"]
 fig = plot_id_ood_panels([
@@ -353,9 +396,9 @@ plt.show()
 # %% [markdown]
 # ## 4. Capacity of each stage
 #
-# At the 20 / 80 split with FGPO, the width of the SFT head against the width of the RL head
-# (0: a linear head; 64 and 256: one hidden layer), the analogue of the study's LoRA ranks.
-# ID / OOD accuracy (%; rows: SFT head width, columns: RL head width):
+# At the 20 / 80 split with FGPO, the width of the SFT head against that of the RL head (0: a
+# linear head; 64 and 256: one hidden layer), the analogue of the study's LoRA ranks. ID / OOD
+# accuracy (%):
 
 # %% tags=["remove-input"]
 width = {"": 0, "-h64": 64, "-h256": 256}
@@ -378,11 +421,10 @@ glue_number("pt_paper_rl_rank", paper.COMPANION["rl_best_rank"], 0);
 
 # %% [markdown]
 # No pair of widths differs from the linear pair on either side; the largest gap, OOD with
-# widths {glue:text}`pt_w_far` (SFT, RL), is {glue:text}`pt_w_far_gap` points and within seed
-# noise. The study found that SFT wanted a high rank (its best, {glue:text}`pt_paper_sft_rank`)
-# and RL a moderate one ({glue:text}`pt_paper_rl_rank`). Here neither stage uses the extra
-# capacity: SFT learns mostly "no tools" and RL converges to nearly one subset, and a linear
-# head already represents both.
+# widths {glue:text}`pt_w_far` (SFT, RL), is {glue:text}`pt_w_far_gap` points. The study found
+# SFT best at a high rank ({glue:text}`pt_paper_sft_rank`) and RL at a moderate one
+# ({glue:text}`pt_paper_rl_rank`). Here neither stage uses the extra capacity: SFT learns
+# mostly "no tools", RL after it mostly one subset, and a linear head represents both.
 
 # %% tags=["remove-input"]
 claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("ID", "OOD")),
@@ -393,21 +435,27 @@ claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("I
 # ## 5. The language-model selector
 #
 # The same questions asked of the LM selector of "FGPO versus GRPO", under one budget of
-# question visits: pure SFT, pure FGPO, and 20% SFT followed by 80% FGPO, at LoRA ranks 4, 16
-# and 64. Every run starts from that chapter's format warm-up, merged into the weights, with a
-# fresh adapter of its rank on top, and keeps its last adapter. A fresh adapter starts at zero,
-# so the warm-up itself is every rank's step 0: the **start** row. Each adapter's alpha is
-# twice its rank and the learning rates are the same at every rank, so a higher rank also
-# moves the weights further in the same steps. Each run is judged by free generation on
-# {glue:text}`lm_n_id` ID questions (the first of `core`) and {glue:text}`lm_n_ood` OOD
-# questions (`core` and `microbe`); a format failure counts as wrong. One seed, so McNemar's
-# test decides each comparison.
+# question visits: pure SFT, pure FGPO, and 20% SFT then 80% FGPO, at LoRA ranks 4, 16 and 64.
+# This selector was trained on the first pool ({glue:text}`lm_families`); no test question is
+# of the regulator family, so its ID and OOD questions are the policy head's. Every run starts
+# from that chapter's format warm-up with a fresh adapter of its rank (so the warm-up is every
+# rank's step 0: the **start** row) and keeps its last adapter. Alpha is twice the rank at the
+# same learning rates, so a higher rank also takes larger steps. Each run is judged by free
+# generation on {glue:text}`lm_n_id` ID questions (the first of `core`) and
+# {glue:text}`lm_n_ood` OOD ones (`core` and `microbe`); a format failure counts as wrong. One
+# seed: McNemar's test decides each comparison.
 
 # %% tags=["remove-input"]
 lm_ready = bool(lm_companion_dir) and (Path(lm_companion_dir) / "picks.parquet").exists()
 if lm_ready:
     lm_picks = load_lm_companion(lm_companion_dir)
-    lm_cfg = json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]
+    lm_manifest = json.loads((Path(lm_companion_dir) / "manifest.json").read_text())
+    lm_cfg, lm_families = lm_manifest["config"], lm_manifest.get("training_families", train_families)
+    glue_text("lm_families", ", ".join(lm_families))
+    claim("lm_same_split", "regulator" not in lm_families and set(train_families) - set(lm_families) == {"regulator"}
+          and not (set(train_families) - set(lm_families)) & test_families,
+          "the LM selector was trained without the regulator family, its only difference from the policy "
+          "head's, and no test question is of it")
     lm_table = lm_companion_table(lm_picks, tables, train_families)
     ARM_LABELS = {"start": "start (the warm-up)", "sft": "SFT", "fgpo": "FGPO", "sft20-fgpo80": "20% SFT + FGPO"}
     show(lm_table.drop(columns=["n ID", "n OOD", "seeds"]).rename(index=ARM_LABELS, level=0)
@@ -417,6 +465,7 @@ if lm_ready:
 else:
     glue_text("lm_n_id", "–")
     glue_text("lm_n_ood", "–")
+    glue_text("lm_families", "–")
     print("The LM selector's study has not been run into this profile's folder; `make lm-companion` runs it.")
 
 # %% tags=["remove-input"]
@@ -463,41 +512,34 @@ if lm_ready:
                       for e in [pd.read_parquet(warm_eval / f"{s}.parquet", columns=["question_id", "generation_pick"])]])
     wc = domain_correct(warm, tables, train_families)
     glue_number("lm_warm_id_all", 100 * wc.correct[wc.domain == "ID"].mean())
-    glue_number("lm_warm_n_id_all", int((wc.domain == "ID").sum()), 0)
     glue_number("lm_warm_id_core", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "core")].mean())
     glue_number("lm_warm_id_mosaic", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "mosaic")].mean())
-    glue_number("lm_warm_n_id_core", int(((wc.domain == "ID") & (wc.suite == "core")).sum()), 0)
 
 # %% [markdown]
-# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. The
-# chapter "FGPO versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in
-# domain: there the ID questions are all {glue:text}`lm_warm_n_id_all` it was evaluated on,
-# `core`'s {glue:text}`lm_warm_n_id_core` and `mosaic`'s; here they are `core`'s first
-# {glue:text}`lm_n_id`. Same model, same rule, different questions: the warm-up reads
-# {glue:text}`lm_warm_id_core`% on all of `core`'s ID questions and
-# {glue:text}`lm_warm_id_mosaic`% on `mosaic`'s.
+# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. "FGPO
+# versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in domain because its ID
+# questions include `mosaic`'s, on which it reads {glue:text}`lm_warm_id_mosaic`% (on all of
+# `core`'s, {glue:text}`lm_warm_id_core`%); here they are `core`'s first {glue:text}`lm_n_id`.
 #
-# **SFT collapses onto the empty subset**, the paper's own observation for its SFT selector:
-# at ranks 4, 16 and 64 it calls {glue:text}`lm_sft_tools` tools per question and its OOD
-# accuracy falls to {glue:text}`lm_sft_ood`%, a difference from the start at every rank. Here,
-# unlike the policy head, SFT does hurt out of domain, as the study found; with only each
-# run's last adapter kept, we cannot see whether it peaked first.
+# **SFT collapses onto the empty subset**, as the paper's SFT selector did: at ranks 4, 16 and
+# 64 it calls {glue:text}`lm_sft_tools` tools per question, and OOD falls to
+# {glue:text}`lm_sft_ood`%, a difference from the start at every rank. Unlike the policy head's,
+# this SFT hurts out of domain, as in the study; with only the last adapter kept, we cannot see
+# whether it peaked first.
 #
 # **FGPO alone** moves OOD to {glue:text}`lm_fgpo_ood`% at ranks 4, 16 and 64: a gain of
 # {glue:text}`lm_fgpo4_gain` points at rank 4 (a difference), none at 16, and a loss of
-# {glue:text}`lm_fgpo64_loss` points at rank 64 (a difference), where {glue:text}`lm_fgpo64_fail`% of its answers
-# were format failures. OOD accuracy falls with rank, and ranks 4 and 64 differ: the study too
-# found RL best at a moderate rank and able to lose OOD at higher ones, though our best is the
-# lowest rank tried, and rank and step size move together here.
+# {glue:text}`lm_fgpo64_loss` at 64 (a difference), where {glue:text}`lm_fgpo64_fail`% of its
+# answers were format failures. OOD falls with rank, and ranks 4 and 64 differ: the study too
+# found RL best at a moderate rank, though our best is the lowest tried, and rank and step size
+# move together here.
 #
-# **20% SFT then FGPO** is level with pure FGPO at ranks 4 and 16 on both sides, and gains
-# OOD over the start only at rank 4 ({glue:text}`lm_mix4_gain` points). At rank 64 it is ahead
-# of pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
-# differences, where pure FGPO failed the answer format on {glue:text}`lm_fgpo64_fail`% of
-# questions (each counted wrong) and the mixed arm on none. It beats pure SFT OOD at every
-# rank. So the study's fixed-budget finding holds for the LM selector only at rank 64, and
-# there through the format failures of the pure RL arm rather than a gain of the mixed one; SFT shows no preference
-# for a higher rank (no two of its ranks differ). The whole study took
+# **20% SFT then FGPO** is level with pure FGPO at ranks 4 and 16 on both sides, and gains OOD
+# over the start only at rank 4 ({glue:text}`lm_mix4_gain` points). At rank 64 it is ahead of
+# pure FGPO by {glue:text}`lm_mix64_id` points ID and {glue:text}`lm_mix64_ood` OOD, both
+# differences, through pure FGPO's format failures (each counted wrong) rather than a gain of
+# its own. It beats pure SFT OOD at every rank. So the study's fixed-budget finding holds for
+# the LM selector only at rank 64. No two SFT ranks differ. The whole study took
 # {glue:text}`lm_cost_min` minutes of training, {glue:text}`lm_budget` question visits per run
 # on {glue:text}`lm_threads` CPU threads.
 
@@ -526,15 +568,23 @@ if lm_ready:
 # %% [markdown]
 # ## What the two selectors say
 #
-# Both selectors reproduce the study's second finding in its first half: RL does most of the
-# work, in and out of domain. The other three findings turn on what SFT learns, and here SFT
-# learns to call no tools: the policy head mostly, the language model almost always. So SFT
-# alone never peaks out of domain (the head climbs slowly from the No-Tool floor; the language
-# model drops toward it at once), a brief SFT stage helps only GRPO in domain and the LM
-# selector at LoRA rank 64, where pure FGPO failed its format, and rank matters only for the
-# LM selector's RL, where a higher rank also means a larger step. The tests behind these sentences, the
-# row's setting against the named one, gap in points (policy head: mean over the five seeds,
-# p of the paired t-test over seeds; LM selector: one seed, McNemar's p):
+# Both selectors reproduce the first half of the study's second finding: RL does most of the
+# work. The rest turns on what SFT learns. The language model learns to call no tools and
+# loses OOD at once. The policy head mostly learns the same, but the regulator family also
+# teaches it the motif scan, so its OOD accuracy climbs to the last epoch. A brief SFT stage
+# before RL helps the policy head in domain only with GRPO and costs it out of domain, where
+# pure RL keeps the motif scan; it helps the LM selector only at rank 64, where pure FGPO
+# failed its format. Rank matters only for the LM selector's RL, where a higher rank also takes
+# larger steps. The tests (the row's setting against the named one, gap in points; p: paired
+# t-test over seeds for the policy head, McNemar's for the LM selector):
+
+# %% tags=["remove-input"]
+claim("summary", min(gain_ood.min(), gain_id.min()) > 10 and ood_peak == eL
+      and sft_tf["last"] - sft_tf["first"] > 30 and all(v["OOD"].b_better for v in mixed_vs_pure["fgpo"])
+      and bv[("grpo", 0)]["ID"].a_better and bv[("grpo", 0)]["OOD"].b_better and not bv[("fgpo", 0)]["ID"].is_difference
+      and b_motif["pure"] > 2 * b_motif["mixed"] and not any(v[d].is_difference for v in wv.values() for d in ("ID", "OOD")),
+      "RL does most of the work; the head's SFT climbs OOD to the last epoch through the motif scan; a warm start "
+      "helps the head ID only with GRPO and costs it OOD, where pure RL keeps the motif scan; widths do not matter");
 
 # %% tags=["remove-input"]
 rows = []
