@@ -14,13 +14,14 @@ import pandas as pd
 
 from ..core.method_names import parse_method
 from ..core.registry import ESTIMATORS
+from ..evaluation.difference import compare
 from ..evaluation.metrics import mcnemar
 from ..evaluation.picks import correct_of, summarise_picks, tool_rates_by_family
 from ..table import RewardTable
 from .study import Study
 
 __all__ = ["METHOD_LABELS", "label", "study_scores", "study_summary", "study_baselines", "paired_tests",
-           "routing", "coverage_rows"]
+           "routing", "coverage_rows", "headline"]
 
 METHOD_LABELS = {name: est.label for name, est in ESTIMATORS.items() if not est.dial}
 """How the chapters name the study's methods (read from the registry; the coverage dial reads
@@ -135,3 +136,18 @@ def coverage_rows(summary: pd.DataFrame, suite: str = "core", n_actions: int = 1
             sd = float(str(summary.loc[m, suite]).split("±")[1]) if "±" in str(summary.loc[m, suite]) else 0.0
             rows[k] = {"accuracy (%)": summary.loc[m, f"{suite} mean"], "sd over seeds": sd}
     return pd.DataFrame.from_dict(rows, orient="index").sort_index()
+
+
+def headline(fgpo: Sequence[np.ndarray], grpo: Sequence[np.ndarray], fixed: np.ndarray) -> dict:
+    """One setting's headline on one set of questions: ``fgpo`` and ``grpo`` say, seed by seed,
+    whether each method is right on each question (one boolean vector per seed, the same seeds
+    for both; a selector trained once: one vector), ``fixed`` whether the best fixed subset is.
+    Returns the questions, the seeds, the accuracies (%, mean over seeds) and the verdicts of
+    FGPO against GRPO and against the fixed subset by the book's rule
+    (:func:`~fgpo_core.evaluation.difference.compare`; ``gap``: FGPO minus the other, points)."""
+    fixed = np.asarray(fixed, dtype=bool)
+    vs_grpo, vs_fixed = compare(fgpo, grpo), compare(fgpo, [fixed] * len(fgpo))
+    return {"questions": len(fixed), "seeds": len(fgpo),
+            "FGPO": float(np.mean([100.0 * np.mean(x) for x in fgpo])),
+            "GRPO": float(np.mean([100.0 * np.mean(x) for x in grpo])), "vs GRPO": vs_grpo,
+            "best fixed": 100.0 * float(fixed.mean()), "vs best fixed": vs_fixed}
