@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -364,6 +365,40 @@ both = pd.concat({"this book": removal.round(2),
 both
 
 # %% [markdown]
+# The same question on the training pool decides what a trained selector can learn, since a
+# selector learns a tool's worth only from the rewards of its training questions. For each
+# tool, the training family where it adds most, alone or added to the subset where it helps
+# most; a tool *pays* on a family when it adds at least 10 points there.
+
+# %% tags=["remove-input"]
+PAYS = 10.0
+gains = tables["train"].tool_gains()
+top = gains.loc[gains.groupby("tool", sort=False).best_added.idxmax()].set_index("tool")
+paid = gains[gains.best_added >= PAYS].groupby("tool", sort=False).family.agg(", ".join)
+worth = pd.DataFrame({"adds most on": top.family, "alone (points)": top.alone, "added (points)": top.best_added,
+                      "added to": top.added_to, f"pays on (≥ {PAYS:.0f} points)": paid.reindex(top.index).fillna("–")})
+worth.index = [f"T{i + 1} {n}" for i, n in enumerate(top.index)]
+display(worth.style.format(precision=1))
+unpaid = [f"T{i + 1} ({n})" for i, n in enumerate(top.index) if n not in paid.index]
+decisive = {n: float(gains[gains.tool == n].alone.max()) for n in top.index}
+glue_text("unpaid_tools", " and ".join(unpaid) if unpaid else "none")
+glue_number("t1_best", top.loc["composition", "best_added"])
+glue_text("t1_family", top.loc["composition", "family"])
+glue_number("t4_same_family", float(gains[(gains.tool == "expert") & (gains.family == top.loc["composition", "family"])].alone.iloc[0]))
+glue_number("t2_regulator_alone", float(gains[(gains.tool == "motif_scan") & (gains.family == "regulator")].alone.iloc[0]));
+
+# %% [markdown]
+# Every tool but {glue:text}`unpaid_tools` pays on some training family, and T2, T3 and T4 are
+# each decisive somewhere: the motif scan alone adds {glue:text}`t2_regulator_alone` points on
+# the regulator family. T1 is the reader's known weakness: the most it adds on any training
+# family is {glue:text}`t1_best` points (on {glue:text}`t1_family`, where the expert tool alone
+# adds {glue:text}`t4_same_family`), so a trained selector has little reason to call it.
+
+# %% tags=["remove-input"]
+claim("t1-unpaid", unpaid == ["T1 (composition)"], "composition is the one tool that pays on no training family")
+claim("t2-t3-t4-decisive", all(decisive[n] >= 30 for n in ("motif_scan", "splice", "expert")),
+      "T2, T3 and T4 each add at least 30 points alone on some training family");
+
 # %% tags=["remove-cell"]
 tokens = t_core.tokens.mean(0)
 glue_number("tok_none", tokens[0], 0)

@@ -92,7 +92,7 @@ show_source(ToolLibrary.render)
 
 # %%
 library = ToolLibrary.five({"taxonomy": taxonomy_references(seed=seed)}, repeat_database(seed=seed))
-pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot": library.names()}).style.hide(axis="index")
+pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot": library.names}).style.hide(axis="index")
 
 # %% [markdown]
 # ## The sequences

@@ -68,6 +68,20 @@ def test_single_tool_removal_by_hand():
     assert (rem <= 1e-9).all().all()
 
 
+def test_tool_gains_by_hand():
+    # q0 and q1 in family "a", q2 in family "b"
+    t = tiny()
+    t.family = np.array(["a", "a", "b"])
+    g = tiny_gains = t.tool_gains().set_index(["tool", "family"])
+    # family a: none 50%, T1 0%, T2 50%, T1+T2 100%
+    assert g.loc[("T1", "a"), "alone"] == pytest.approx(-50.0)
+    assert g.loc[("T1", "a"), "best_added"] == pytest.approx(50.0) and g.loc[("T1", "a"), "added_to"] == "T2"
+    assert g.loc[("T2", "a"), "alone"] == pytest.approx(0.0)
+    assert g.loc[("T2", "a"), "best_added"] == pytest.approx(100.0) and g.loc[("T2", "a"), "added_to"] == "T1"
+    # family b: nothing is ever right
+    assert (tiny_gains.xs("b", level="family")[["alone", "best_added"]] == 0).all().all()
+
+
 def test_select_keeps_every_per_question_field_in_order_and_refuses_strangers():
     import numpy as np
     import pytest

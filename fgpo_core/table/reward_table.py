@@ -230,3 +230,21 @@ class RewardTable:
             rows[f"-{name}"] = {"delta_oracle": c["oracle"] - full["oracle"],
                                 "delta_best_fixed": c["best_fixed"] - full["best_fixed"]}
         return pd.DataFrame.from_dict(rows, orient="index")
+
+    def tool_gains(self) -> pd.DataFrame:
+        """Per tool and family, the points of accuracy the tool adds: ``alone`` (the tool alone
+        against no tool) and ``best_added`` (added to the subset without it where it adds most,
+        that subset's label in ``added_to``), long by (tool, family)."""
+        fams = np.asarray(self.family)
+        labels = self.labels()
+        rows = []
+        for f in sorted(set(fams)):
+            acc = 100.0 * self.correct[fams == f].mean(0)
+            for t, name in enumerate(self.names()):
+                bit = 1 << t
+                without = [m for m in range(self.n_actions) if not m & bit]
+                gains = [acc[m | bit] - acc[m] for m in without]
+                j = int(np.argmax(gains))
+                rows.append({"tool": name, "family": f, "alone": float(acc[bit] - acc[0]),
+                             "best_added": float(gains[j]), "added_to": labels[without[j]]})
+        return pd.DataFrame(rows)
