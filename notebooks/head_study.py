@@ -107,12 +107,10 @@ tables = readers["evidence reader"]
 # ## The estimators in code
 #
 # Each is a function of the candidate scores, the rewards and, for the sampled ones, the
-# actions drawn; none knows which selector produced the scores. The exact objective and
-# the coverage dial's draw:
+# actions drawn; none knows which selector produced the scores. The exact objective:
 
 # %% tags=["remove-input"]
 display(show_source(est.fgpo_loss))
-display(show_source(est.coverage_mask, drop_docstring=True))
 
 # %% [markdown]
 # And GRPO's group-normalised advantages (TRL's group scaling; the test suite checks them
@@ -262,31 +260,26 @@ display(p_table.style.set_caption("FGPO minus each method (points): the paired t
 # budgeted, sampled or imitation), the reward it trains on, and `visit`, which turns one
 # minibatch's scores and rewards into a loss and the rewards it paid for. The training loop,
 # the method-name grammar, the palettes and this page read nothing else. The worked example is
-# RLOO with a KL penalty that pulls $q$ toward the uniform policy, its whole definition:
+# RLOO with a KL penalty that pulls $q$ toward the uniform policy; its whole definition is this
+# `visit` and one `register(Estimator("rloo-kl", ...))` line:
 
 # %% tags=["remove-input"]
 if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
     display(show_source(ESTIMATORS["rloo-kl"].visit))
-    reg_src = Path(registry.__file__).read_text()
-    line = reg_src[reg_src.index('register(Estimator("rloo-kl"'):]
-    display(Markdown("```python\n" + line[:line.index("\n\n") if "\n\n" in line else len(line)].strip() + "\n```"))
 
 # %% [markdown]
 # Its test (`tests/test_registry.py`) checks that the sampled gradient matches the exact
-# gradient of RLOO's objective plus the KL term, averaged over many visits. Trained as every
-# method here (the same questions, seeds and learning rates, the rate chosen on dev), it lands
-# beside plain RLOO:
+# gradient of RLOO's objective plus the KL term, averaged over many visits. It was trained as
+# every method here (same questions, seeds and learning rates, the rate chosen on dev).
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
     kl = load_study(rloo_kl_study)
     kl_ids = {s: np.asarray(st.pick_matrix(s, "rloo")[0]) for s in TEST}
     kl_masks = split_masks(tables, kl_ids, train_families)
     kl_c = {"RLOO + KL to uniform": method_correct(kl, tables, "rloo-kl", kl_ids),
             LABELS["rloo"]: method_correct(st, tables, "rloo", kl_ids)}
-    kl_table = pd.DataFrame({n: {f"{k} (%)": float(np.mean([100 * x[m].mean() for x in c])) for k, m in kl_masks.items()}
-                             for n, c in kl_c.items()}).T
-    display(kl_table.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds"))
+    glue_number("kl_acc", float(np.mean([100 * x.mean() for x in kl_c["RLOO + KL to uniform"]])))
     kl_v = {k: compare([x[m] for x in kl_c["RLOO + KL to uniform"]], [x[m] for x in kl_c[LABELS["rloo"]]])
             for k, m in kl_masks.items()}
     kl_fg = compare(kl_c["RLOO + KL to uniform"], method_correct(st, tables, "fgpo", kl_ids))
@@ -303,10 +296,10 @@ if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
     glue_number("kl_vs_fgpo", kl_fg.gap, signed=True)
 
 # %% [markdown]
-# With the KL weight at {glue:text}`kl_weight`, RLOO + KL is {glue:text}`kl_gap` points ahead
-# of RLOO over all test questions and {glue:text}`kl_gap_id` in domain, both differences, and
-# level out of domain; it lands {glue:text}`kl_vs_fgpo` points from FGPO, no difference. The
-# telemetry says why. Over the last epoch RLOO's policy had an entropy of
+# With the KL weight at {glue:text}`kl_weight`, RLOO + KL scores {glue:text}`kl_acc`% over all
+# test questions: {glue:text}`kl_gap` points ahead of RLOO ({glue:text}`kl_gap_id` in domain),
+# both differences, level out of domain, and {glue:text}`kl_vs_fgpo` points from FGPO, no
+# difference. The telemetry says why. Over the last epoch RLOO's policy had an entropy of
 # {glue:text}`rloo_entropy` nats and {glue:text}`rloo_dead`% of its groups were dead; the KL
 # term held the entropy at {glue:text}`kl_entropy` nats, and only {glue:text}`kl_dead`% of the
 # groups died. A sampled estimator that keeps its policy spread keeps its groups alive.
@@ -383,7 +376,6 @@ if capacity_study and (Path(capacity_study) / "manifest.json").exists():
     cap = pd.concat({"linear head": domain_accuracy(st, tables, cap_methods, TEST, train_families),
                      f"MLP head ({units} units)": domain_accuracy(mlp, tables, cap_methods, TEST, train_families)},
                     axis=1).drop(index="questions").rename(index={**LABELS, "BestFixed*": "best fixed subset"})
-    display(cap.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds"))
     mlp_v = domain_verdicts(mlp, tables, "fgpo", ["grpo"], TEST, train_families)
     glue_number("mlp_units", units, 0)
     glue_number("mlp_fgpo", cap.loc["FGPO", (f"MLP head ({units} units)", "pooled")])
@@ -561,12 +553,9 @@ claim("grpo-mostly-dead", dead.iloc[-1].get("grpo", 0) > 50, "GRPO's own draws a
 # %% [markdown]
 # **The coverage dial.** Evaluating only $k$ of the 16 subsets per visit (the paper's
 # Figure 1c) gives {glue:text}`dial_k2`%, {glue:text}`dial_k4`% and {glue:text}`dial_k8`% on
-# core at $k$ = 2, 4 and 8, against FGPO's {glue:text}`dial_k16`%: none differs from FGPO by
-# the book's rule, where the paper's rose with $k$ ({glue:text}`paper_dial_k2`% to
-# {glue:text}`paper_dial_k16`%). At $k = 1$ the head cannot move at all: $q$ renormalised on a
-# single subset is 1 whatever the scores. A likely reason, not measured: the
-# head's features tell it mostly a question's family, and a couple of random subsets per
-# visit, summed over a family's many questions, already separate the tools worth calling.
+# core at $k$ = 2, 4 and 8, against FGPO's {glue:text}`dial_k16`%, and none differs from FGPO
+# by the book's rule; the paper's rose with $k$ ({glue:text}`paper_dial_k2`% to
+# {glue:text}`paper_dial_k16`%).
 
 # %% tags=["remove-input"]
 dial_v = {m: compare(scores[(scores.method == "fgpo") & (scores.suite == "core")].sort_values("seed").correct_vector.tolist(),

@@ -166,15 +166,10 @@ claim("curriculum-disjoint", len(leaks) == 0, "no curriculum question shares a 3
 # letter. `fgpo reader train` re-runs the recipe; the committed adapter records its
 # curriculum, configuration and validation accuracy (held-out curriculum questions)
 # in a manifest. It was trained on {glue:text}`n_cur_train` curriculum questions in
-# {glue:text}`train_minutes` minutes on a CPU:
-
-# %%
-reader_manifest = json.loads((Path(reader_dir) / "manifest.json").read_text())
-pd.DataFrame([{"epoch": h["epoch"], "train loss": h["train_loss"], **{f"val: {k} (%)": v for k, v in
-                                                                      h["val"].items()}}
-              for h in reader_manifest["history"]]).set_index("epoch")
+# {glue:text}`train_minutes` minutes on a CPU.
 
 # %% tags=["remove-cell"]
+reader_manifest = json.loads((Path(reader_dir) / "manifest.json").read_text())
 glue_number("n_cur_train", reader_manifest["curriculum"]["n_train"], 0)
 _ = glue_number("train_minutes", reader_manifest["train_seconds"] / 60, 0)
 
@@ -242,12 +237,6 @@ acc_all.round(1)
 
 # %% tags=["remove-input"]
 probes["evidence reader"][0].round(1)
-
-# %% [markdown]
-# Letters chosen (%) under each condition:
-
-# %% tags=["remove-input"]
-letters.round(1)
 
 # %% [markdown]
 # With the decisive tool alone the evidence reader answers {glue:text}`reader_dec`% (the
@@ -365,10 +354,10 @@ both = pd.concat({"this book": removal.round(2),
 both
 
 # %% [markdown]
-# The same question on the training pool decides what a trained selector can learn, since a
-# selector learns a tool's worth only from the rewards of its training questions. For each
-# tool, the training family where it adds most, alone or added to the subset where it helps
-# most; a tool *pays* on a family when it adds at least 10 points there.
+# On the training pool the same question decides what a selector can learn, since it learns a
+# tool's worth only from training rewards. For each tool, the training family where it adds
+# most, alone or added to the subset where it helps most; a tool *pays* on a family when it
+# adds at least 10 points there.
 
 # %% tags=["remove-input"]
 PAYS = 10.0
@@ -380,7 +369,7 @@ worth = pd.DataFrame({"adds most on": top.family, "alone (points)": top.alone, "
 worth.index = [f"T{i + 1} {n}" for i, n in enumerate(top.index)]
 display(worth.style.format(precision=1))
 unpaid = [f"T{i + 1} ({n})" for i, n in enumerate(top.index) if n not in paid.index]
-decisive = {n: float(gains[gains.tool == n].alone.max()) for n in top.index}
+decisive = {n: round(float(gains[gains.tool == n].alone.max()), 6) for n in top.index}  # points, to float precision
 glue_text("unpaid_tools", " and ".join(unpaid) if unpaid else "none")
 glue_number("t1_best", top.loc["composition", "best_added"])
 glue_text("t1_family", top.loc["composition", "family"])

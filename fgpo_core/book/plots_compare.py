@@ -22,13 +22,14 @@ PAPER_STYLE = {"c": METHOD_COLORS["paper"], "marker": "s", "ms": 5, "mfc": "whit
 same axes as ours."""
 
 
-def plot_ablation_panels(panels: list[dict], ncols: int = 3):
+def plot_ablation_panels(panels: list[dict], ncols: int = 3, questions: str = "core"):
     """One small panel per ablation: accuracy (mean over seeds, bars = sd) against the setting and,
     on the same accuracy axis, the paper's points (open grey squares, GenomeQA: another selector
     and reasoner, so its level is not ours; read the shape). One legend under the panels.
 
     Each panel: ``title``, ``x`` (settings), ``mean``, ``sd``, ``xlabel``; optional ``paper``
-    (setting -> accuracy), ``log_x``, ``refs`` (name -> accuracy, dotted lines)."""
+    (setting -> accuracy), ``log_x``, ``refs`` (name -> accuracy, dotted lines). ``questions``
+    names the test questions the accuracies are over, in the legend."""
     n = len(panels)
     rows = -(-n // ncols)
     fig, axes = plt.subplots(rows, ncols, figsize=(4.0 * ncols, 3.3 * rows + 0.4), squeeze=False)
@@ -54,7 +55,7 @@ def plot_ablation_panels(panels: list[dict], ncols: int = 3):
         ax.set(title=p["title"], xlabel=p["xlabel"], ylabel="accuracy (%)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles = [Line2D([], [], c=METHOD_COLORS["FGPO"], marker="o", label="FGPO, this book (core; mean, bars: sd)"),
+    handles = [Line2D([], [], c=METHOD_COLORS["FGPO"], marker="o", label=f"FGPO, this book ({questions}; mean, bars: sd)"),
                Line2D([], [], c=METHOD_COLORS["GRPO"], marker="o", label="GRPO, this book")]
     if any_paper:
         handles.append(Line2D([], [], **PAPER_STYLE, label="the paper (GenomeQA)"))
