@@ -382,6 +382,6 @@ claim("lm-below-best", runs_dir != "" and all(head[k]["vs best fixed"].b_better 
 # second builds the tool library, benchmark suites made from real DNA, and the
 # exhaustive reward tables. The third trains selectors on those tables: the policy head
 # with every estimator and seed, then the language-model selector itself. The appendix
-# runs the paper's ablations; the companion study asks what SFT, RL and their mix do in
+# runs the paper's ablations; the post-training study asks what SFT, RL and their mix do in
 # and out of domain; and the last chapters go past enumeration (libraries of 8 and 12
 # tools) and show how to bring your own tools and questions.
