@@ -125,9 +125,9 @@ display(show_source(est.grpo_advantages, drop_docstring=True))
 # %% [markdown]
 # ## Which frozen features
 #
-# The head sees nothing but its features. Two encoders ship in packages, the MiniLM
-# sentence encoder and the selector's own base model SmolLM2-135M (mean-pooled), and a small
-# FGPO study per encoder compared them on dev.
+# The head sees nothing but its features. Two frozen encoders come installed with the book's
+# packages, the MiniLM sentence encoder and the selector's own base model SmolLM2-135M
+# (mean-pooled), and a small FGPO study per encoder compared them on dev.
 
 # %% tags=["hide-input"]
 rows = {}
@@ -144,7 +144,7 @@ for d in sorted(Path(feature_comparison).iterdir()):
 choice = pd.DataFrame(rows).T
 enc = {e: np.array(v) for e, v in choice["_fgpo"].items()}
 enc_gap = float(enc["smollm2"].mean() - enc["minilm"].mean())
-enc_p = float(ttest_ind(enc["smollm2"], enc["minilm"]).pvalue)
+enc_p = float(ttest_ind(enc["smollm2"], enc["minilm"], equal_var=False).pvalue)  # Welch
 glue_number("enc_gap", enc_gap, signed=True)
 glue_p("enc_p", enc_p);
 
@@ -225,10 +225,12 @@ same = {m: 100 * float((P == P[0]).all(0).mean()) for m in METHODS for P in [st.
 # %% [markdown]
 # ## In domain and out of domain
 #
-# The three suites pooled, then split by whether a question's family appears among the
-# training questions ({glue:text}`train_family_list`) or is first met at test time
-# ({glue:text}`test_only_list`). The best fixed subset is the one subset best over all the
-# pooled questions, chosen with hindsight:
+# The three suites pooled, then split: a question is in domain when its family appears among
+# the training questions ({glue:text}`train_family_list`) and it comes from the training
+# organisms; families first met at test time ({glue:text}`test_only_list`) and every question
+# of the microbe suite, from other organisms, are out of domain
+# (`fgpo_core.evaluation.domains.domain_of`). The best fixed subset is the one subset best
+# over all the pooled questions, chosen with hindsight:
 
 # %% tags=["hide-input"]
 train_all = load_tables({"r": study_tables}, ["train"])["r"]["train"]
@@ -298,8 +300,8 @@ if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
 # %% [markdown]
 # With the KL weight at {glue:text}`kl_weight`, RLOO + KL scores {glue:text}`kl_acc`% over all
 # test questions: {glue:text}`kl_gap` points ahead of RLOO ({glue:text}`kl_gap_id` in domain),
-# both differences, level out of domain, and {glue:text}`kl_vs_fgpo` points from FGPO, no
-# difference. The telemetry says why. Over the last epoch RLOO's policy had an entropy of
+# both differences, and level out of domain. Against FGPO the gap is {glue:text}`kl_vs_fgpo`
+# points (RLOO + KL minus FGPO), no difference. The telemetry says why. Over the last epoch RLOO's policy had an entropy of
 # {glue:text}`rloo_entropy` nats and {glue:text}`rloo_dead`% of its groups were dead; the KL
 # term held the entropy at {glue:text}`kl_entropy` nats, and only {glue:text}`kl_dead`% of the
 # groups died. A sampled estimator that keeps its policy spread keeps its groups alive.
@@ -501,7 +503,7 @@ glue_number("paper_transfer_wins", paper.TRANSFER["fgpo_wins"], digits=0)
 # ## What happened, and why
 #
 # **Exact against sampled.** Pooled over every test question, the exact objective is ahead
-# of every sampled estimator ({glue:text}`gap_grpo_pooled` points over GRPO, a difference by
+# of every sampled estimator of the main table ({glue:text}`gap_grpo_pooled` points over GRPO, a difference by
 # the book's rule), and the lead is made in domain: FGPO {glue:text}`fgpo_id`% against
 # GRPO's {glue:text}`grpo_id`% ({glue:text}`gap_grpo_id`) and dynamic sampling's
 # {glue:text}`dapo_id`% ({glue:text}`gap_dapo_id`), each a difference; the paper's margin

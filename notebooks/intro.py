@@ -159,7 +159,7 @@ display(shown.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds 
 # ({glue:text}`gap_grpo_pooled` points) and the best fixed subset
 # ({glue:text}`best_subset`, chosen with hindsight on these very questions)
 # {glue:text}`best_pooled`% ({glue:text}`gap_best_pooled`). Both gaps are differences by the
-# book's rule: question-paired tests, seed by seed, that hold over seeds. The paper's
+# book's one rule (stated under "How to read it" below). The paper's
 # GenomeQA numbers have the same order and a wider spread: FGPO {glue:text}`paper_fgpo`%,
 # GRPO {glue:text}`paper_grpo`% ({glue:text}`paper_gap`), best fixed subset
 # {glue:text}`paper_best`%.
@@ -273,15 +273,15 @@ if runs_dir:
     b = fixed_correct(tables, lm_ids, best_fixed_subset(tables, lm_ids))
     lm_kept = all(runs[m].manifest.get("best_step") == 0 for m in right) and bool((f == g).all())
     for split, m in (("pooled", slice(None)), ("in domain", dom == "ID"), ("out of domain", dom == "OOD")):
-        head[("language model (RL kept the warm-up's adapter)", split)] = headline([f[m]], [g[m]], b[m])
-        trained_on[("language model (RL kept the warm-up's adapter)", split)] = runs["Warm-up"].manifest["n_train"]
+        head[("language model†", split)] = headline([f[m]], [g[m]], b[m])
+        trained_on[("language model†", split)] = runs["Warm-up"].manifest["n_train"]
 HEAD = list(head)
 paper_gap_grpo = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
 paper_gap_best = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["BestFixed*"]
 paper_cols = {HEAD[0]: (paper_gap_grpo, paper_gap_best),
               HEAD[1]: (np.nan, paper.FIVE_TOOL["fgpo_final"] - paper.FIVE_TOOL["best_fixed"])}
 if runs_dir:
-    paper_cols[("language model (RL kept the warm-up's adapter)", "pooled")] = (paper_gap_grpo, paper_gap_best)
+    paper_cols[("language model†", "pooled")] = (paper_gap_grpo, paper_gap_best)
 key = {HEAD[1]: "h5", HEAD[2]: "h8", HEAD[3]: "h12"}
 key.update({k: "hlm_" + short[k[1]] for k in HEAD[4:]})
 for k, short_key in key.items():
@@ -317,7 +317,8 @@ display(summary.style.format({"FGPO (%)": "{:.1f}", "GRPO (%)": "{:.1f}", "best 
         .set_caption("Questions trained and tested on; accuracy (%, mean over seeds) and FGPO's gaps (points; * a difference by the book's rule: "
                      "McNemar per seed and a paired t-test over seeds, one seed: McNemar alone). Paper: GenomeQA "
                      "(Table 2) beside the 4-tool and language-model rows, its five-tool appendix beside the "
-                     "5-tool row; it has no GRPO there and no 8- or 12-tool library."))
+                     "5-tool row; it has no GRPO there and no 8- or 12-tool library. † The LM selector's RL runs kept the warm-up's "
+                     "adapter (see FGPO versus GRPO)."))
 
 # %% [markdown]
 # Where the paper's result holds here is the policy head over an enumerable library of four or
@@ -374,7 +375,7 @@ claim("lm-below-best", runs_dir != "" and all(head[k]["vs best fixed"].b_better 
 #   test on the questions exactly one of them gets right, seed by seed, and over seeds a
 #   paired t-test at $p < 0.05$ together with McNemar at $p < 0.05$ in at least half of the
 #   seeds (`fgpo_core.evaluation.difference`).
-# - The pages were executed under the `cpu` profile; {doc}`../book/rerun` explains how to
+# - The pages were executed under the `cpu` profile. {doc}`../book/rerun` explains how to
 #   execute any chapter again at another scale.
 #
 # The first part needs no model: it derives the dead-group probability in closed form

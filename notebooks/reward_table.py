@@ -97,7 +97,7 @@ show_source(split_user_message)
 # subset's suffix (vLLM's prefix caching does the same on a GPU). Here is the user
 # message of one `core` question with the subset {T3} (sequences shortened):
 
-# %%
+# %% tags=["hide-input"]
 q = next(q for q in suites["core"] if q.family == "splice" and q.shape == "describe")
 evs = library.run(q.tool_input(), key=q.id)
 pre, suf = split_user_message(q.question, q.options_block(), library.render(evs, 0b0100))
@@ -141,7 +141,7 @@ show_source(pair_texts)
 # question shapes, on synthetic DNA and in wording that the benchmarks never use. One
 # curriculum question and the evidence of its decisive tool:
 
-# %%
+# %% tags=["hide-input"]
 cur = make_curriculum(CurriculumSpec(n_per_skill=2, seed=1))
 cq = next(x for x in cur if x.family == "source" and x.shape == "describe")
 cl = curriculum_library()
@@ -185,7 +185,7 @@ _ = glue_number("train_minutes", reader_manifest["train_seconds"] / 60, 0)
 # %% tags=["remove-input"]
 show_source(probe_masks)
 
-# %%
+# %% tags=["hide-input"]
 eval_names = [n for n in ("core", "microbe", "mosaic") if n in tables]
 eval_qs = [q for n in eval_names for q in suites[n]]
 probes = {}
@@ -239,8 +239,7 @@ acc_all.round(1)
 probes["evidence reader"][0].round(1)
 
 # %% [markdown]
-# With the decisive tool alone the evidence reader answers {glue:text}`reader_dec`% (the
-# curriculum aimed at 80%), with no evidence {glue:text}`reader_none`%, with an irrelevant
+# With the decisive tool alone the evidence reader answers {glue:text}`reader_dec`%, with no evidence {glue:text}`reader_none`%, with an irrelevant
 # tool only {glue:text}`reader_irr`% and with every tool {glue:text}`reader_all`%; the
 # zero-shot MiniLM reader answers {glue:text}`minilm_dec`% with the decisive tool. By family
 # the evidence reader ranges from {glue:text}`fam_min`% ({glue:text}`fam_min_name`) to
@@ -272,11 +271,10 @@ claim("smollm2-at-chance", s_["decisive tool only"] < 25 + 3 * np.sqrt(25 * 75 /
 # differential reward of the paper's GRPO arm. A manifest records what the table was
 # built from, and a consumer whose inputs differ is refused.
 
-# %%
+# %% tags=["hide-input"]
 name0 = "core" if "core" in tables else next(iter(tables))
 table0 = tables[name0]
 display(pd.read_parquet(Path(table_dir) / name0 / "table.parquet").head(4).T)
-print(json.dumps({k: v for k, v in table0.manifest.items() if k != "questions_sha256"}, indent=1))
 
 # %% [markdown]
 # ## Reference points (the paper's Figure 1a)
@@ -285,7 +283,7 @@ print(json.dumps({k: v for k, v in table0.manifest.items() if k != "questions_sh
 # a uniformly random subset, all tools, the best single fixed subset, and the
 # per-question oracle that knows which subset works.
 
-# %%
+# %% tags=["hide-input"]
 ceil = pd.DataFrame({name: t.ceilings() for name, t in tables.items()}).T
 keys = ["no_tool", "random", "all_tools", "best_fixed", "oracle"]
 plot = ceil[keys].astype(float).reset_index(names="suite").melt(id_vars="suite", var_name="policy",
@@ -306,7 +304,7 @@ plt.show()
 # The gap between the best fixed subset and the oracle is what a per-question selector
 # can win. The paper's GenomeQA table and ours, side by side:
 
-# %%
+# %% tags=["hide-input"]
 t_core = tables[name0]
 c_core = t_core.ceilings()
 paper_vs_book({
@@ -322,7 +320,7 @@ paper_vs_book({
 # The same reference points under each prepared reader (the transfer experiments
 # move a trained selector between them without adaptation):
 
-# %%
+# %% tags=["hide-input"]
 cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
          for label, tabs in readers.items() if name0 in tabs}
 pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle",
@@ -335,7 +333,7 @@ pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixe
 # oracle and the best fixed subset lose when one tool is removed from the library
 # (computed from the table alone, as in the paper's Table 12):
 
-# %%
+# %% tags=["hide-input"]
 fam = pd.DataFrame({f: t_core.subset(t_core.family == f).fixed_subset_accuracy() for f in np.unique(t_core.family)})
 
 # %% tags=["hide-input"]
@@ -346,7 +344,7 @@ ax.grid(False)
 plt.tight_layout()
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 removal = t_core.single_tool_removal()
 removal.index = [f"-T{i + 1} ({n})" for i, n in enumerate(t_core.names())]
 both = pd.concat({"this book": removal.round(2),
@@ -415,7 +413,7 @@ claim("every-tool-lengthens", all(tokens[m | (1 << i)] > tokens[m] for m in rang
 # it is dead. The larger the library, the fewer such questions (the paper's Figure 5d,
 # averaged over all sub-libraries of each size):
 
-# %%
+# %% tags=["hide-input"]
 deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, t in tables.items()})
 deg["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
 deg.index.name = "tools in the library"
@@ -432,7 +430,7 @@ claim("fewer-degenerate", all(np.all(np.diff(deg[name].to_numpy()) < 0) for name
 # schedule (its steps times its prompts per step times $G$ rollouts) needs the number
 # in the first row below.
 
-# %%
+# %% tags=["hide-input"]
 rows = {"paper: GenomeQA training pool": (paper.TABLE_COST["table_calls"], paper.TABLE_COST["grpo_calls"])}
 for name, t in tables.items():
     c = cost_accounting(t.n_tools, t.n_questions)
@@ -448,7 +446,7 @@ cost
 # We draw (question, subset) pairs at random, run the tools and the reasoner live, and
 # compare with the stored rows.
 
-# %%
+# %% tags=["hide-input"]
 rng = np.random.default_rng(seed)
 live_qs = list(rng.choice(np.array(suites[name0], dtype=object), size=min(n_live, len(suites[name0])), replace=False))
 live_masks = rng.integers(0, table0.n_actions, size=len(live_qs))

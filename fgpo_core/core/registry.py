@@ -250,7 +250,7 @@ register(Estimator("grpo-eq1", "GRPO (Eq. 1)", "#8c2d1c", "sampled", "eq1", _gro
 register(Estimator("rloo", "RLOO", "#e59a52", "sampled", "differential", _group(lambda g, ctx: rloo_advantages(g))))
 register(Estimator("dapo", "GRPO + dynamic sampling", "#d4a017", "sampled", "differential", _dapo))
 register(Estimator("sft", "SFT", "#9c6fb6", "imitation", "eq1", _sft))
-register(Estimator("dpo", "DPO", "#b38f2e", "imitation", "eq1", _dpo))
+register(Estimator("dpo", "DPO", "#3b6ea5", "imitation", "eq1", _dpo))
 register(Estimator("fgpo-k", "FGPO k={}", "Blues", "budgeted", "eq1", _exact, dial="fgpo-k",
                    family="fgpo", examples=("fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")))
 register(Estimator("shortlist-top", "Shortlist (top) K={}", "Greens", "budgeted", "eq1", _shortlist,
