@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -38,6 +38,11 @@ test: $(STAMP)
 ## progress bars, warnings, failed claims)
 check-pages: $(STAMP)
 	$(PY) -m fgpo_core.book.scan _build/html
+
+## make screenshots: draw every rendered chapter in headless Chromium into _build/screenshots and
+## fail on a page it cannot draw or draws blank (needs a Chromium; not in CI)
+screenshots: $(STAMP)
+	$(PY) -m fgpo_core.book.screens _build/html _build/screenshots
 
 clean:
 	rm -rf _build executed
