@@ -16,11 +16,10 @@
 # %% [markdown]
 # # The appendix, on the real tables
 #
-# The paper's appendix asks of FGPO what a careful reader would: how much of the table does
-# it need to see per visit, what do the parsimony weight, the entropy bonus and the listwise
-# temperature do, how much training data, what a fifth tool changes, what each tool is
-# worth, how GRPO's group size trades reward evaluations for accuracy, why SFT and DPO
-# collapse, and whether a larger selector changes the story. Each question is answered here
+# The paper's appendix asks how much of the table FGPO needs per visit, what the parsimony
+# weight, the entropy bonus and the temperature do, how much data it needs, what a fifth tool
+# changes, what each tool is worth, how GRPO's group size trades evaluations for accuracy, why
+# SFT and DPO collapse, and whether the selector's size matters. Each question is answered here
 # by one more set of runs of the policy-head selector of "Exact versus sampled on the real
 # tables": the evidence reader's reward tables, all {glue:text}`ap_n_train` training
 # questions, and all {glue:text}`ap_n_test` test questions of `core`, `microbe` and `mosaic`
@@ -238,8 +237,8 @@ glue_number("ap_paper_grpo", paper.MAIN_GENOMEQA["GRPO"], 2);
 # $k = 16$ on any split, and $k = 8$ is even ahead pooled, a difference. The paper's dial rose steadily, from {glue:text}`ap_paper_k2` at
 # $k = 2$ to {glue:text}`ap_paper_k16` at $k = 16$. On this table a handful of subsets per
 # family carries the accuracy, and two uniform draws per visit find them often enough over
-# twenty epochs. At $k = 1$ the renormalised $q$ is 1 on the one subset drawn whatever the scores,
-# so no gradient flows and the head stays at its start: {glue:text}`ap_k1`%, the No-Tool floor
+# twenty epochs. At $k = 1$ no gradient flows ($q$ renormalised on one subset is 1) and the
+# head stays at its start: {glue:text}`ap_k1`%, the No-Tool floor
 # ({glue:text}`ap_no_tool`%).
 #
 # Even $k = 2$, two reward evaluations per visit against GRPO's six, is
@@ -514,9 +513,8 @@ glue_number("ap_paper_dead_diff", paper.DEAD_GROUPS["grpo_differential_G6"]);
 # GRPO reads {glue:text}`ap_gs_acc`% at $G$ = 2, 4, 6, 8, 16: no group size differs from the
 # default $G = 6$ on any split, while a run's reward evaluations grow from
 # {glue:text}`ap_gs_eval_lo` to {glue:text}`ap_gs_eval_hi`. At every $G$ at least
-# {glue:text}`ap_gs_dead_min`% of the last epoch's groups were dead: GRPO trains here on the
-# differential reward, under which a group is dead when its draws are all right or all wrong,
-# and a concentrated policy draws the same subset again and again. The paper measured
+# {glue:text}`ap_gs_dead_min`% of the last epoch's groups were dead (under the differential
+# reward, when its draws are all right or all wrong). The paper measured
 # {glue:text}`ap_paper_dead_diff`% dead groups for its GRPO under that reward at $G = 6$. FGPO
 # pays {glue:text}`ap_fgpo_evals` reward evaluations (all 16 subsets at every visit) for
 # {glue:text}`ap_fgpo`%.
@@ -530,20 +528,13 @@ claim("gs_dead", gs["dead groups, last epoch (%)"].min() > 90, "at every G most 
 # ## 7. SFT and DPO: collapse onto the empty subset?
 #
 # The paper's SFT put nearly all of its argmax decisions on the empty subset and every DPO
-# $\beta$ landed at the no-tool floor. Its explanation: on its table the empty subset was
-# reward-optimal for most questions (under Eq. 1 a right answer with no tools earns the
-# most), so imitating the per-question optimum teaches "no tools". Here (the share of empty
-# argmax picks on `core`):
+# $\beta$ landed at the no-tool floor: on its table the empty subset was reward-optimal for
+# most questions, so imitating the per-question optimum teaches "no tools".
 
 # %% tags=["remove-input"]
 imi = imitation_table(ab, study_scores(ab, tables), core, ABLATIONS["imitation"])
 imi["accuracy (%)"] = [A[m] for m in ABLATIONS["imitation"]]  # over all test questions, as everywhere here
 imi["sd over seeds"] = [SD[m] for m in ABLATIONS["imitation"]]
-imi_show = imi.copy()
-imi_show.loc["No-Tool", ["accuracy (%)", "argmax is empty (%)", "tools"]] = [no_tool, 100.0, 0.0]
-imi_show["paper (%)"] = [paper.MAIN_GENOMEQA["SFT"], None, paper.MAIN_GENOMEQA["DPO"], None,
-                         paper.MAIN_GENOMEQA["No-Tool"]]
-show(imi_show, 1)
 train_empty = 100 * float((tables["train"].oracle_actions() == 0).mean())
 glue_number("ap_sft_empty", imi.loc["SFT", "argmax is empty (%)"])
 glue_number("ap_paper_sft_empty", paper.EMPTY_SUBSET["sft_argmax_empty"])
@@ -566,8 +557,7 @@ glue_text("ap_dpo_all", ", ".join(f"{A[m]:.1f}" for m in ABLATIONS["imitation"][
 # {glue:text}`ap_paper_empty_opt`%. It is still the most common single optimum, so SFT leans
 # toward it beyond its share of the optima, without collapsing. SFT reaches
 # {glue:text}`ap_sft`% (the paper's {glue:text}`ap_paper_sft`), above No-Tool
-# ({glue:text}`ap_no_tool`%; the paper's {glue:text}`ap_paper_no_tool`) and
-# {glue:text}`ap_sft_gap` points below FGPO, a difference. DPO at $\beta$ = 0.1, 0.3 and 0.5
+# ({glue:text}`ap_no_tool`%) and {glue:text}`ap_sft_gap` points below FGPO, a difference. DPO at $\beta$ = 0.1, 0.3 and 0.5
 # reads {glue:text}`ap_dpo_all`%, each above No-Tool by a difference, where every one of the
 # paper's DPO runs sat at the floor.
 
@@ -582,9 +572,8 @@ claim("dpo_floor", all(v.a_better for v in dpo_v.values()), "every DPO beta is a
 # %% [markdown]
 # ## 8. Selector capacity
 #
-# The paper checked that its result did not hinge on the selector's size (a 1.5B selector).
-# Here the analogue: a linear head against MLP heads of 64 and 256 hidden units on the same
-# frozen features (the language-model selector is the chapter "FGPO versus GRPO").
+# The paper checked its result with a smaller (1.5B) selector. Here: a linear head against MLP
+# heads of 64 and 256 hidden units on the same frozen features.
 
 # %% tags=["remove-input"]
 WIDTHS = (("linear", "fgpo", "grpo"), ("MLP 64", "fgpo-h64", "grpo-h64"), ("MLP 256", "fgpo-h256", "grpo-h256"))

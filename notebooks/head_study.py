@@ -17,18 +17,16 @@
 # # Exact versus sampled on the real tables
 #
 # The chapter "Exact versus sampled, with no model" raced the estimators on a synthetic
-# table. Here they race on the real one: the evidence reader's reward tables, every
-# training question, every question of the three test suites, several seeds. What makes
-# this affordable on two CPU cores is the **policy-head selector**: the selector's prompt
+# table. Here they race on the real one: every training and test question, several seeds.
+# What makes this affordable on two CPU cores is the **policy-head selector**: the prompt
 # (the question, its options and four anonymous tool slots, exactly what the language-model
 # selector reads) is encoded once by a frozen sentence encoder, and only a small head on
-# top is trained, one candidate score per subset. Its sampling distribution *is* $q$, so
-# no completion can fail to parse and the methods differ in one thing only: how a visit
-# to a question turns rewards into a gradient.
+# top is trained, one candidate score per subset. Its sampling distribution *is* $q$, so the
+# methods differ in one thing only: how a visit turns rewards into a gradient.
 #
-# The methods, all from `fgpo_core.core.estimators` and trained by one loop
-# (`fgpo_core.algorithms.head`) with the same questions, order, minibatches, number of
-# question visits, optimiser and dev-based checkpoint choice:
+# The methods are the estimator registry's (`fgpo_core.core.registry`), trained by one loop
+# (`fgpo_core.algorithms.loop`) with the same questions, minibatches, visits, optimiser and
+# dev-based checkpoint choice:
 #
 # | method | per visit | reward |
 # |---|---|---|
@@ -113,11 +111,9 @@ tables = readers["evidence reader"]
 display(show_source(est.fgpo_loss))
 
 # %% [markdown]
-# And GRPO's group-normalised advantages (TRL's group scaling; the test suite checks them
-# and the loss's gradient against TRL's own `GRPOTrainer._compute_loss`). RLOO's
-# leave-one-out advantages, the surrogate both feed and DAPO's dynamic sampling sit beside
-# it in `fgpo_core.core.estimators`; the chapter "Exact versus sampled, with no model"
-# walks through them.
+# And GRPO's group-normalised advantages, checked with their loss's gradient against TRL's own
+# `GRPOTrainer._compute_loss`; the chapter "Exact versus sampled, with no model" walks through
+# the others.
 
 # %% tags=["remove-input"]
 display(show_source(est.grpo_advantages, drop_docstring=True))
@@ -159,11 +155,10 @@ claim("encoders-level", enc_p >= 0.05, "the two encoders' FGPO dev accuracies ar
 # %% [markdown]
 # ## Training
 #
-# Every method ran at each learning rate of a small sweep with every seed; each run kept
-# its head at its best dev evaluation (greedy accuracy, then $J$), and each method's rate
-# is the one whose kept heads score best on dev on average. The rates chosen, and what
-# a run costs in reward evaluations (a look-up each; the sampled methods pay $G$ per visit,
-# dynamic sampling more, FGPO $2^n$, SFT and DPO read the table's best and worst subsets):
+# Every method ran at each rate of a small sweep with every seed; each run kept its head at
+# its best dev evaluation, and each method's rate is the one whose kept heads score best on
+# dev. The rates chosen, and a run's reward evaluations (sampled methods pay $G$ per visit,
+# FGPO $2^n$):
 
 # %% tags=["hide-input"]
 sw = st.sweep
@@ -262,8 +257,7 @@ display(p_table.style.set_caption("FGPO minus each method (points): the paired t
 # budgeted, sampled or imitation), the reward it trains on, and `visit`, which turns one
 # minibatch's scores and rewards into a loss and the rewards it paid for. The training loop,
 # the method-name grammar, the palettes and this page read nothing else. The worked example is
-# RLOO with a KL penalty that pulls $q$ toward the uniform policy; its whole definition is this
-# `visit` and one `register(Estimator("rloo-kl", ...))` line:
+# RLOO with a KL penalty toward the uniform policy: this `visit` and one `register` line.
 
 # %% tags=["remove-input"]
 if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
@@ -423,9 +417,8 @@ display(Markdown("T1..T4 = " + ", ".join(f"T{i + 1} {n.replace('_', ' ')}" for i
 # %% [markdown]
 # ## Dead groups of the trained policies (Table 15)
 #
-# If GRPO were run from each kept policy, how often would a group be dead? The closed form
-# on `core`, under the reward classes of Eq. 1 (the paper's Table 15), for the first seed's
-# kept heads (for this selector $p_\text{gen} = q$).
+# If GRPO were run from each kept policy, how often would a group be dead? The closed form on
+# `core` under Eq. 1's reward classes (the paper's Table 15), for the first seed's kept heads.
 
 # %% tags=["hide-input"]
 core_ids = st.picks[(st.picks.suite == "core") & (st.picks.method == METHODS[0]) & (st.picks.seed == 0)].question_id
@@ -442,7 +435,7 @@ t16 = empty_subset_table({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 # ## Moved to other reasoners
 #
 # A pick never depends on the reasoner, so the same picks are scored in the other readers'
-# tables of the same questions, without retraining (SmolLM2's table is a slice: column `n`).
+# tables of the same questions, without retraining (column `n`: the questions each covers).
 
 # %% tags=["hide-input"]
 cells, moved = {}, {}
@@ -523,7 +516,7 @@ claim("sampled-level-out-of-domain", not any(verdicts[(m, "out of domain")].is_d
 
 # %% [markdown]
 # **Why the split.** In domain a selector can learn which tools each family needs, and the
-# exact objective learns it best, with a lean policy ({glue:text}`tools_fgpo` tools per
+# exact objective learns it best, leanly ({glue:text}`tools_fgpo` tools per
 # question against GRPO's {glue:text}`tools_grpo`; the paper: {glue:text}`paper_tools_fgpo`
 # and {glue:text}`paper_tools_grpo`). Out of domain there is no family to have learned from,
 # and GRPO's policies, which call nearly every tool, do as well, as does the best fixed
@@ -540,12 +533,12 @@ claim("level-with-best-ood", not verdicts[("BestFixed*", "out of domain")].is_di
 
 # %% [markdown]
 # **Dead groups.** Run on from its own kept policy, GRPO would draw a dead group of six with
-# probability {glue:text}`dead_grpo`% (Eq. 1 classes, the first seed's heads); from FGPO's,
-# {glue:text}`dead_fgpo`%. The paper found the reverse order ({glue:text}`paper_dead_grpo`%
-# and {glue:text}`paper_dead_fgpo`%): here GRPO's heads are the more concentrated ones (FGPO's
-# objective carries an entropy bonus; we have not measured how much that matters). Either
-# way GRPO ends up training on mostly dead groups: {glue:text}`dead_obs_first`% of its own
-# groups were dead in its first epoch, {glue:text}`dead_obs_last`% in its last.
+# probability {glue:text}`dead_grpo`%; from FGPO's, {glue:text}`dead_fgpo`%. The paper found the
+# reverse order ({glue:text}`paper_dead_grpo`% and {glue:text}`paper_dead_fgpo`%): here GRPO's
+# heads are the more concentrated (FGPO's objective carries an entropy bonus, and RLOO + KL
+# above shows what a spread policy does for groups). GRPO trains on mostly dead groups:
+# {glue:text}`dead_obs_first`% of its groups were dead in its first epoch,
+# {glue:text}`dead_obs_last`% in its last.
 
 # %% tags=["remove-input"]
 claim("grpo-more-dead-than-fgpo", t15.loc["GRPO", "G=6"] > t15.loc["FGPO", "G=6"],
@@ -583,8 +576,8 @@ claim("imitation-low", max(core_acc["sft"], core_acc["dpo"]) < min(core_acc["fgp
 # level: the largest gap over its {glue:text}`moved_cells` suites is
 # {glue:text}`moved_largest` points and none is a difference, where the paper's FGPO won all
 # {glue:text}`paper_transfer_wins` of its transfer cells. A weak reader that barely uses the
-# evidence cannot reward a better choice of evidence. (SmolLM2-135M's table, where the table
-# above has it, covers too few questions to weigh: its column `n`.)
+# evidence cannot reward a better choice of evidence. SmolLM2-135M's table covers too few
+# questions to weigh.
 
 # %% tags=["remove-input"]
 claim("moved-level", all(not v.is_difference for v in minilm.values()) and len(minilm) > 0,

@@ -243,9 +243,8 @@ probes["evidence reader"][0].round(1)
 # tool only {glue:text}`reader_irr`% and with every tool {glue:text}`reader_all`%; the
 # zero-shot MiniLM reader answers {glue:text}`minilm_dec`% with the decisive tool. By family
 # the evidence reader ranges from {glue:text}`fam_min`% ({glue:text}`fam_min_name`) to
-# {glue:text}`fam_max`% ({glue:text}`fam_max_name`). A reader is capped by its tools too:
-# the benchmark chapter's answerability table gives each family's best single-tool score,
-# and the gap between that cap and the row above is the reader's own. SmolLM2 answers
+# {glue:text}`fam_max`% ({glue:text}`fam_max_name`); the benchmark chapter's answerability
+# table gives the cap each family's tools allow. SmolLM2 answers
 # {glue:text}`smollm2_dec`% of its sample with the decisive tool, no better than chance
 # allows on so few questions, and picks "A" {glue:text}`smollm2_a`% of the time.
 #
