@@ -448,14 +448,16 @@ for reader, tabs in readers.items():
         vec = {k: f[f.method == k].sort_values("seed").correct_vector.tolist() for k in ("fgpo", "grpo")}
         moved[(reader, s)] = compare(vec["fgpo"], vec["grpo"])
         b = study_baselines(tabs, {s: st.picks[st.picks.suite == s].question_id.unique()}).set_index("method")
-        cells[(reader, s)] = {"n": int(f.n.iloc[0]), "No-Tool": b.loc["No-Tool", "accuracy"],
-                              "BestFixed*": b.loc["BestFixed*", "accuracy"],
+        cells[(reader, s)] = {"n": int(f.n.iloc[0]), "no tool": b.loc["No-Tool", "accuracy"],
+                              "best fixed subset": b.loc["BestFixed*", "accuracy"],
                               **{LABELS[k]: m[k] for k in MAIN if k in m}}
 if cells:
     cells = pd.DataFrame(cells).T
-    cells["FGPO - GRPO"] = cells["FGPO"] - cells["GRPO"]
+    cells["FGPO − GRPO (points)"] = cells["FGPO"] - cells["GRPO"]
     cells["n"] = cells["n"].astype(int)
-    display(cells.style.format("{:.1f}").format("{:d}", subset=["n"]))
+    cells.index.names = ["reader", "suite"]
+    display(cells.style.format("{:.1f}").format("{:d}", subset=["n"])
+            .set_caption("Accuracy (%), mean over seeds, of the same picks in another reader's table"))
 
 # %% tags=["remove-cell"]
 core_acc = summary["core mean"]

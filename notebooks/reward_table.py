@@ -285,10 +285,13 @@ display(pd.read_parquet(Path(table_dir) / name0 / "table.parquet").head(4).T)
 # %% tags=["hide-input"]
 ceil = pd.DataFrame({name: t.ceilings() for name, t in tables.items()}).T
 keys = ["no_tool", "random", "all_tools", "best_fixed", "oracle"]
+POLICY = {"no_tool": "no tool", "random": "random subset", "all_tools": "all tools", "best_fixed": "best fixed subset",
+          "oracle": "oracle", "empty_optimal": "best subset empty (%)", "questions": "questions"}
 plot = ceil[keys].astype(float).reset_index(names="suite").melt(id_vars="suite", var_name="policy",
                                                                 value_name="accuracy (%)")
 paper_rows = pd.DataFrame({"suite": "paper: GenomeQA", "policy": keys,
                            "accuracy (%)": [paper.GENOMEQA_CEILINGS[k] for k in keys]})
+plot["policy"], paper_rows["policy"] = plot.policy.map(POLICY), paper_rows.policy.map(POLICY)
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(10, 4))
@@ -322,8 +325,8 @@ paper_vs_book({
 # %% tags=["hide-input"]
 cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
          for label, tabs in readers.items() if name0 in tabs}
-pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle",
-                       "empty_optimal"]].astype(float).round(1)
+(pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle", "empty_optimal"]]
+ .astype(float).rename(columns=POLICY).style.format(precision=1).format("{:,.0f}", subset=["questions"]))
 
 # %% [markdown]
 # ## Every fixed subset, and each tool's worth
@@ -348,6 +351,7 @@ removal = t_core.single_tool_removal()
 removal.index = [f"-T{i + 1} ({n})" for i, n in enumerate(t_core.names())]
 both = pd.concat({"this book": removal.round(2),
                   "paper (GenomeQA)": paper.TABLE12_GENOMEQA.set_axis(removal.index)}, axis=1)
+both = both.rename(columns={"delta_oracle": "oracle (points)", "delta_best_fixed": "best fixed (points)"})
 both
 
 # %% [markdown]
