@@ -17,7 +17,7 @@ from ..core.estimators import entropy
 from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import Question
 
-__all__ = ["Picks", "picks_from_generation", "correct_of", "summarise_picks", "tool_rates_by_family",
+__all__ = ["Picks", "picks_from_generation", "evaluation_frame", "correct_of", "summarise_picks", "tool_rates_by_family",
            "p_gen_with_failures", "scoring_summary", "evaluate_scoring", "evaluate_generation", "evaluate_dev"]
 
 Picks = np.ndarray
@@ -121,3 +121,22 @@ def evaluate_dev(selector, questions: Sequence[Question], rewards: np.ndarray, c
     gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), correct, selector.space.n_tools)
     return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
             "gen_tools": gen["tools"]}
+
+
+def evaluation_frame(qs, rows: list[dict]) -> pd.DataFrame:
+    """The ``eval/<suite>.parquet`` frame of questions ``qs`` from their evaluations ``rows``
+    (:meth:`fgpo_core.selectors.lm.LMSelector.evaluate_question`'s dicts): the picks of free
+    generation, scoring and constrained decoding, then ``candidate_score_<mask>`` and ``p_gen_<mask>``."""
+    frame = pd.DataFrame({"question_id": [q.id for q in qs], "family": [q.family for q in qs]})
+    frame["generation_pick"] = np.array([r["generation_pick"] for r in rows], dtype=int)
+    frame["completion"] = [r["completion"] for r in rows]
+    frame["generation_from_pass"] = [r["from_pass"] for r in rows]
+    scores = np.stack([r["scores"].double().cpu().numpy() for r in rows])
+    p_gen = np.stack([r["p_gen"].cpu().numpy() for r in rows])
+    frame["scoring_pick"] = scores.argmax(-1)
+    frame["constrained_pick"] = np.array([r["constrained_pick"] for r in rows], dtype=int)
+    for m in range(scores.shape[1]):
+        frame[f"candidate_score_{m}"] = scores[:, m]
+    for m in range(scores.shape[1]):
+        frame[f"p_gen_{m}"] = p_gen[:, m]
+    return frame

@@ -185,19 +185,8 @@ def dev_row(evs: list[dict], rewards, correct, n_tools: int = 4) -> dict:
 
 
 def eval_frame(questions, evs: list[dict]):
-    """An ``eval/<suite>.parquet`` frame (the columns of :func:`fgpo_core.experiments.run.evaluate_run`)."""
-    import pandas as pd
+    """An ``eval/<suite>.parquet`` frame, built as the cpu runs build theirs
+    (:func:`fgpo_core.evaluation.picks.evaluation_frame`)."""
+    from ..evaluation.picks import evaluation_frame
 
-    frame = pd.DataFrame({"question_id": [q.id for q in questions], "family": [q.family for q in questions]})
-    frame["generation_pick"] = np.array([e["generation_pick"] for e in evs], dtype=int)
-    frame["completion"] = [e["completion"] for e in evs]
-    frame["generation_from_pass"] = [e["from_pass"] for e in evs]
-    scores = np.stack([e["scores"].double().numpy() for e in evs])
-    p_gen = np.stack([e["p_gen"].numpy() for e in evs])
-    frame["scoring_pick"] = scores.argmax(-1)
-    frame["constrained_pick"] = np.array([e["constrained_pick"] for e in evs], dtype=int)
-    for m in range(scores.shape[1]):
-        frame[f"candidate_score_{m}"] = scores[:, m]
-    for m in range(scores.shape[1]):
-        frame[f"p_gen_{m}"] = p_gen[:, m]
-    return frame
+    return evaluation_frame(questions, evs)

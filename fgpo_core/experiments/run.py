@@ -301,19 +301,10 @@ def _evaluate_chunk(sel, qs, scoring: bool) -> pd.DataFrame:
         gen, texts = picks_from_generation(sel, qs)
         frame["generation_pick"], frame["completion"] = gen, texts
         return frame
-    rows = [sel.evaluate_question(q) for q in qs]
-    frame["generation_pick"] = np.array([r["generation_pick"] for r in rows], dtype=int)
-    frame["completion"] = [r["completion"] for r in rows]
-    frame["generation_from_pass"] = [r["from_pass"] for r in rows]
-    scores = np.stack([r["scores"].double().cpu().numpy() for r in rows])
-    p_gen = np.stack([r["p_gen"].cpu().numpy() for r in rows])
-    frame["scoring_pick"] = scores.argmax(-1)
-    frame["constrained_pick"] = np.array([r["constrained_pick"] for r in rows], dtype=int)
-    for m in range(scores.shape[1]):
-        frame[f"candidate_score_{m}"] = scores[:, m]
-    for m in range(scores.shape[1]):
-        frame[f"p_gen_{m}"] = p_gen[:, m]
-    return frame
+    from ..evaluation.picks import evaluation_frame
+
+    return evaluation_frame(qs, [sel.evaluate_question(q) for q in qs])
+
 
 
 def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: int = 40,
