@@ -133,9 +133,9 @@ larger: $(STAMP)
 	  --out data/features/cpu/minilm-eight
 	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 12 \
 	  --out data/features/cpu/minilm-twelve
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 1e-2,3e-2,1e-1 --seeds 5 --threads 2 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 1e-2,3e-2,1e-1 --seeds 5 --threads 2 \
 	  --table-dir $(TABLES)/reader-eight --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --lrs 3e-2,1e-1 --seeds 3 --threads 2 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 3e-2,1e-1 --seeds 3 --threads 2 \
 	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
 ## make lm: the LM selector's Table 2 at scale (`fgpo lm`; its defaults are the plan: 256 training

@@ -7,7 +7,7 @@ import dataclasses
 import inspect
 import textwrap
 
-__all__ = ["field_docs", "add_dataclass_args", "dataclass_from_args"]
+__all__ = ["field_docs", "parse_bool", "add_dataclass_args", "dataclass_from_args"]
 
 
 def field_docs(cls) -> dict[str, str]:
@@ -25,6 +25,16 @@ def field_docs(cls) -> dict[str, str]:
     return out
 
 
+def parse_bool(s: str) -> bool:
+    """A yes/no flag's value: true/false, yes/no or 1/0 (any case); anything else is refused."""
+    v = s.strip().lower()
+    if v in ("1", "true", "yes"):
+        return True
+    if v in ("0", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {s!r}")
+
+
 def add_dataclass_args(parser: argparse.ArgumentParser, cls) -> None:
     """One ``--flag`` per field (underscores become dashes), its docstring as help."""
     docs = field_docs(cls)
@@ -35,7 +45,7 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls) -> None:
         # argparse %-formats help strings: a literal % in a docstring (or a default) must be doubled
         text = f"{docs.get(f.name, '')} (default {default})".replace("%", "%%")
         if kind is bool:
-            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=default, help=text)
+            parser.add_argument(flag, type=parse_bool, nargs="?", const=True, default=default, help=text)
         elif kind in (int, float, str):
             parser.add_argument(flag, type=kind, default=default, help=text)
 

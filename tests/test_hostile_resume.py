@@ -55,6 +55,14 @@ def study_inputs(ci_bench, tmp_path_factory):
     build_features(qs, root / "feat", progress=False, model=FakeEncoder(0))
     build_features(qs, root / "other-feat", progress=False, model=FakeEncoder(1))
     build_features(qs, root / "feat5", n_tools=5, progress=False, model=FakeEncoder(0))
+    # the spread study's inputs: four training questions evenly spread over the whole split
+    from fgpo_core.experiments.study_inputs import spread_indices
+
+    spread = {**qs, "train": [suites["train"][i] for i in spread_indices(len(suites["train"]), 4)]}
+    for s, q in spread.items():
+        build_table(q, lib, HashReasoner(), root / "spread-tables" / s, progress=False)
+        merge_table(root / "spread-tables" / s)
+    build_features(spread, root / "spread-feat", progress=False, model=FakeEncoder(0))
     return bench, root
 
 
@@ -107,6 +115,30 @@ def test_a_study_resumed_on_other_features_retrains_every_part(study_inputs, tmp
     again = _fingerprints(out)
     assert all(again[k] != first[k] for k in first)
     assert json.loads((out / "manifest.json").read_text())["features"]["fingerprint"] == "fake1"
+
+
+def test_spread_indices_cover_the_split_evenly():
+    from fgpo_core.experiments.study_inputs import spread_indices
+
+    idx = spread_indices(1250, 500)
+    assert len(idx) == 500 and idx[0] == 0 and idx[-1] == 1249 and set(np.diff(idx)) == {2, 3}
+    assert (idx >= 1000).sum() == 100  # a family appended last gets its share
+    assert spread_indices(5, 0).tolist() == spread_indices(5, 9).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_study_on_spread_training_questions_trains_on_them(study_inputs, tmp_path):
+    from fgpo_core.experiments.study import load_study
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    bench, root = study_inputs
+    out = tmp_path / "st"
+    argv = _argv(bench, root, out, tables="spread-tables", feat="spread-feat")
+    argv[argv.index("--n-train") + 1] = "4"
+    assert main(argv + ["--train-spread"]) == 0
+    _, suites = load_benchmark(bench)
+    assert load_study(out).manifest["config"]["train_spread"] is True
+    # the first four training questions are not in these tables: the study read the spread ones
+    assert main(argv) == 2
 
 
 def test_a_study_refuses_features_of_another_tool_count(study_inputs, tmp_path, capsys):

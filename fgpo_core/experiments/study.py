@@ -45,7 +45,7 @@ from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
 from ..core.registry import preset_methods
 from ..env import package_versions
 from ..io import atomic_path, write_json
-from .study_inputs import check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
+from .study_inputs import spread_indices, check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
 
 __all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "keep_q", "Study"]
 
@@ -137,6 +137,8 @@ class StudyConfig:
     """Comma-separated test suites to pick on."""
     n_train: int = 0
     """Use only the first N training questions (0: all)."""
+    train_spread: bool = False
+    """Take the ``n_train`` questions evenly spread over the training split instead of its first N."""
     n_dev: int = 0
     """Use only the first N dev questions (0: all)."""
     n_test: int = 0
@@ -201,6 +203,8 @@ def _inputs(cfg: StudyConfig):
     if unknown:
         raise ValueError(f"{cfg.bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
     qs = {s: (suites[s][:n] if n else suites[s]) for s, n in sizes.items()}
+    if cfg.train_spread and cfg.n_train:
+        qs["train"] = [suites["train"][i] for i in spread_indices(len(suites["train"]), cfg.n_train)]
     feats = load_features(cfg.features_dir)
     data = {}
     for s, q in qs.items():

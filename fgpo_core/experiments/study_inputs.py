@@ -17,12 +17,21 @@ import numpy as np
 
 from ..io import pid_lock
 
-__all__ = ["StudyLocked", "check_sizes", "check_study_inputs", "table_digest", "features_digest", "inputs_digest", "training_code_digest",
+__all__ = ["StudyLocked", "spread_indices", "check_sizes", "check_study_inputs", "table_digest", "features_digest", "inputs_digest", "training_code_digest",
            "study_lock"]
 
 
 class StudyLocked(FileExistsError):
     """Another live study is writing the same folder."""
+
+
+def spread_indices(total: int, n: int) -> np.ndarray:
+    """``n`` indices evenly spread over ``range(total)``, first and last included (all of them
+    when ``n >= total``): a training subset that samples every part of a split, where the first
+    ``n`` would leave out whatever was appended last."""
+    if n <= 0 or n >= total:
+        return np.arange(total)
+    return np.unique(np.linspace(0, total - 1, n).round().astype(int))
 
 
 def check_sizes(n_train: int, n_dev: int, n_test: int, tests: list[str]) -> None:
