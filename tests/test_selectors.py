@@ -127,6 +127,34 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
         train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(select_by="loss"), progress=False)
 
 
+def test_fgpo_stops_once_dev_has_not_improved_for_an_epoch_and_keeps_snapshots(tmp_path, tiny_lm):
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.algorithms.fgpo import FGPOConfig, train_fgpo
+    from fgpo_core.selectors.lm import add_lora
+
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+    qs, rewards, correct = _tiny_problem()
+    dev = iter([10.0, 50.0, 20.0, 30.0, 40.0, 60.0, 70.0])  # peaks at step 2, then not for a full epoch
+
+    def evaluate(*_):
+        a = next(dev)
+        return {"gen_accuracy": a, "accuracy": a, "J": 0.0}
+
+    config = FGPOConfig(lr=0.01, epochs=6, batch_size=4, lora_r=4, lora_alpha=8, stop_after=2, snapshots=True)
+    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
+                     evaluate=evaluate)
+    # 2 steps an epoch: step 4 ends epoch 2, whose best (step 2) is an epoch old; the schedule spans 6 epochs
+    assert res.extra == {"stopped_early_at": 4} and list(res.dev["step"]) == [0, 2, 4] and len(res.steps) == 4
+    assert res.best_step == 2 and res.steps["lr"].iloc[-1] > 0.005
+    snap = torch.load(tmp_path / "step-2.pt", weights_only=False)
+    assert snap["step"] == 2 and snap["params"][0].dtype == torch.float16
+    assert sorted(p.name for p in tmp_path.glob("step-*.pt")) == ["step-0.pt", "step-2.pt", "step-4.pt"]
+    again = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
+                       evaluate=evaluate)  # resumed: already stopped, nothing trained or evaluated
+    assert again.extra == res.extra and len(again.steps) == 4 and next(dev) == 30.0
+
+
 def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
     from fgpo_core.core.estimators import shared_token_weight
     from fgpo_core.selectors import LMSelector

@@ -59,6 +59,12 @@ class FGPOConfig:
     """Dev metric that picks the kept adapter: "generation" (greedy free generation, how the
     selector is used) or "scoring" (controlled candidate scoring, Eq. 6), ties to the higher J;
     or "last": the adapter of the last step, whatever dev says (a fixed-budget comparison)."""
+    stop_after: int = 0
+    """From this many epochs on, stop once the best dev evaluation is a full epoch old (0: train
+    every epoch). The cosine schedule still spans ``epochs``."""
+    snapshots: bool = False
+    """Also keep the trainable weights of every dev evaluation (``step-<N>.pt``, half precision),
+    so another run can be compared with this one at its own visit count."""
 
 
 SELECT_KEYS = {"generation": "gen_accuracy", "scoring": "accuracy"}
@@ -163,12 +169,22 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
         best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
         if out and best["step"] == step:
             save_checkpoint(out / "best.pt", {"params": [p.detach().clone() for p in params], "step": step})
+        if out and config.snapshots:
+            save_checkpoint(out / f"step-{step}.pt", {"params": [p.detach().half() for p in params], "step": step})
         model.train()
+
+    def stale(step: int) -> bool:
+        """The early-stop rule: past ``stop_after`` epochs and no better dev evaluation for an epoch."""
+        if not config.stop_after or step < config.stop_after * n_batches or not dev_rows:
+            return False
+        best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
+        return best["step"] <= step - n_batches and dev_rows[-1]["step"] == step
 
     if not dev_rows:
         evaluate_at(0, 0)  # the untrained adapter
     bar = tqdm(total=total, initial=start_step, desc="FGPO", disable=not progress)
-    for epoch in range(start_step // n_batches, config.epochs):
+    stopped = start_step if stale(start_step) else 0
+    for epoch in range(start_step // n_batches, config.epochs if not stopped else 0):
         model.train()
         for b in range(n_batches):
             step = epoch * n_batches + b + 1
@@ -198,6 +214,12 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
                 save_checkpoint(out / "last.pt", {"params": [p.detach().clone() for p in params],
                                                   "opt": opt.state_dict(), "sched": sched.state_dict(),
                                                   "steps": steps, "dev": dev_rows, "epoch": epoch, "step": step})
+            if stale(step):
+                stopped = step
+                break
+        if stopped:
+            break
     bar.close()
     best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
-    return FGPOResult(config, pd.DataFrame(steps), pd.DataFrame(dev_rows), int(best["step"]))
+    return FGPOResult(config, pd.DataFrame(steps), pd.DataFrame(dev_rows), int(best["step"]),
+                      {"stopped_early_at": stopped} if stopped else {})

@@ -58,7 +58,7 @@ def _fgpo(selector, data: TrainData, config, out: Path, progress: bool = True) -
     best = load_checkpoint(Path(out) / "best.pt")  # the kept head: the best dev step's parameters
     for p, v in zip([p for p in selector.model.parameters() if p.requires_grad], best["params"]):
         p.data.copy_(v)
-    return {**_logs(res), "reward_evaluations": 0}
+    return {**_logs(res), "reward_evaluations": 0, **res.extra}
 
 
 def _grpo(selector, data: TrainData, config, out: Path, progress: bool = True) -> dict:
