@@ -65,6 +65,7 @@ from fgpo_core.core.estimators import fgpo_loss
 from fgpo_core.experiments.ablation_report import verdicts
 from fgpo_core.experiments.larger_report import (budget_table, dead_by_epoch, library_rows, nearest_budget,
                                                  seen_by_epoch, tool_effects)
+from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, split_scores, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
 from fgpo_core.experiments.study_report import label, study_scores
 from fgpo_core.genomics.tools.registry import make_tool
@@ -80,7 +81,8 @@ for n, (tables_name, features_name, folder) in FOLDERS.items():
     if not folder:  # only when no study is given: a small study of each size, trained now
         folder = tempfile.mkdtemp(prefix=f"fgpo-larger-{n}-")
         run_study(StudyConfig(methods=SMALL[n], seeds=larger_seeds, epochs=larger_epochs, lrs="3e-2", suites="core",
-                              n_train=larger_questions, n_dev=larger_questions, n_test=larger_questions,
+                              n_train=larger_questions, train_spread=True, n_dev=larger_questions,
+                              n_test=larger_questions,
                               table_dir=str(TABLES / tables_name), features_dir=str(FEATURES / features_name),
                               bench_dir=larger_bench, out_dir=folder), progress=False)
     studies[n] = load_study(folder)
@@ -98,21 +100,28 @@ def show(df, digits=1, **formats):
 
 
 glue_number("pe_n_train", n_train, 0)
-first_train = load_table(TABLES / "reader" / "train").question_ids[:n_train]
-claim("larger-first-pool", "regulator" not in set(load_table(TABLES / "reader" / "train").select(first_train).family),
-      "the larger libraries' studies trained only on questions of the first families")
+train_pool = load_table(TABLES / "reader" / "train")
+train_families = set(study_training_table(studies[8], train_pool).family)
+claim("larger-spread-pool", all(st.manifest["config"].get("train_spread") for st in studies.values())
+      and train_families == set(train_pool.family),
+      "the larger libraries' studies trained on questions spread over the whole pool, every family");
+glue_text("pe_train_families", ", ".join(sorted(train_families)))
 glue_number("pe_n_test", len(ids), 0)
+glue_number("pe_n_id", int(np.isin(core[12].family, list(train_families)).sum()), 0)
+glue_number("pe_n_ood", int((~np.isin(core[12].family, list(train_families))).sum()), 0)
 glue_text("pe_seeds", f"{studies[8].manifest['config']['seeds']} seeds at 8 tools and "
                       f"{studies[12].manifest['config']['seeds']} at 12");
 
 # %% [markdown]
-# Each study trains on the first {glue:text}`pe_n_train` training questions (all from the
-# pool's first families, before the regulator family; the motif scan earns nothing on them) and
-# is tested on the same
-# {glue:text}`pe_n_test` `core` questions, {glue:text}`pe_seeds`. A gap between two methods is
-# called a **difference** only by the book's one rule (`fgpo_core.evaluation.difference`): on
-# the same questions, a paired t-test over seeds gives p < 0.05 *and* the question-by-question
-# McNemar test gives p < 0.05 in at least half of the seeds.
+# Each study trains on {glue:text}`pe_n_train` training questions spread evenly over the
+# pool, so every training family is in it ({glue:text}`pe_train_families`), and is tested on
+# the same {glue:text}`pe_n_test` `core` questions, {glue:text}`pe_seeds`. Accuracies are
+# given pooled and split: in domain, the {glue:text}`pe_n_id` questions of families seen in
+# training, and out of domain, the {glue:text}`pe_n_ood` of the two families first met at
+# test time (taxonomy and TF motifs). A gap between two methods is called a **difference**
+# only by the book's one rule (`fgpo_core.evaluation.difference`): on the same questions, a
+# paired t-test over seeds gives p < 0.05 *and* the question-by-question McNemar test gives
+# p < 0.05 in at least half of the seeds.
 #
 # ## Twelve tools
 #
@@ -212,59 +221,82 @@ display(show_source(fgpo_loss, drop_docstring=True))
 #
 # ## Accuracy against reasoner calls
 #
-# Each method's test accuracy (mean ± sd over seeds) against the distinct (question, subset)
-# pairs its training read, per training question. The dashed line is $2^n$: the exhaustive
+# Each method's test accuracy (pooled; mean ± sd over seeds) against the distinct (question,
+# subset) pairs its training read, per training question. The dashed line is $2^n$: the exhaustive
 # table.
 
 # %% tags=["remove-input"]
-scores, budgets, V, VG = {}, {}, {}, {}
+scores, budgets, V, VG, VB, BF = {}, {}, {}, {}, {}, {}
 for n, st in studies.items():
-    scores[n] = study_scores(st, {"core": core[n]})
-    budgets[n] = budget_table(st, scores[n])
-    V[n] = verdicts(scores[n], "fgpo", list(budgets[n].index))
-    VG[n] = {m: verdicts(scores[n], r, [m]).iloc[0].to_dict() | {"rival": r} for m in budgets[n].index
+    scores[n] = split_scores(st, {"core": core[n]}, ["core"], train_families)
+    budgets[n] = budget_table(st, scores[n], suite="pooled")
+    for sp in SPLITS[1:]:
+        budgets[n][sp] = budget_table(st, scores[n], suite=sp).accuracy
+    V[n] = {sp: verdicts(scores[n], "fgpo", list(budgets[n].index), suite=sp) for sp in SPLITS}
+    VG[n] = {m: verdicts(scores[n], r, [m], suite="pooled").iloc[0].to_dict() | {"rival": r} for m in budgets[n].index
              if (r := nearest_budget(budgets[n], m, "grpo")) is not None}
+    VB[n] = domain_verdicts(st, {"core": core[n]}, "fgpo", [], ["core"], train_families)  # FGPO − BestFixed*
+    BF[n] = domain_accuracy(st, {"core": core[n]}, [], ["core"], train_families).loc["BestFixed*"]
 fig = plot_budget(budgets, {n: float(core[n].ceilings()["no_tool"]) for n in budgets})
 plt.show()
 
 # %% [markdown]
-# The same numbers:
+# The same numbers, pooled and split (the best fixed subset is chosen with hindsight on these
+# test questions, so it reads no training rewards):
 
 # %% tags=["remove-input"]
-show(pd.concat({f"{n} tools": b.set_index("label")[["calls_per_question", "accuracy", "accuracy_sd", "tools"]]
-                for n, b in budgets.items()}, names=["library", "method"])
-     .rename(columns={"calls_per_question": "calls per training question", "accuracy": "accuracy (%)",
-                      "accuracy_sd": "sd over seeds", "tools": "tools per question"}), 1)
+def accuracy_view(n):
+    b = budgets[n].set_index("label")[["calls_per_question", "accuracy", *SPLITS[1:], "accuracy_sd", "tools"]]
+    b.loc["best fixed subset"] = [np.nan, BF[n]["pooled"], BF[n]["in domain"], BF[n]["out of domain"], np.nan,
+                                  np.nan]
+    return b.rename(columns={"calls_per_question": "calls per training question", "accuracy": "pooled (%)",
+                             "in domain": "in domain (%)", "out of domain": "out of domain (%)",
+                             "accuracy_sd": "sd over seeds (pooled)", "tools": "tools per question"})
+
+
+show(pd.concat({f"{n} tools": accuracy_view(n) for n in budgets}, names=["library", "method"]), 1)
 
 # %% [markdown]
-# Each method against exact FGPO and against the GRPO run nearest to it in reasoner calls (the
-# row's method minus the rival, in points; p of the paired t-test over seeds; \* a difference
-# by the rule):
+# Each method against exact FGPO on each split, and against the GRPO run nearest to it in
+# reasoner calls (pooled): the row's method minus the rival, in points; \* marks a
+# difference by the rule. The p-values are in the table after it.
 
 # %% tags=["remove-input"]
-def p_text(p):
-    return fmt_p(p).replace("< ", "<\u00a0")
-
-
 def gap_text(v):
     return fmt_number(v["gap (points)"], 1, signed=True) + ("\u00a0*" if v["difference"] else "")
 
 
-def tests_view(n):
+def tests_view(n, p=False):
     rows = {}
     for m in budgets[n].index:
-        row = dict.fromkeys(["vs exact FGPO", "p", "vs nearest GRPO", "p "], "–")
-        if m in V[n].index:
-            row.update({"vs exact FGPO": gap_text(V[n].loc[m]), "p": p_text(V[n].loc[m, "p over seeds"])})
+        row = {}
+        for sp in SPLITS:
+            ok = m in V[n][sp].index
+            row[f"vs exact FGPO, {sp}"] = (fmt_p(V[n][sp].loc[m, "p over seeds"]) if p else gap_text(V[n][sp].loc[m])) \
+                if ok else "–"
         if m in VG[n]:
             epochs = VG[n][m]["rival"].replace("grpo-e", "").replace("grpo", "20")
-            row.update({"vs nearest GRPO": f"{gap_text(VG[n][m])} ({epochs}\u00a0ep.)",
-                        "p ": p_text(VG[n][m]["p over seeds"])})
+            row["vs nearest GRPO"] = (fmt_p(VG[n][m]["p over seeds"]) if p
+                                      else f"{gap_text(VG[n][m])} ({epochs}\u00a0ep.)")
+        else:
+            row["vs nearest GRPO"] = "–"
         rows[label(m)] = row
+    bf = {}
+    for sp in SPLITS:
+        v = VB[n][("BestFixed*", sp)]
+        bf[f"vs exact FGPO, {sp}"] = fmt_p(v.p_seeds) if p else gap_text({"gap (points)": -v.gap,
+                                                                          "difference": v.is_difference})
+    rows["best fixed subset"] = bf | {"vs nearest GRPO": "–"}
     return pd.DataFrame(rows).T
 
 
 show(pd.concat({f"{n} tools": tests_view(n) for n in studies}, names=["library", "method"]))
+
+# %% [markdown]
+# The p-values of the paired t-test over seeds behind those marks:
+
+# %% tags=["remove-input"]
+show(pd.concat({f"{n} tools": tests_view(n, p=True) for n in studies}, names=["library", "method"]))
 
 
 # %% tags=["remove-input"]

@@ -83,3 +83,14 @@ def test_split_scores_read_a_split_as_a_suite(committed):
             np.testing.assert_array_equal(vec, method_correct(st, tables, m, ids)[seed])
         f = sc[(sc.method == m) & (sc.seed == 0)]
         assert pooled.tools.iloc[0] == pytest.approx((f.tools * f.n).sum() / f.n.sum())
+
+
+def test_a_spread_study_trained_on_every_family_of_the_pool():
+    st = load_study(REPO_ROOT / "runs/cpu/larger-eight")
+    assert st.manifest["config"]["train_spread"] and st.manifest["n_questions"]["train"] == 500
+    train = load_tables({"r": str(REPO_ROOT / "data/tables/cpu/reader")}, ["train"])["r"]["train"]
+    used = study_training_table(st, train)
+    ids = list(train.question_ids)
+    # evenly spread: every family of the pool, the regulator family appended last included
+    assert set(used.family) == set(train.family) and "regulator" in set(used.family)
+    assert used.question_ids[0] == ids[0] and used.question_ids[-1] == ids[-1]

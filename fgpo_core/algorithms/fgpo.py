@@ -13,6 +13,7 @@ and a run restarted with the same configuration resumes from the last one.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -164,8 +165,10 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
 
     def evaluate_at(step: int, visits: int) -> None:
         model.eval()
-        dev_rows.append({"step": step, "epoch": step / n_batches, "visits": visits,
-                         **evaluate(selector, dev_qs, dev_rewards, dev_correct)})
+        wall, cpu = time.perf_counter(), time.process_time()
+        row = evaluate(selector, dev_qs, dev_rewards, dev_correct)
+        dev_rows.append({"step": step, "epoch": step / n_batches, "visits": visits, **row,
+                         "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu})
         best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
         if out and best["step"] == step:
             save_checkpoint(out / "best.pt", {"params": [p.detach().clone() for p in params], "step": step})
@@ -191,6 +194,7 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
             if step <= start_step:
                 continue
             idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
+            wall, cpu = time.perf_counter(), time.process_time()
             opt.zero_grad()
             log_masses: list = []
             scores = fgpo_step(selector, [train_qs[i] for i in idx], train_rewards[idx], config.beta,
@@ -206,7 +210,8 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
                               "entropy": float(entropy(q).mean()), "top_mass": float(q.max(-1).values.mean()),
                               "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
                               "p_gen_mass": float(np.exp(log_masses).mean()),
-                              "lr": sched.get_last_lr()[0]})
+                              "lr": sched.get_last_lr()[0], "seconds": time.perf_counter() - wall,
+                              "cpu_seconds": time.process_time() - cpu})
             bar.update()
             if step % every == 0 or step == total:
                 evaluate_at(step, steps[-1]["visits"])

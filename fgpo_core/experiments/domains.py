@@ -31,11 +31,16 @@ SPLITS = ("pooled", "in domain", "out of domain")
 
 def study_training_table(study: Study, train_table: RewardTable) -> RewardTable:
     """The rows of the training table that ``study`` trained on: its first ``n`` training
-    questions (a study trains on a prefix of the pool, so a pool grown later keeps it)."""
+    questions (a pool grown later keeps them), or with ``--train-spread`` the ``n`` spread evenly
+    over the pool it was given (then the table must be that pool)."""
+    from .study_inputs import spread_indices
+
     n = int(study.manifest["n_questions"]["train"])
     ids = np.asarray(train_table.question_ids)
     if len(ids) < n:
         raise ValueError(f"the study trained on {n} questions; the training table holds {len(ids)}")
+    if study.manifest["config"].get("train_spread") and study.manifest["config"].get("n_train"):
+        return train_table.select(ids[spread_indices(len(ids), n)])
     return train_table.select(ids[:n])
 
 
