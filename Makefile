@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -148,6 +148,19 @@ larger: $(STAMP)
 ## after 16 of 32 (its logs: runs/cpu/lm/fgpo-lr1e-3/stopped.json).
 lm: $(STAMP)
 	$(VENV)/bin/fgpo lm --runs-dir runs/cpu
+
+## make lm-pool: the LM selector on the whole training pool (1,250 questions, the regulator family
+## included), from the shared format warm-up: FGPO as the paper writes it at lr 1e-4 for up to 4
+## epochs (cosine over 4), dev (all 200 questions, free generation and controlled scoring) every 20
+## steps (a quarter epoch), stopping after epoch 2 once dev has not improved for an epoch, with a
+## half-precision snapshot at every dev evaluation; one thread (about 7 s per question visit on one
+## quiet core). Resumable: run it again to continue from runs/cpu/lm-pool/fgpo/ckpt/last.pt.
+LM_POOL_THREADS ?= 1
+lm-pool: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo train --objective fgpo --bench-dir $(BENCH) \
+	  --table-dir $(TABLES)/reader --out-dir runs/cpu/lm-pool/fgpo --n-train 0 --n-dev 0 --keep 40 \
+	  --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --lr 1e-4 --epochs 4 --eval-every 20 \
+	  --stop-after 2 --snapshots --seed 0
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the

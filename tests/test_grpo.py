@@ -111,7 +111,8 @@ def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
         seen[step] = [p.detach().clone() for p in selector.model.parameters() if p.requires_grad]
         return {"accuracy": [10.0, 30.0, 20.0][step], "format_failures": 0.0}
 
-    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1)
+    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1,
+                     snapshots=True)
     with pytest.raises(ValueError, match="select_by"):
         train_grpo(sel, qs, correct, qs[:2], correct[:2], GRPOConfig(select_by="best"), tmp_path / "bad")
     res = train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", evaluate=evaluate,
@@ -120,6 +121,12 @@ def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
     now = [p.detach() for p in sel.model.parameters() if p.requires_grad]
     assert all(torch.equal(a, b) for a, b in zip(now, seen[1]))
     assert not all(torch.equal(a, b) for a, b in zip(seen[1], seen[2]))  # training moved the adapter on
+    # every dev evaluation left a half-precision snapshot; steps and evaluations are timed
+    snap = torch.load(tmp_path / "run" / "step-1.pt", weights_only=False)
+    assert snap["step"] == 1 and all(torch.equal(a.half(), b) for a, b in zip(seen[1], snap["params"]))
+    assert sorted(p.name for p in (tmp_path / "run").glob("step-*.pt")) == ["step-0.pt", "step-1.pt", "step-2.pt"]
+    assert res.dev.visits.tolist() == [0, 4, 8] and (res.dev.cpu_seconds >= 0).all()
+    assert (res.steps.cpu_seconds > 0).all() and (res.steps.seconds > 0).all() and len(res.steps) == 2
 
 
 def test_an_interrupted_grpo_run_resumes_with_the_dead_group_counts_of_its_earlier_steps(tmp_path, tiny_lm):

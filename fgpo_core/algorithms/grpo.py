@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -65,6 +66,13 @@ class GRPOConfig:
     select_by: str = "generation"
     """Which adapter the run keeps: "generation", the dev evaluation with the highest free-generation
     accuracy (ties: the earlier step; step 0 is the starting adapter), as FGPO's; "last", the final one."""
+    dev_scoring: bool = False
+    """Evaluate dev as FGPO does (free generation and controlled scoring from one pass, with J from
+    the dev table) instead of by free generation alone; the kept adapter is still chosen by free
+    generation."""
+    snapshots: bool = False
+    """Also keep the trainable weights of every dev evaluation (``step-<N>.pt``, half precision), as
+    FGPO's ``snapshots``, so the two runs can be compared at equal visits and at equal time."""
 
 
 class TableReward:
@@ -230,27 +238,54 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     trainable = [p for p in selector.model.parameters() if p.requires_grad]
     keep_best = evaluate is not None and cfg.select_by == "generation"
 
-    def best_row() -> dict:
-        return max(dev_rows, key=lambda d: (d["accuracy"], -d["step"]))
+    def best_row() -> dict:  # free generation: "gen_accuracy" when the evaluation also scores (FGPO's)
+        return max(dev_rows, key=lambda d: (d.get("gen_accuracy", d["accuracy"]), -d["step"]))
 
     def record(row: dict) -> None:
         """Log a dev evaluation; the best one's adapter is written before the log names it."""
         dev_rows.append(row)
         if keep_best and best_row()["step"] == row["step"]:
             save_checkpoint(out / "best.pt", {"params": [p.detach().clone() for p in trainable], "step": row["step"]})
+        if cfg.snapshots:
+            save_checkpoint(out / f"step-{row['step']}.pt", {"params": [p.detach().half() for p in trainable],
+                                                              "step": row["step"]})
         write_json(dev_file, dev_rows, indent=None)
+
+    def timed_evaluation(step: int) -> dict:
+        wall, cpu = time.perf_counter(), time.process_time()
+        row = evaluate(selector, dev_qs, None, dev_correct)
+        return {"step": step, "visits": step * cfg.prompts_per_step, **row,
+                "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
 
     class DevEval(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):
             if evaluate is not None and (state.global_step % every == 0 or state.global_step == steps) \
                     and all(d["step"] != state.global_step for d in dev_rows):
                 selector.model.eval()
-                record({"step": state.global_step, **evaluate(selector, dev_qs, None, dev_correct)})
+                record(timed_evaluation(state.global_step))
                 selector.model.train()
+
+    class StepTime(TrainerCallback):
+        """Each optimiser step's wall and CPU seconds (sampling, scoring and the update; not the dev
+        evaluation after it), written into the step's log entry, which every checkpoint keeps."""
+
+        def on_step_begin(self, args, state, control, **kw):
+            self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+        def on_step_end(self, args, state, control, **kw):
+            self.took = {"seconds": time.perf_counter() - self.wall, "cpu_seconds": time.process_time() - self.cpu}
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs is None or "train_runtime" in logs or not hasattr(self, "took"):
+                return control
+            logs.update(self.took)
+            if state.log_history and state.log_history[-1].get("step") == state.global_step:
+                state.log_history[-1].update(self.took)
+            return control
 
     if evaluate is not None and not dev_rows:
         out.mkdir(parents=True, exist_ok=True)
-        record({"step": 0, **evaluate(selector, dev_qs, None, dev_correct)})
+        record(timed_evaluation(0))
 
     class Recount(TrainerCallback):
         """Writes the exact dead-group fraction of the groups scored since the last log into the
@@ -271,7 +306,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
             return control
 
     ds = grpo_dataset(selector, train_qs)
-    callbacks = [DevEval(), Recount()]
+    callbacks = [StepTime(), DevEval(), Recount()]
     if dead_group_probe:
         from .callbacks import DeadGroupCallback, lm_selector_p_gen
 

@@ -62,11 +62,17 @@ def _fgpo(selector, data: TrainData, config, out: Path, progress: bool = True) -
 
 
 def _grpo(selector, data: TrainData, config, out: Path, progress: bool = True) -> dict:
-    from ..evaluation.picks import evaluate_generation
+    from ..evaluation.picks import evaluate_dev, evaluate_generation
     from .grpo import train_grpo
 
+    evaluate = evaluate_generation
+    if config.dev_scoring:  # FGPO's dev evaluation, with the dev table's rewards for J
+        dev_rewards = data.dev_table.rewards("eq1")
+
+        def evaluate(selector, qs, _rewards, correct):
+            return evaluate_dev(selector, qs, dev_rewards, correct)
     res = train_grpo(selector, data.train_qs, data.train_table.correct, data.dev_qs, data.dev_table.correct, config,
-                     out, evaluate=evaluate_generation, progress=progress)
+                     out, evaluate=evaluate, progress=progress)
     return {**_logs(res), "reward_evaluations": res.reward_evaluations}
 
 
