@@ -210,6 +210,14 @@ def _format(args) -> int:
     return 0
 
 
+def _snapshot(args) -> int:
+    from .experiments.snapshots import snapshot_run
+
+    out = snapshot_run(args.run, args.step, args.out, args.init, args.keep)
+    print(f"snapshot of {args.run} at step {args.step} written to {out}")
+    return 0
+
+
 def _choose(args) -> int:
     from .experiments.report import choose_runs
 
@@ -368,6 +376,15 @@ def main(argv: list[str] | None = None) -> int:
     fm.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     fm.add_argument("--out", help="output parquet (default <run>/format-<suite>.parquet; required for 'untrained')")
     fm.set_defaults(func=_format)
+
+    sn = sub.add_parser("snapshot", help="an LM run's dev-evaluation snapshot as a run folder of its own "
+                                         "(to evaluate it at equal visits or equal time)")
+    sn.add_argument("--run", required=True, help="the run folder (trained with --snapshots)")
+    sn.add_argument("--step", type=int, required=True, help="the step of one of its dev evaluations")
+    sn.add_argument("--init", required=True, help="the run folder it started from (--init-adapter)")
+    sn.add_argument("--out", required=True, help="the new run folder")
+    sn.add_argument("--keep", type=int, default=40, help="bases kept at each end of a long sequence (default 40)")
+    sn.set_defaults(func=_snapshot)
 
     ch = sub.add_parser("choose", help="record which run of each method a chapter uses (<runs-dir>/chosen.json)")
     ch.add_argument("--runs-dir", default="runs/cpu")
