@@ -138,7 +138,7 @@ class StudyConfig:
     n_train: int = 0
     """Use only the first N training questions (0: all)."""
     train_spread: bool = False
-    """Take the ``n_train`` questions evenly spread over the training split instead of its first N."""
+    """Take the ``n_train`` questions evenly spread over the training split, not its first N."""
     n_dev: int = 0
     """Use only the first N dev questions (0: all)."""
     n_test: int = 0
@@ -203,7 +203,7 @@ def _inputs(cfg: StudyConfig):
     if unknown:
         raise ValueError(f"{cfg.bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
     qs = {s: (suites[s][:n] if n else suites[s]) for s, n in sizes.items()}
-    if cfg.train_spread and cfg.n_train:
+    if cfg.train_spread:  # spread_indices of 0 questions is all of them
         qs["train"] = [suites["train"][i] for i in spread_indices(len(suites["train"]), cfg.n_train)]
     feats = load_features(cfg.features_dir)
     data = {}
@@ -310,8 +310,7 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
             run = train_head(tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base,
                              keep=cfg.keep if last else "last")
             base, evals = run.head, evals + run.reward_evaluations
-            # stages share one cache of the reasoner's answers: at least the larger stage's pairs (exactly
-            # that whenever one stage is SFT or DPO, which read the whole table)
+            # stages share one cache of answers: the larger stage's pairs (all, when SFT or DPO reads the table)
             calls = max(calls, run.extra["reward_calls"])
             for name, f in (("steps", run.steps), ("dev", run.dev),
                             ("checkpoints", _checkpoint_rows(run, view, tests, n_keep))):
