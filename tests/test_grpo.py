@@ -195,3 +195,23 @@ def test_trls_dead_group_count_misses_groups_whose_float32_mean_rounds(tmp_path,
     assert res.steps["dead_fraction_recount"].tolist() == [1.0]
     # TRL's own count in a real run is what trl_constant_groups predicts for the two values
     assert res.steps["frac_reward_zero_std"].tolist() == [(verdict[-0.9] + verdict[1.0]) / 2]
+
+
+def test_grpo_with_dev_scoring_logs_fgpos_dev_fields_and_keeps_by_free_generation(tmp_path, tiny_lm):
+    from fgpo_core.algorithms.grpo import GRPOConfig
+    from fgpo_core.algorithms.objectives import OBJECTIVES, TrainData
+    from fgpo_core.table.reward_table import RewardTable
+
+    sel = tiny_selector(tiny_lm)
+    qs = [question(i) for i in range(4)]
+    table = RewardTable(np.random.default_rng(0).random((4, 16)) < 0.5, 4, question_ids=np.array([q.id for q in qs]))
+    cfg = GRPOConfig(G=2, prompts_per_step=2, max_steps=1, max_completion_length=6, lr=1e-3, eval_every=1,
+                     dev_scoring=True)
+    rec = OBJECTIVES["grpo"].train(sel, TrainData(qs, table, qs[:2], table.select(table.question_ids[:2])), cfg,
+                                   tmp_path / "ckpt", progress=False)
+    dev = rec["dev"]
+    assert [d["step"] for d in dev] == [0, 1]
+    # FGPO's dev row: controlled scoring (accuracy, J) and free generation (gen_accuracy) from one pass
+    assert all({"accuracy", "J", "gen_accuracy", "gen_format_failures", "visits", "cpu_seconds"} <= set(d) for d in dev)
+    best = max(dev, key=lambda d: (d["gen_accuracy"], -d["step"]))
+    assert rec["best_step"] == best["step"]
