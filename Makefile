@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -135,7 +135,7 @@ larger: $(STAMP)
 	  --out data/features/cpu/minilm-twelve
 	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 1e-2,3e-2,1e-1 --seeds 5 --threads 2 \
 	  --table-dir $(TABLES)/reader-eight --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 3e-2,1e-1 --seeds 3 --threads 2 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 3e-2,1e-1 --seeds 5 --threads 2 \
 	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
 ## make lm: the LM selector's Table 2 at scale (`fgpo lm`; its defaults are the plan: 256 training
@@ -150,17 +150,27 @@ lm: $(STAMP)
 	$(VENV)/bin/fgpo lm --runs-dir runs/cpu
 
 ## make lm-pool: the LM selector on the whole training pool (1,250 questions, the regulator family
-## included), from the shared format warm-up: FGPO as the paper writes it at lr 1e-4 for up to 4
-## epochs (cosine over 4), dev (all 200 questions, free generation and controlled scoring) every 20
-## steps (a quarter epoch), stopping after epoch 2 once dev has not improved for an epoch, with a
-## half-precision snapshot at every dev evaluation; one thread (about 7 s per question visit on one
-## quiet core). Resumable: run it again to continue from runs/cpu/lm-pool/fgpo/ckpt/last.pt.
+## included), from the shared format warm-up, two runs side by side on one thread each
+## (`make -j2 lm-pool`), both resumable (run it again to continue from their ckpt/ folders):
+## - lm-pool-fgpo: FGPO with the format term (weight 0.05) at lr 3e-4, up to 4 epochs (cosine over 4),
+##   dev (all 200 questions, free generation and controlled scoring) every 20 steps (a quarter epoch),
+##   stopping after epoch 2 once dev has not improved for an epoch, with a half-precision snapshot at
+##   every dev evaluation. FGPO as the paper writes it (no format term, lr 1e-4) was stopped at step
+##   24: free generation failed the format on 98.5% of dev questions at step 20
+##   (runs/cpu/lm-pool/fgpo-paper/stopped.json).
+## - lm-pool-grpo: GRPO (TRL, G = 6, 16 prompts a step) at lr 3e-4, planned for the same 4 epochs of
+##   visits, dev evaluated as FGPO's every 5 steps with snapshots; it is compared with FGPO at equal
+##   visits and at equal CPU seconds (`fgpo snapshot`), however far it gets.
 LM_POOL_THREADS ?= 1
-lm-pool: $(STAMP)
-	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo train --objective fgpo --bench-dir $(BENCH) \
-	  --table-dir $(TABLES)/reader --out-dir runs/cpu/lm-pool/fgpo --n-train 0 --n-dev 0 --keep 40 \
-	  --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --lr 1e-4 --epochs 4 --eval-every 20 \
-	  --stop-after 2 --snapshots --seed 0
+LM_POOL = $(VENV)/bin/fgpo train --bench-dir $(BENCH) --table-dir $(TABLES)/reader --n-train 0 --n-dev 0 --keep 40 \
+  --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --epochs 4 --snapshots --seed 0
+lm-pool: lm-pool-fgpo lm-pool-grpo
+lm-pool-fgpo: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_POOL) --objective fgpo --out-dir runs/cpu/lm-pool/fgpo-format \
+	  --lr 3e-4 --format-weight 0.05 --eval-every 20 --stop-after 2
+lm-pool-grpo: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_POOL) --objective grpo --out-dir runs/cpu/lm-pool/grpo \
+	  --lr 3e-4 --G 6 --prompts-per-step 16 --max-steps 0 --eval-every 5 --dev-scoring
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the
