@@ -343,9 +343,9 @@ claim("holds-four-and-five-tools", all(h[v].a_better for h in (h4, h5) for v in 
       "with 4 and 5 tools FGPO beats GRPO and the best fixed subset, GRPO by less than the paper")
 
 # %% [markdown]
-# It holds with 8 and 12 tools too: exact FGPO over all 256 or 4,096 subsets is ahead of GRPO
-# ({glue:text}`h8_grpo` and {glue:text}`h12_grpo` points on `core`, differences), by more in
-# domain ({glue:text}`h8_id_grpo` and {glue:text}`h12_id_grpo`), and level with it out of
+# The lead over GRPO holds with 8 and 12 tools too: exact FGPO over all 256 or 4,096 subsets
+# is ahead of GRPO ({glue:text}`h8_grpo` and {glue:text}`h12_grpo` points on the `core` suite,
+# differences), by more in domain ({glue:text}`h8_id_grpo` and {glue:text}`h12_id_grpo`), and level with it out of
 # domain. Against the best fixed subset of its library it is ahead in domain
 # ({glue:text}`h8_id_best` and {glue:text}`h12_id_best`, differences) and level out of domain;
 # pooled it is ahead at 12 tools ({glue:text}`h12_best`, a difference) and level at 8
@@ -363,7 +363,7 @@ claim("holds-eight-and-twelve-tools", all(
     "subset in domain (and pooled at 12), level out of domain")
 
 # %% [markdown]
-# Nor does the language-model selector test it: neither RL run improved on the warm-up on dev,
+# The language-model selector does not test it: neither RL run improved on the warm-up on dev,
 # so FGPO and GRPO kept the same adapter and make the same picks ({glue:text}`hlm_pooled_grpo`
 # points), and that selector is behind the best fixed subset in domain
 # ({glue:text}`hlm_id_best`) and out of domain ({glue:text}`hlm_ood_best`), both differences.

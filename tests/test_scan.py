@@ -15,7 +15,8 @@ PAGE = """<html><body><main><p>FGPO scores 51.3%.</p>
     ("accuracy NaN", "NaN"), ("1.0 nan 2.0", "NaN"), ("written to /tmp/fgpo-study-x1", "a machine path"),
     ("fgpo: 45%|████▌     | 9/20 [00:03<00:04, 2.9it/s]", "a progress bar"),
     ("UserWarning: IProgress not found", "a Python warning"), ("after 1 epoch(s)", "a generated plural"),
-    ("GRPO's run has not landed yet.", "run bookkeeping")])
+    ("GRPO's run has not landed yet.", "run bookkeeping"), ("np.float64(1.561)", "a stray return value"),
+    ("&lt;pandas.io.formats.style.Styler object at 0x7f11&gt;", "a stray return value")])
 def test_each_problem_is_found_in_outputs(out, problem):
     text, failed = page_text(PAGE.format(out=out))
     assert not failed

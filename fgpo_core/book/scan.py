@@ -29,6 +29,7 @@ PROBLEMS = {
     "a generated plural": re.compile(r"\b(?:epoch|step|seed|question|run|visit|tool|subset|method|point|cell|"
                                      r"chapter|call|rank|family|famil(?:y|ie))\(s\)"),
     "run bookkeeping": re.compile(r"has not landed|not yet (?:run|executed|landed)"),
+    "a stray return value": re.compile(r"\b(?:np|numpy)\.(?:float|int|bool_)\w*\(|<(?:pandas|matplotlib)\.[\w.]+ object at "),
     "a failed claim": re.compile(re.escape("A claim on this page no longer holds")),
 }
 """What a rendered page must not show, by name."""
