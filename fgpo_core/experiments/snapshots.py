@@ -39,7 +39,7 @@ def run_logs(run_dir) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(steps, dev)`` of an FGPO or GRPO run: one row per optimiser step (with ``seconds`` and
     ``cpu_seconds`` where the run timed them) and one per dev evaluation, from its manifest when
     it finished, else from its checkpoints."""
-    import torch
+    from ..algorithms.common import load_checkpoint
 
     run = Path(run_dir)
     if (run / "manifest.json").exists():
@@ -47,7 +47,7 @@ def run_logs(run_dir) -> tuple[pd.DataFrame, pd.DataFrame]:
         return pd.DataFrame(m.get("steps", [])), pd.DataFrame(m.get("dev", []))
     ckpt = run / "ckpt"
     if (ckpt / "last.pt").exists():  # FGPO
-        state = torch.load(ckpt / "last.pt", map_location="cpu", weights_only=False)
+        state = load_checkpoint(ckpt / "last.pt")
         return pd.DataFrame(state["steps"]), pd.DataFrame(state["dev"])
     if (ckpt / "dev.json").exists():  # GRPO (TRL): a step's visits are its prompts
         per_step = json.loads((ckpt / "config.json").read_text()).get("prompts_per_step", 0)
@@ -77,6 +77,7 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
     A folder already holding this snapshot is kept as it is."""
     import torch
 
+    from ..algorithms.common import load_checkpoint
     from ..hf import adapter_hash, portable_adapter
     from ..selectors.lm import SELECTOR_BASE
     from .run import load_run_selector
@@ -98,7 +99,7 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
     setup = json.loads((run / "setup.json").read_text()) if (run / "setup.json").exists() else {}
     sel = load_run_selector(init_adapter, keep, trainable=True)
     params = [p for p in sel.model.parameters() if p.requires_grad]
-    saved = torch.load(path, map_location="cpu", weights_only=False)["params"]
+    saved = load_checkpoint(path)["params"]
     if len(saved) != len(params) or any(s.shape != p.shape for s, p in zip(saved, params)):
         raise ValueError(f"{path} does not fit {init_adapter}'s adapter: give the run it started from")
     with torch.no_grad():
