@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -171,6 +171,17 @@ lm-pool-fgpo: $(STAMP)
 lm-pool-grpo: $(STAMP)
 	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_POOL) --objective grpo --out-dir runs/cpu/lm-pool/grpo \
 	  --lr 3e-4 --G 6 --prompts-per-step 16 --max-steps 0 --eval-every 5 --dev-scoring
+
+## make lm-pool-eval: the snapshots the chapter compares, each written as a run folder
+## (runs/cpu/lm-pool/<run>-step<N>, `fgpo snapshot`) and evaluated by free generation on every core,
+## microbe and mosaic question (`fgpo evaluate --generation-only`; about 25 min each on one thread):
+## FGPO at GRPO's visits (step 20) and at GRPO's CPU time (step 140), GRPO's last and kept steps.
+LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:140 grpo:20 grpo:5
+lm-pool-eval: $(STAMP)
+	for rs in $(LM_POOL_EVAL); do run=$${rs%%:*}; step=$${rs##*:}; out=runs/cpu/lm-pool/$$run-step$$step; \
+	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$out && \
+	  OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$out --bench $(BENCH) --into-run \
+	    --generation-only --threads $(LM_POOL_THREADS) || exit 1; done
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the

@@ -49,7 +49,7 @@ five_tables = "../data/tables/cpu/reader-five"  # the same reader's 32-subset ta
 larger_eight = "../runs/cpu/larger-eight"  # the 8-tool library's study (tested on core)
 larger_twelve = "../runs/cpu/larger-twelve"  # the 12-tool library's study (tested on core)
 larger_tables = "../data/tables/cpu"  # holds reader-eight/ and reader-twelve/
-runs_dir = "../runs/cpu"  # holds chosen.json, the language-model selector's runs ("": leave them out)
+pool_dir = "../runs/cpu/lm-pool"  # the language-model selector's runs on the whole pool ("": leave them out)
 
 # %% tags=["remove-cell"]
 import pandas as pd
@@ -229,11 +229,12 @@ from pathlib import Path
 import numpy as np
 
 from fgpo_core.book.claims import fmt_number
-from fgpo_core.evaluation.domains import domain_of
-from fgpo_core.evaluation.picks import correct_of
-from fgpo_core.experiments.report import load_chosen
+from fgpo_core.experiments.pool_report import POOL_RUNS, dev_course, pool_comparisons, pool_snapshots, question_answers
 from fgpo_core.experiments.study_report import headline
 from fgpo_core.table import load_table
+
+
+POOL_FGPO, POOL_GRPO = POOL_RUNS  # the whole pool's runs: FGPO with the format term, and GRPO
 
 
 def study_headline(st, tabs, mask=None):
@@ -263,30 +264,28 @@ for n, folder, sub in ((8, larger_eight, "reader-eight"), (12, larger_twelve, "r
         head[k] = study_headline(larger[n], core_n, in_split)
         trained_on[k] = larger[n].manifest["n_questions"]["train"]
         key[k] = f"h{n}" + {"core": "", "core, in domain": "_id", "core, out of domain": "_ood"}[split]
-lm_kept = None
-if runs_dir:
-    runs = load_chosen(runs_dir)
-    lm_fams = set(tables["train"].select(tables["train"].question_ids[:runs["Warm-up"].manifest["n_train"]]).family)
-    right, dom, lm_ids = {"FGPO": [], "GRPO": []}, [], {}
-    for s in TEST:
-        q = runs["FGPO"].evals[s]["question_id"].to_numpy()
-        have = tables[s].contains(q)
-        lm_ids[s], t = q[have], tables[s].select(q[have])
-        for m in right:
-            right[m].append(correct_of(runs[m].picks(s)[have], t.correct))
-        dom.append([domain_of(s, f, lm_fams) for f in t.family])
-    f, g, dom = np.concatenate(right["FGPO"]), np.concatenate(right["GRPO"]), np.concatenate(dom)
-    b = fixed_correct(tables, lm_ids, best_fixed_subset(tables, lm_ids))
-    lm_kept = all(runs[m].manifest.get("best_step") == 0 for m in right) and bool((f == g).all())
-    for split, m in (("pooled", slice(None)), ("in domain", dom == "ID"), ("out of domain", dom == "OOD")):
-        head[("language model†", split)] = headline([f[m]], [g[m]], b[m])
-        trained_on[("language model†", split)] = runs["Warm-up"].manifest["n_train"]
+lm_pairs = {}
+if pool_dir:  # the LM selector: FGPO (with the format term) against GRPO at equal question visits
+    lm_course = dev_course(pool_dir)
+    lm_snaps = pool_snapshots(pool_dir, lm_course)
+    lm_pairs = pool_comparisons(lm_course, lm_snaps)
+    if "equal visits" not in lm_pairs:
+        raise FileNotFoundError(f"{pool_dir} holds no evaluated snapshots of FGPO and GRPO at equal visits: "
+                                "run `make lm-pool-eval`")
+    sf, sg = lm_pairs["equal visits"]
+    lm_ans, _ = question_answers({"FGPO": lm_snaps[(POOL_FGPO, sf)], "GRPO": lm_snaps[(POOL_GRPO, sg)]},
+                                 {s: tables[s] for s in TEST}, set(tables["train"].family))
+    for split, m in (("pooled", lm_ans.domain.notna()), ("in domain", lm_ans.domain == "ID"),
+                     ("out of domain", lm_ans.domain == "OOD")):
+        head[("language model†", split)] = headline([lm_ans.FGPO[m].to_numpy()], [lm_ans.GRPO[m].to_numpy()],
+                                                    lm_ans["BestFixed*"][m].to_numpy())
+        trained_on[("language model†", split)] = tables["train"].n_questions
 HEAD = list(head)
 paper_gap_grpo = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
 paper_gap_best = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["BestFixed*"]
 paper_cols = {HEAD[0]: (paper_gap_grpo, paper_gap_best),
               HEAD[1]: (np.nan, paper.FIVE_TOOL["fgpo_final"] - paper.FIVE_TOOL["best_fixed"])}
-if runs_dir:
+if pool_dir:
     paper_cols[("language model†", "pooled")] = (paper_gap_grpo, paper_gap_best)
 LM_ROWS = [k for k in HEAD if k[0] == "language model†"]
 key.update({k: "hlm_" + short[k[1]] for k in LM_ROWS})
@@ -301,9 +300,9 @@ glue_number("h5_paper_best", paper_cols[HEAD[1]][1], digits=2, signed=True)
 # its own test questions: the policy head with the four tools above, with a fifth tool (32
 # subsets, {doc}`appendix`), and with libraries of 8 and 12 tools trained on 500 training
 # questions spread over the pool and tested on `core`, pooled and split ({doc}`past_enumeration`);
-# and the language-model selector ({doc}`fgpo_vs_grpo`), whose FGPO and GRPO runs both kept the
-# warm-up's adapter. Each library's best fixed subset is chosen with hindsight on all of that
-# selector's test questions.
+# and the language-model selector trained on the whole pool, its FGPO and GRPO compared at equal
+# question visits ({doc}`fgpo_vs_grpo`). Each library's best fixed subset is chosen with hindsight
+# on all of that selector's test questions.
 
 # %% tags=["remove-input"]
 def gap_cell(v):
@@ -324,8 +323,8 @@ display(summary.style.format({"FGPO (%)": "{:.1f}", "GRPO (%)": "{:.1f}", "best 
         .set_caption("Questions trained and tested on; accuracy (%, mean over seeds) and FGPO's gaps (points; * a difference by the book's rule: "
                      "McNemar per seed and a paired t-test over seeds, one seed: McNemar alone). Paper: GenomeQA "
                      "(Table 2) beside the 4-tool and language-model rows, its five-tool appendix beside the "
-                     "5-tool row; it has no GRPO there and no 8- or 12-tool library. † The LM selector's RL runs kept the warm-up's "
-                     "adapter (see FGPO versus GRPO)."))
+                     "5-tool row; it has no GRPO there and no 8- or 12-tool library. † The LM selector on the whole pool: "
+                     "FGPO with the format term against GRPO at equal question visits (see FGPO versus GRPO)."))
 
 # %% [markdown]
 # The paper's result holds here for the policy head over an enumerable library of four or
@@ -363,15 +362,17 @@ claim("holds-eight-and-twelve-tools", all(
     "subset in domain (and pooled at 12), level out of domain")
 
 # %% [markdown]
-# The language-model selector does not test it: neither RL run improved on the warm-up on dev,
-# so FGPO and GRPO kept the same adapter and make the same picks ({glue:text}`hlm_pooled_grpo`
-# points), and that selector is behind the best fixed subset in domain
-# ({glue:text}`hlm_id_best`) and out of domain ({glue:text}`hlm_ood_best`), both differences.
+# The language-model selector, trained on the whole pool, shows no lead: at equal question
+# visits FGPO minus GRPO is {glue:text}`hlm_pooled_grpo` points over all its test questions,
+# {glue:text}`hlm_id_grpo` in domain and {glue:text}`hlm_ood_grpo` out of domain, none a
+# difference, and FGPO is not ahead of the best fixed subset. A few hundred visits into training,
+# each gives every question the one subset its own reward ranks first ({doc}`fgpo_vs_grpo`).
 
 # %% tags=["remove-input"]
-claim("lm-one-selector", bool(lm_kept), "the language model's FGPO and GRPO kept the warm-up's adapter, same picks")
-claim("lm-below-best", runs_dir != "" and all(head[k]["vs best fixed"].b_better for k in LM_ROWS),
-      "the language-model selector is below the best fixed subset pooled, in and out of domain")
+claim("lm-level", len(LM_ROWS) == 3 and not any(head[k]["vs GRPO"].is_difference for k in LM_ROWS),
+      "the language model's FGPO and GRPO are level at equal visits, pooled, in and out of domain")
+claim("lm-not-above-best", len(LM_ROWS) == 3 and not any(head[k]["vs best fixed"].a_better for k in LM_ROWS),
+      "the language model's FGPO is not ahead of the best fixed subset")
 
 # %% [markdown]
 # The rest of the book shows how each of these numbers is made, and where ours differ

@@ -138,15 +138,15 @@ def test_device_script_end_to_end(tmp_path, monkeypatch):
 
     assert fgpo_gpu_probe.VALUE == 7
     files = sorted(p.name for p in out.iterdir() if p.is_file())
-    assert files == ["chosen.json", "fgpo-lr0.0001.tar", "gpu-lm-log.txt", "grpo.tar"]
+    assert files == ["chosen.json", "fgpo-format-lr0.0003.tar", "gpu-lm-log.txt", "grpo.tar"]
     runs = tmp_path / "runs"
     gpu_pack.unpack(out, runs)
     chosen = json.loads((runs / "chosen.json").read_text())
-    assert chosen == {"fgpo": "lm/fgpo-lr0.0001", "grpo": "lm/grpo"}
+    assert chosen == {"fgpo-format": "lm/fgpo-format-lr0.0003", "grpo": "lm/grpo"}
     for method, rel in chosen.items():
         folder = runs / rel
         man = json.loads((folder / "manifest.json").read_text())
-        assert man["objective"] == method and man["n_train"] == 4 and man["gpu_run"]["visits"] == 4
+        assert man["objective"] == method.split("-")[0] and man["n_train"] == 4 and man["gpu_run"]["visits"] == 4
         assert (folder / "adapter" / "adapter_model.safetensors").exists()
         dev = pd.DataFrame(man["dev"])
         assert list(dev["step"]) == [0, 1, 2] and man["best_step"] in (0, 1, 2)
@@ -196,8 +196,9 @@ def test_time_guard_stops_training_and_keeps_the_dev_argmax(tmp_path):
     cfg = GPULMConfig(weights=str(_tiny_model_tar(tmp_path)), out=str(tmp_path / "out"), methods="fgpo",
                       n_train=4, n_dev=2, n_test=2, epochs=1, fgpo_batch=1, init_adapter="", keep=10,
                       device="cpu", eval_batch=2, max_train_s=1e-6)
-    assert run_gpu_lm(cfg) == {"fgpo": "lm/fgpo-lr0.0001"}
-    man = json.loads((tmp_path / "out" / "lm" / "fgpo-lr0.0001" / "manifest.json").read_text())
+    assert run_gpu_lm(cfg) == {"fgpo-format": "lm/fgpo-format-lr0.0003"}
+    man = json.loads((tmp_path / "out" / "lm" / "fgpo-format-lr0.0003" / "manifest.json").read_text())
     assert man["stopped_early"] and len(man["steps"]) == 1 and man["visits_done"] == 1
+    assert man["config"]["format_weight"] == 0.05 and man["config"]["lr"] == 3e-4
     assert [d["step"] for d in man["dev"]] == [0, 1] and man["best_step"] in (0, 1)
-    assert len(pd.read_parquet(tmp_path / "out" / "lm" / "fgpo-lr0.0001" / "eval" / "core.parquet")) == 2
+    assert len(pd.read_parquet(tmp_path / "out" / "lm" / "fgpo-format-lr0.0003" / "eval" / "core.parquet")) == 2

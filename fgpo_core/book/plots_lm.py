@@ -8,7 +8,7 @@ import seaborn as sns
 
 from .palette import color, variant_styles
 
-__all__ = ["plot_warmup", "plot_lm_dev"]
+__all__ = ["plot_warmup", "plot_lm_dev", "plot_pool_course"]
 
 
 def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
@@ -68,5 +68,37 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
     ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
            ylabel="mass", ylim=(-0.03, 1.03))
     axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_pool_course(course: pd.DataFrame, references: dict[str, float] | None = None,
+                     dead: pd.DataFrame | None = None):
+    """The whole pool's runs (:func:`fgpo_core.experiments.pool_report.dev_course`) side by side:
+    dev accuracy by free generation against question visits and against the CPU hours of training,
+    each run in its method's colour, ★ at the kept evaluation; ``references`` (a label to a dev
+    accuracy, such as a fixed subset's) drawn as grey lines. With ``dead`` (GRPO's
+    :func:`~fgpo_core.experiments.report.grpo_dead_groups`), a third panel: the share of its groups
+    that were dead at each step, by the exact recount."""
+    fig, axes = plt.subplots(1, 3 if dead is not None else 2, figsize=(13.5 if dead is not None else 11, 3.9))
+    for ax, x, xlabel, title in ((axes[0], "visits", "question visits", "dev accuracy against visits"),
+                                 (axes[1], "cpu_hours", "CPU hours of training", "dev accuracy against CPU time")):
+        ax.set_title(title)
+        for i, (label, ref) in enumerate((references or {}).items()):
+            ax.axhline(ref, c="0.55", lw=1, ls=("--", ":", "-.")[i % 3], label=label)
+        for run, d in course.groupby("run", sort=False):
+            d = d.sort_values("step")
+            ax.plot(d[x], d.generation, "o-", c=color(run), ms=4.5, label=run)
+            kept = d[d.kept]
+            ax.scatter(kept[x], kept.generation, marker="*", s=220, c=color(run), edgecolor="k", zorder=4)
+        ax.set(xlabel=xlabel, xlim=(0, None), ylabel="dev accuracy, free generation (%)")
+    axes[1].set_ylim(axes[0].get_ylim())
+    axes[0].legend(fontsize=8, loc="lower right")
+    if dead is not None:
+        ax = axes[2]
+        d = dead.dropna(subset=["recount"])
+        ax.plot(d.visits, 100 * d.recount, "o-", c=color("GRPO"), ms=4)
+        ax.set(xlabel="question visits", ylabel="GRPO's dead groups (%)", ylim=(0, 103), xlim=(0, None),
+               title="dead groups per step (exact recount)")
     fig.tight_layout()
     return fig

@@ -24,7 +24,7 @@ from .chosen import CHOSEN_EXTRAS, CHOSEN_FILE, CHOSEN_KEYS, CHOSEN_METHODS, cho
 
 __all__ = ["SelectorRun", "method_grid", "TRAINED", "p_gen_matrix",
            "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
+           "choose_runs", "load_chosen", "load_selector_run", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
            "dev_table", "grpo_dead_groups", "training_cost"]
 
 TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
@@ -58,6 +58,14 @@ def _evals(folder: Path) -> dict[str, pd.DataFrame]:
     return {p.stem: pd.read_parquet(p) for p in sorted((folder / "eval").glob("*.parquet"))}
 
 
+def load_selector_run(name: str, folder) -> SelectorRun:
+    """The selector in ``folder`` as a :class:`SelectorRun` named ``name``: its manifest (None where
+    the folder holds only evaluations) and its evaluations."""
+    folder = Path(folder)
+    m = folder / "manifest.json"
+    return SelectorRun(name, folder, json.loads(m.read_text()) if m.exists() else None, _evals(folder))
+
+
 def load_chosen(runs_dir) -> dict[str, SelectorRun]:
     """The runs ``<runs_dir>/chosen.json`` names, keyed by their row labels (:data:`CHOSEN_METHODS`,
     then :data:`CHOSEN_EXTRAS`), each with its manifest (None where the folder holds only
@@ -75,10 +83,9 @@ def load_chosen(runs_dir) -> dict[str, SelectorRun]:
         if key not in chosen:
             continue
         folder = root / chosen[key]
-        m = folder / "manifest.json"
         if not holds_selector(folder):
             raise FileNotFoundError(f"{path} names {folder} for {key}, which holds no finished run")
-        out[label] = SelectorRun(label, folder, json.loads(m.read_text()) if m.exists() else None, _evals(folder))
+        out[label] = load_selector_run(label, folder)
     return out
 
 

@@ -1,0 +1,174 @@
+"""Reading the LM selector's runs on the whole training pool (``make lm-pool``) for the chapter
+"FGPO versus GRPO": each run's dev course against question visits and training CPU time, its
+evaluated snapshots (``fgpo snapshot``, then ``fgpo evaluate --into-run``), and the snapshots
+that compare the two runs at equal visits, at equal time and as each run kept them.
+
+A pool folder holds one folder per run (``fgpo-format``, ``grpo``: trained with snapshots) and one
+per evaluated snapshot, ``<run>-step<N>`` (:func:`snapshot_folder`). Time is the CPU seconds of the
+training steps up to a step (dev evaluations left out), so two runs that shared the machine's cores
+are compared by the work each did, not by the wall clock.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.domains import domain_of
+from ..evaluation.picks import correct_of
+from ..table import RewardTable
+from .report import SelectorRun, load_selector_run
+from .snapshots import compute_at, run_logs
+
+__all__ = ["POOL_RUNS", "snapshot_folder", "pool_configs", "dev_course", "pool_snapshots", "pool_comparisons", "question_answers",
+           "accuracy_by_part", "PARTS"]
+
+PARTS = ("core", "in domain", "out of domain", "microbe", "mosaic")
+"""The columns of :func:`accuracy_by_part`: the main suite whole, all test questions split in and
+out of domain, and each cross-domain suite whole."""
+
+POOL_RUNS = {"FGPO + format term": "fgpo-format", "GRPO": "grpo"}
+"""The whole-pool runs by the method label the book gives them, and their folders' names."""
+
+
+def snapshot_folder(pool_dir, run: str, step: int) -> Path:
+    """Where the snapshot of ``run`` (a folder name of :data:`POOL_RUNS`) at ``step`` is written."""
+    return Path(pool_dir) / f"{run}-step{int(step)}"
+
+
+def pool_configs(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> dict[str, dict]:
+    """Each run's training configuration, by label: its manifest's when it finished, else the one
+    its checkpoints were made with (``ckpt/config.json``)."""
+    out = {}
+    for label, name in runs.items():
+        folder = Path(pool_dir) / name
+        if (folder / "manifest.json").exists():
+            out[label] = json.loads((folder / "manifest.json").read_text())["config"]
+        else:
+            out[label] = json.loads((folder / "ckpt" / "config.json").read_text())
+    return out
+
+
+def _kept_step(dev: pd.DataFrame, manifest: dict | None) -> int:
+    """The step a run keeps: its manifest's ``best_step`` when it finished, else the first dev
+    evaluation with the highest free-generation accuracy (the runs' selection rule)."""
+    if manifest and "best_step" in manifest:
+        return int(manifest["best_step"])
+    gen = dev["gen_accuracy"] if "gen_accuracy" in dev else dev["accuracy"]
+    return int(dev["step"].iloc[int(np.argmax(gen.to_numpy()))])
+
+
+def dev_course(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
+    """One row per dev evaluation of each run in ``runs`` (label to folder name) under
+    ``pool_dir``: ``run``, ``step``, question ``visits``, ``cpu_hours`` of training to that step,
+    free-generation ``generation`` accuracy, ``format_failures`` and ``tools`` (%, %, per question),
+    controlled-scoring ``scoring`` accuracy and q's ``entropy``, whether it is the ``kept`` step,
+    and whether the run has ``finished``."""
+    rows = []
+    for label, name in runs.items():
+        folder = Path(pool_dir) / name
+        steps, dev = run_logs(folder)
+        if dev.empty:
+            continue
+        manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").exists() else None
+        kept = _kept_step(dev, manifest)
+        for d in dev.to_dict("records"):
+            cost = compute_at(steps, int(d["step"])) if len(steps) else {"cpu_seconds": 0.0}
+            rows.append({"run": label, "step": int(d["step"]), "visits": int(d["visits"]),
+                         "cpu_hours": cost["cpu_seconds"] / 3600 if d["step"] else 0.0,
+                         "generation": d.get("gen_accuracy", d.get("accuracy")),
+                         "format_failures": d.get("gen_format_failures", np.nan),
+                         "tools": d.get("gen_tools", d.get("tools")),
+                         "scoring": d.get("accuracy") if "gen_accuracy" in d else np.nan,
+                         "entropy": d.get("entropy", np.nan), "kept": int(d["step"]) == kept,
+                         "finished": manifest is not None})
+    return pd.DataFrame(rows)
+
+
+def pool_snapshots(pool_dir, course: pd.DataFrame, runs: Mapping[str, str] = POOL_RUNS) -> dict[tuple[str, int], SelectorRun]:
+    """The evaluated snapshots under ``pool_dir`` of the dev evaluations in ``course``
+    (:func:`dev_course`), keyed by ``(run label, step)``: those whose folder holds an evaluation."""
+    out = {}
+    for label, step in course[["run", "step"]].itertuples(index=False):
+        folder = snapshot_folder(pool_dir, runs[label], step)
+        if (folder / "eval").is_dir() and any((folder / "eval").glob("*.parquet")):
+            out[(label, int(step))] = load_selector_run(f"{label} @ {int(step)}", folder)
+    return out
+
+
+def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format term",
+                     grpo: str = "GRPO") -> dict[str, tuple[int, int]]:
+    """The (FGPO step, GRPO step) pairs the chapter compares, among the ``evaluated`` ``(label,
+    step)`` snapshots: ``"equal visits"`` (GRPO's last evaluated step and FGPO's evaluated step with
+    the most visits not above it), ``"equal time"`` (GRPO's last evaluated step and FGPO's evaluated
+    step nearest it in training CPU time) and ``"kept"`` (each run's kept step). A pair whose
+    snapshots are not both evaluated is left out."""
+    have = set(evaluated)
+    done = np.array([(r, int(s)) in have for r, s in zip(course.run, course.step)], dtype=bool)
+    f, g = course[(course.run == fgpo).to_numpy() & done], course[(course.run == grpo).to_numpy() & done]
+    out: dict[str, tuple[int, int]] = {}
+    g_pos = g[g.step > 0]
+    if len(g_pos) and len(f):
+        last = g_pos.loc[g_pos.step.idxmax()]
+        under = f[(f.visits <= last.visits) & (f.step > 0)]
+        if len(under):
+            out["equal visits"] = (int(under.loc[under.visits.idxmax(), "step"]), int(last.step))
+        near = f[f.step > 0]
+        if len(near):
+            out["equal time"] = (int(near.loc[(near.cpu_hours - last.cpu_hours).abs().idxmin(), "step"]), int(last.step))
+    kf, kg = course[(course.run == fgpo) & course.kept], course[(course.run == grpo) & course.kept]
+    if len(kf) and len(kg) and (fgpo, int(kf.step.iloc[0])) in have and (grpo, int(kg.step.iloc[0])) in have:
+        out["kept"] = (int(kf.step.iloc[0]), int(kg.step.iloc[0]))
+    return out
+
+
+def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable],
+                 training_families) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(answers, picks)``: one row per test question of every suite in ``tables`` that the first
+    selector was evaluated on (every other must hold the same questions) with its ``suite``,
+    ``family`` and ``domain`` (:func:`~fgpo_core.evaluation.domains.domain_of`), then one column per
+    selector: whether its free-generation pick is right (a format failure is wrong) in
+    ``answers``, the pick itself (-1: a format failure) in ``picks``. ``answers`` also holds
+    ``All-Tools`` and ``BestFixed*``, the fixed subset best over all these questions, chosen with
+    hindsight, its mask in ``answers.attrs["best_fixed"]``."""
+    first = next(iter(selectors.values()))
+    meta, right, chosen, correct = [], {m: [] for m in selectors}, {m: [] for m in selectors}, []
+    for suite, table in tables.items():
+        if suite not in first.evals:
+            continue
+        ids = first.evals[suite]["question_id"].to_numpy()
+        have = table.contains(ids)
+        t = table.select(ids[have])
+        fams = np.asarray(t.family)
+        meta.append(pd.DataFrame({"question_id": ids[have], "suite": suite, "family": fams,
+                                  "domain": [domain_of(suite, f, training_families) for f in fams]}))
+        correct.append(t.correct)
+        for m, run in selectors.items():
+            if list(run.evals[suite]["question_id"]) != list(ids):
+                raise ValueError(f"{m} was evaluated on other {suite} questions than {first.name}")
+            picks = run.picks(suite)[have]
+            chosen[m].append(picks)
+            right[m].append(correct_of(picks, t.correct))
+    base = pd.concat(meta, ignore_index=True)
+    every = np.concatenate(correct)
+    best = int(every.mean(0).argmax())
+    answers = base.assign(**{m: np.concatenate(v) for m, v in right.items()},
+                          **{"All-Tools": every[:, -1], "BestFixed*": every[:, best]})
+    answers.attrs["best_fixed"] = best
+    return answers, base.assign(**{m: np.concatenate(v) for m, v in chosen.items()})
+
+
+def accuracy_by_part(answers: pd.DataFrame, methods) -> pd.DataFrame:
+    """Accuracy (%) of each of ``methods`` (columns of :func:`question_answers`' ``answers``) on each
+    of :data:`PARTS`, with the questions of each part in ``answers.attrs["n"]``."""
+    masks = {"core": answers.suite == "core", "in domain": answers.domain == "ID",
+             "out of domain": answers.domain == "OOD", "microbe": answers.suite == "microbe",
+             "mosaic": answers.suite == "mosaic"}
+    masks = {k: v for k, v in masks.items() if v.any()}
+    out = pd.DataFrame({k: {m: 100.0 * answers.loc[v, m].mean() for m in methods} for k, v in masks.items()})
+    out.attrs["n"] = {k: int(v.sum()) for k, v in masks.items()}
+    out.attrs["masks"] = masks
+    return out

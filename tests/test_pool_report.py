@@ -1,0 +1,99 @@
+"""The whole pool's runs read back: each run's dev course with its training CPU time and kept step,
+its evaluated snapshots, and the pairs compared at equal visits, at equal time and as kept, checked
+on hand-made runs whose answers are known."""
+import json
+
+import pandas as pd
+
+from fgpo_core.experiments.pool_report import dev_course, pool_comparisons, pool_configs, pool_snapshots, snapshot_folder
+
+RUNS = {"F": "f", "G": "g"}
+
+
+def _run(root, name, per_step, cpu_per_step, dev, n_steps, finished=True):
+    """A finished run (its manifest) or an unfinished GRPO-style one (dev.json and a trainer state)."""
+    folder = root / name
+    steps = [{"step": s, "visits": s * per_step, "seconds": 1.0, "cpu_seconds": cpu_per_step}
+             for s in range(1, n_steps + 1)]
+    if finished:
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"steps": steps, "dev": dev, "config": {"lr": 1.0}}))
+    else:
+        ck = folder / "ckpt" / f"checkpoint-{n_steps}"
+        ck.mkdir(parents=True)
+        (folder / "ckpt" / "config.json").write_text(json.dumps({"prompts_per_step": per_step, "lr": 2.0}))
+        (folder / "ckpt" / "dev.json").write_text(json.dumps(dev))
+        (ck / "trainer_state.json").write_text(json.dumps({"log_history": steps}))
+
+
+def _evaluated(root, run, step):
+    ev = snapshot_folder(root, run, step) / "eval"
+    ev.mkdir(parents=True)
+    pd.DataFrame({"question_id": ["q1", "q2"], "family": ["a", "b"], "generation_pick": [1, 3]}).to_parquet(
+        ev / "core.parquet")
+
+
+def _dev(step, visits, acc):
+    return {"step": step, "visits": visits, "gen_accuracy": acc, "accuracy": acc - 1, "gen_tools": 2.0}
+
+
+def test_the_course_times_each_evaluation_and_keeps_the_first_best(tmp_path):
+    # F: 10 visits and 1 CPU-second a step; G: 10 visits and 8 CPU-seconds a step
+    _run(tmp_path, "f", 10, 3600.0, [_dev(0, 0, 50), _dev(4, 40, 55), _dev(8, 80, 55), _dev(12, 120, 54)], 12)
+    _run(tmp_path, "g", 10, 3 * 3600.0, [_dev(0, 0, 50), _dev(2, 20, 52), _dev(4, 40, 53)], 4, finished=False)
+    c = dev_course(tmp_path, RUNS)
+    f = c[c.run == "F"].set_index("step")
+    g = c[c.run == "G"].set_index("step")
+    assert f.cpu_hours.tolist() == [0.0, 4.0, 8.0, 12.0] and g.cpu_hours.tolist() == [0.0, 6.0, 12.0]
+    assert f.kept.tolist() == [False, True, False, False]  # ties go to the first best
+    assert g.kept.tolist() == [False, False, True] and f.finished.all() and not g.finished.any()
+    assert f.loc[4, "scoring"] == 54 and f.loc[4, "generation"] == 55
+    assert pool_configs(tmp_path, RUNS) == {"F": {"lr": 1.0}, "G": {"prompts_per_step": 10, "lr": 2.0}}
+
+    assert pool_snapshots(tmp_path, c, RUNS) == {}
+    for run, step in (("f", 4), ("f", 12), ("g", 4), ("f", 8)):
+        _evaluated(tmp_path, run, step)
+    snaps = pool_snapshots(tmp_path, c, RUNS)
+    assert set(snaps) == {("F", 4), ("F", 8), ("F", 12), ("G", 4)}
+    assert snaps[("F", 4)].picks("core").tolist() == [1, 3]
+    pairs = pool_comparisons(c, snaps, fgpo="F", grpo="G")
+    # G's last evaluated step 4: 40 visits (F's step 4), 12 CPU-hours (F's step 12); kept F 4, G 4
+    assert pairs == {"equal visits": (4, 4), "equal time": (12, 4), "kept": (4, 4)}
+
+
+def test_a_pair_whose_snapshots_are_not_evaluated_is_left_out(tmp_path):
+    _run(tmp_path, "f", 10, 3600.0, [_dev(0, 0, 50), _dev(4, 40, 55)], 4)
+    _run(tmp_path, "g", 10, 3600.0, [_dev(0, 0, 50), _dev(4, 40, 51)], 4)
+    c = dev_course(tmp_path, RUNS)
+    assert pool_comparisons(c, {("F", 4)}, fgpo="F", grpo="G") == {}
+    assert pool_comparisons(c, {("F", 4), ("G", 4)}, fgpo="F", grpo="G") == {
+        "equal visits": (4, 4), "equal time": (4, 4), "kept": (4, 4)}
+
+
+def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
+    import numpy as np
+
+    from fgpo_core.experiments.pool_report import accuracy_by_part, question_answers
+    from fgpo_core.experiments.report import SelectorRun
+    from fgpo_core.table import RewardTable
+
+    # 1 tool, 2 subsets: subset 0 right on q0 and m0, subset 1 right on q1, q2 and m1
+    core = RewardTable(np.array([[1, 0], [0, 1], [0, 1]]), 1, np.array(["seen", "seen", "unseen"]),
+                       question_ids=np.array(["q0", "q1", "q2"]))
+    microbe = RewardTable(np.array([[1, 0], [0, 1]]), 1, np.array(["seen", "seen"]), question_ids=np.array(["m0", "m1"]))
+
+    def run(name, core_picks, microbe_picks):
+        return SelectorRun(name, None, None, {
+            "core": pd.DataFrame({"question_id": ["q0", "q1", "q2"], "generation_pick": core_picks}),
+            "microbe": pd.DataFrame({"question_id": ["m0", "m1"], "generation_pick": microbe_picks})})
+
+    sel = {"a": run("a", [0, 1, -1], [1, 1]), "b": run("b", [1, 1, 1], [0, 0])}
+    ans, picks = question_answers(sel, {"core": core, "microbe": microbe}, ["seen"])
+    assert ans.domain.tolist() == ["ID", "ID", "OOD", "OOD", "OOD"]  # microbe is out of domain whole
+    assert ans.a.tolist() == [True, True, False, False, True] and picks.a.tolist() == [0, 1, -1, 1, 1]
+    assert ans.attrs["best_fixed"] == 1 and ans["BestFixed*"].tolist() == [False, True, True, False, True]
+    acc = accuracy_by_part(ans, ["a", "b"])
+    assert list(acc.columns) == ["core", "in domain", "out of domain", "microbe"]
+    assert acc.loc["a"].round(6).tolist() == [round(200 / 3, 6), 100.0, round(100 / 3, 6), 50.0]
+    assert acc.loc["b", "core"] == round(200 / 3, 10) or abs(acc.loc["b", "core"] - 200 / 3) < 1e-9
+    assert acc.attrs["n"] == {"core": 3, "in domain": 2, "out of domain": 3, "microbe": 2}
