@@ -173,15 +173,17 @@ lm-pool-grpo: $(STAMP)
 	  --lr 3e-4 --G 6 --prompts-per-step 16 --max-steps 0 --eval-every 5 --dev-scoring
 
 ## make lm-pool-eval: the snapshots the chapter compares, each written as a run folder
-## (runs/cpu/lm-pool/<run>-step<N>, `fgpo snapshot`) and evaluated by free generation on every core,
-## microbe and mosaic question (`fgpo evaluate --generation-only`; about 25 min each on one thread):
+## (runs/cpu/lm-pool/<run>-step<N>, `fgpo snapshot`) and evaluated by free generation on all 1,000 core
+## questions and the first 250 of microbe and mosaic, the warm-up's (`fgpo evaluate --generation-only`;
+## about 35 min each on one thread):
 ## FGPO at GRPO's visits (step 20) and at GRPO's CPU time (step 140), GRPO's last and kept steps.
 LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:140 grpo:20 grpo:5
 lm-pool-eval: $(STAMP)
 	for rs in $(LM_POOL_EVAL); do run=$${rs%%:*}; step=$${rs##*:}; out=runs/cpu/lm-pool/$$run-step$$step; \
 	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$out && \
-	  OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$out --bench $(BENCH) --into-run \
-	    --generation-only --threads $(LM_POOL_THREADS) || exit 1; done
+	  for suites in "--suite core" "--suite microbe --suite mosaic --limit 250"; do \
+	    OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$out --bench $(BENCH) --into-run \
+	      --generation-only --threads $(LM_POOL_THREADS) $$suites || exit 1; done; done
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the

@@ -17,17 +17,12 @@
 # # FGPO versus GRPO
 #
 # The paper's Table 2 on a CPU. A language model (the *selector*) reads a question and names
-# the tools the frozen reasoner should see. Every method shares the data, prompt, LoRA
-# adapter, reward table and one starting point, a *format warm-up*:
-#
-# - **FGPO** scores all $2^n = 16$ subsets of every question and ascends the *exact* expected
-#   reward $\sum_a q(a \mid s)\, r(s, a)$ plus an entropy bonus (Eq. 2, 5). **FGPO + format
-#   term** (this book's addition) also keeps free generation's mass on the 16 policy strings.
-# - **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$ completions per question from the model's
-#   generation distribution $p_{\text{gen}}$, rewards each with the differential reward
-#   $0.95\, r_{\text{diff}} + 0.05\, r_{\text{fmt}}$ and normalises within the group (Eq. 3).
-# - **SFT** and **DPO** (TRL) imitate the table's best subset; **Tools w/ Desc** is the
-#   warmed-up selector told the tools' names and descriptions.
+# the tools the frozen reasoner should see; every method starts from one *format warm-up*.
+# **FGPO** scores all $2^n = 16$ subsets of each question and ascends the exact expected reward
+# plus an entropy bonus (Eq. 2, 5); **FGPO + format term** (this book's addition) also keeps free
+# generation's mass on the 16 policy strings. **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$
+# completions per question and normalises their differential rewards within the group (Eq. 3).
+# **SFT** and **DPO** imitate the table's best subset.
 #
 # **In short.** On the whole training pool, whose regulator questions pay for the motif scan,
 # FGPO (with a format term: as the paper writes it, it broke free generation here) and GRPO both
@@ -57,31 +52,29 @@ import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import torch
-from IPython.display import Markdown, display
+from IPython.display import display
 
-from fgpo_core.algorithms.grpo import TableReward, trl_constant_groups
-from fgpo_core.algorithms.warmup import uniform_format_loss
+from fgpo_core.algorithms.grpo import TableReward
 from fgpo_core.book import paper
 from fgpo_core.book.build import REPO_ROOT
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
-from fgpo_core.book.plots import plot_tool_rates, set_style
+from fgpo_core.book.plots import set_style
 from fgpo_core.book.plots_lm import plot_lm_dev, plot_pool_course, plot_warmup
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.evaluation.metrics import dead_group_table, family_routing, live_agreement
-from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
+from fgpo_core.evaluation.metrics import live_agreement
 from fgpo_core.experiments.lm_reading import fixed_subset_matches, identical_groups, tool_value_by_family
-from fgpo_core.experiments.report import (dev_table, domain_accuracy, format_summary, grpo_dead_groups, load_chosen,
-                                          method_grid, p_gen_matrix, stopped_runs, training_cost, warmup_chain,
-                                          warmup_curve, warmup_format_checks)
 from fgpo_core.experiments.pool_report import (POOL_RUNS, accuracy_by_part, dev_course, pool_comparisons,
                                                pool_configs, pool_snapshots, question_answers)
-from fgpo_core.experiments.snapshots import run_logs
+from fgpo_core.experiments.report import (dev_table, format_summary, grpo_dead_groups, load_chosen, method_grid,
+                                          stopped_runs, training_cost, warmup_chain, warmup_curve,
+                                          warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
+from fgpo_core.experiments.snapshots import run_logs
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
 from fgpo_core.selectors import LMSelector
-from fgpo_core.selectors.lm import PREFILL, load_selector
+from fgpo_core.selectors.lm import load_selector
 from fgpo_core.table import has_table, load_table, load_tables
 
 set_style()
@@ -152,9 +145,9 @@ claim("prefill-raises-mass", bool((mass_pre > mass_bare).all()),
 #
 # Even with the pre-fill, GRPO sampling from $p_{\text{gen}}$ would start with mostly format
 # failures. Plain FGPO has the opposite problem: Eq. 2 fixes only how the 16 policy strings
-# score *against each other*, and Eq. 4 pushes on the ending they all share (`</answer>`,
-# end of turn) with weight $\sum_a g_a / |y_a|$ (Eq. 8), negative, teaching the model not
-# to close its answer, whenever the strings FGPO favours are longer.
+# score *against each other*, and Eq. 4 pushes on the ending they share (`</answer>`, end of
+# turn) with the weight $\sum_a g_a / |y_a|$ (Eq. 8), negative whenever the strings FGPO favours
+# are longer: it teaches the model not to close its answer.
 
 # %% tags=["remove-cell"]
 stopped = stopped_runs(warm.folder.parent)
@@ -167,17 +160,16 @@ if stop is not None:
     glue_number("stop_drained_step", int(drained.step.min()) if len(drained) else float("nan"), digits=0)
     glue_number("stop_steps", int(stop["steps_taken"]), digits=0)
     later = stop_dev[stop_dev.index > 0]
-    glue_number("stop_gen_ff", later.gen_format_failures.min(), digits=0)
+    glue_number("stop_gen_ff", later.gen_format_failures.iloc[-1], digits=0)
     glue_number("stop_scoring", later.accuracy.iloc[0]);
 
 # %% [markdown]
-# FGPO at the rate {glue:text}`stop_lr` drained that mass below 0.001 from step
+# FGPO at the rate {glue:text}`stop_lr` drained the policy strings' mass below 0.001 from step
 # {glue:text}`stop_drained_step` on; free generation then failed the format on
-# {glue:text}`stop_gen_ff`% of dev or more while controlled scoring read
-# {glue:text}`stop_scoring`%, and the run was stopped after {glue:text}`stop_steps` steps
-# (dashed below). Hence one **format warm-up** for all: policy strings drawn *uniformly*
-# (the format, nothing about tools), plus a term raising $\log \sum_a p_{\text{gen}}(a \mid s)$,
-# until that mass reaches 95% on dev.
+# {glue:text}`stop_gen_ff`% of dev while controlled scoring read {glue:text}`stop_scoring`%, and
+# the run was stopped after {glue:text}`stop_steps` steps. Hence one **format warm-up** for all:
+# policy strings drawn *uniformly* (the format, nothing about tools), plus a term raising
+# $\log \sum_a p_{\text{gen}}(a \mid s)$, until that mass reaches 95% on dev.
 
 # %% tags=["remove-input"]
 claim("stopped-run-drained", stop is not None and len(drained) > 0 and later.gen_format_failures.min() >= 90,
@@ -219,22 +211,18 @@ display(show_source(TableReward.__call__))
 # (whole-pool)=
 # ## Training on the whole pool
 #
-# The first pool's training questions never pay for the motif scan T2, and every RL run there
-# learned to drop it ({ref}`first-pool`, below). The whole pool adds {glue:text}`pool_n_reg`
-# questions of the regulator family, which do: {glue:text}`pool_n_train` training questions in
-# all. From the same warm-up, FGPO and GRPO train on it with {glue:text}`pool_batch` questions a
-# step at the rate {glue:text}`pool_lr`, GRPO in groups of {glue:text}`pool_G`. FGPO evaluates dev
-# every {glue:text}`pool_f_every` steps (a quarter epoch) and GRPO every {glue:text}`pool_g_every`;
-# both keep a snapshot of every evaluation, and their best by free generation.
+# The first pool never pays for the motif scan T2, and every RL run there learned to drop it
+# ({ref}`first-pool`). The whole pool adds {glue:text}`pool_n_reg` regulator questions, which do
+# ({glue:text}`pool_n_train` in all). From the warm-up, FGPO and GRPO train on it with
+# {glue:text}`pool_batch` questions a step at the rate {glue:text}`pool_lr` (GRPO in groups of
+# {glue:text}`pool_G`), evaluating dev every {glue:text}`pool_f_every` steps (FGPO, a quarter
+# epoch) or {glue:text}`pool_g_every` (GRPO) and keeping a snapshot of each evaluation.
 #
 # FGPO as the paper writes it (rate {glue:text}`pool_stop_lr`, no format term) broke free
-# generation on this pool: at step {glue:text}`pool_stop_step` greedy generation failed the
-# format on {glue:text}`pool_stop_ff`% of dev while controlled scoring read
-# {glue:text}`pool_stop_scoring`%, and by step {glue:text}`pool_stop_at`, where it was
-# stopped, the policy strings held {glue:text}`pool_stop_mass` of the mass. So the FGPO run here
-# adds the format term (weight {glue:text}`pool_fw`). Dev accuracy by free generation, against
-# question visits and against the CPU hours of training (one thread each, dev evaluations left
-# out; ★ the kept evaluation):
+# generation here: at step {glue:text}`pool_stop_step` greedy generation failed the format on
+# {glue:text}`pool_stop_ff`% of dev, and by step {glue:text}`pool_stop_at`, when it was stopped,
+# the policy strings held {glue:text}`pool_stop_mass` of the mass. So FGPO here adds the format
+# term (weight {glue:text}`pool_fw`). Dev accuracy by free generation (★ the kept evaluation):
 
 # %% tags=["hide-input"]
 if not pool_dir:
@@ -294,24 +282,20 @@ if pool_stop is not None:
     glue_number("pool_stop_at", pool_stop["steps_taken"], digits=0);
 
 # %% [markdown]
-# Both runs leave the warm-up's {glue:text}`pool_start`% at their first evaluation, and every
-# later one scores what a single fixed subset scores, with as many tools: FGPO's
-# {glue:text}`pool_f_subsets`, GRPO's {glue:text}`pool_g_subsets`, each with the motif scan. Where
-# the first pool's updates dropped T2, these keep it: the regulator questions make it pay. Each
-# run settled on the subset its own reward ranks first over the pool:
-# {glue:text}`pool_eq1_best` under Eq. 1, which charges for every tool, and
-# {glue:text}`pool_diff_best` under GRPO's differential reward. Neither routes question by
-# question; like the first pool's FGPO, each learned the subset best *on average*. Both keep
-# their first such evaluation ({glue:text}`pool_f_kept_dev`% on dev): FGPO its step
-# {glue:text}`pool_f_kept` ({glue:text}`pool_f_kept_visits` visits), GRPO its step
-# {glue:text}`pool_g_kept` ({glue:text}`pool_g_kept_visits`).
+# Both runs leave the warm-up's {glue:text}`pool_start`% at their first evaluation, and every later
+# one scores what one fixed subset with the motif scan scores: FGPO's {glue:text}`pool_f_subsets`,
+# GRPO's {glue:text}`pool_g_subsets`. Each reaches the subset its own reward ranks first over the
+# pool, the one best *on average*: {glue:text}`pool_eq1_best` under Eq. 1, which charges for every
+# tool, and {glue:text}`pool_diff_best` under the differential reward. Both keep their first such
+# evaluation ({glue:text}`pool_f_kept_dev`% on dev): FGPO at step {glue:text}`pool_f_kept`
+# ({glue:text}`pool_f_kept_visits` visits), GRPO at step {glue:text}`pool_g_kept`
+# ({glue:text}`pool_g_kept_visits`).
 #
-# GRPO's groups died as its policy concentrated: by the exact recount {glue:text}`dead_first`% of
-# its groups of six were dead over its first five steps and {glue:text}`dead_last`% over its last
-# five, to step {glue:text}`dead_last_step`. A question visit cost GRPO {glue:text}`pool_cost_ratio` times
-# FGPO's CPU time ({glue:text}`pool_g_per_visit` against {glue:text}`pool_f_per_visit`
-# seconds): it samples six completions and back-propagates through each, where FGPO scores the
-# 16 strings in one pass.
+# GRPO's groups died as its policy concentrated: by the exact recount {glue:text}`dead_first`% were
+# dead over its first five steps and {glue:text}`dead_last`% over its last five (to step
+# {glue:text}`dead_last_step`). A visit cost GRPO {glue:text}`pool_cost_ratio` times FGPO's CPU time
+# ({glue:text}`pool_g_per_visit` against {glue:text}`pool_f_per_visit` seconds): it samples and
+# back-propagates six completions where FGPO scores 16 strings in one pass.
 
 # %% tags=["remove-input"]
 claim("pool-paper-fgpo-broke", pool_stop is not None and sdev.gen_format_failures.iloc[-1] > 90
@@ -337,7 +321,7 @@ claim("pool-grpo-costlier", per_visit[G] > 3 * per_visit[F], "a visit costs GRPO
 # %% [markdown]
 # ## At equal visits and at equal time
 #
-# Snapshots of the two runs, each evaluated by free generation on every test question: at
+# Snapshots of the two runs, each evaluated by free generation on the warm-up's test questions: at
 # **equal visits** (GRPO's last evaluation and FGPO's at as many question visits) and at **equal
 # time** (GRPO's last evaluation and FGPO's nearest it in CPU time). In domain means a family the
 # pool trains on, outside microbe; core's TF-motif and taxonomy questions are out of domain. The
@@ -482,10 +466,10 @@ claim("pool-t2-everywhere", trained_rows[f"T{T2 + 1} on TF motifs (%)"].min() >=
 # ## The first pool: every RL run kept the warm-up
 #
 # Before the whole pool, every method trained on the first {glue:text}`n_train` training questions,
-# of the four families without the regulator, for the same {glue:text}`first_visits` visits from
-# the warm-up's adapter, evaluated
-# on dev every eight steps. FGPO and GRPO keep their best dev evaluation's adapter, step 0
-# included; SFT and DPO keep TRL's last. Each run's dev course (★ the kept evaluation):
+# of the four families without the regulator, for {glue:text}`first_visits` visits from the
+# warm-up's adapter. FGPO and GRPO keep their best dev evaluation's adapter, step 0 included; SFT
+# and DPO keep TRL's last. Each run's dev course (★ the kept evaluation; dashed, FGPO at a rate too
+# high, stopped):
 
 # %% tags=["hide-input"]
 curves = {f"{n} (lr={r.manifest['config']['lr']:g})": r.manifest for n, r in trained.items()
@@ -537,11 +521,11 @@ glue_number("min_grpo", cost.loc["GRPO", "minutes"], digits=0)
 glue_number("first_visits", cost.loc["FGPO", "visits"], digits=0);
 
 # %% [markdown]
-# GRPO learned from few of its groups: over its {glue:text}`grpo_steps` steps TRL counted
-# {glue:text}`dead_trl`% of its groups of {glue:text}`G` dead (all rewards equal); an exact
-# recount on {glue:text}`dead_recount_steps` steps finds {glue:text}`dead_recount`% against
-# TRL's {glue:text}`dead_trl_same`%. For some rewards the float32 mean of six equal copies
-# rounds away, and TRL counts the group live:
+# GRPO learned from few of its groups: TRL counted {glue:text}`dead_trl`% of its groups of
+# {glue:text}`G` dead over its {glue:text}`grpo_steps` steps, and an exact recount on
+# {glue:text}`dead_recount_steps` of them finds {glue:text}`dead_recount`% against TRL's
+# {glue:text}`dead_trl_same`% (for some rewards the float32 mean of six equal copies rounds away,
+# and TRL counts the group live).
 
 # %% tags=["remove-input"]
 claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mean(),
@@ -549,24 +533,17 @@ claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mea
 claim("grpo-mostly-dead", dead.trl.mean() > 0.5, "by TRL's count most of GRPO's groups were dead")
 claim("first-pool-no-regulator", set(train_table.family) == set(train_pool.family) - {"regulator"}
       and (cost.visits == cost.loc["FGPO", "visits"]).all(),
-      "the first pool holds the four families without the regulator, and every method trained for the same visits")
-TRL_COLUMNS = {"reward": "reward of all six", "float32_std": "their float32 standard deviation",
-               "trl_counts_dead": "TRL counts the group dead", "advantage": "advantage each completion gets"}
-display(trl_constant_groups(G=trained["GRPO"].manifest["config"]["G"])
-        .assign(trl_counts_dead=lambda f: f.trl_counts_dead.map({True: "yes", False: "no"})).rename(columns=TRL_COLUMNS)
-        .style.format({TRL_COLUMNS["reward"]: "{:+.2f}", TRL_COLUMNS["float32_std"]: "{:.2e}",
-                       TRL_COLUMNS["advantage"]: "{:.2e}"}).hide(axis="index"))
+      "the first pool holds the four families without the regulator, and every method trained for the same visits");
 
 # %% [markdown]
 # On two CPU cores FGPO trained for {glue:text}`min_fgpo` minutes and GRPO for
-# {glue:text}`min_grpo`, over the same question visits.
+# {glue:text}`min_grpo`.
 #
-# ### The main table
+# ### The first pool's table
 #
-# Every selector by free generation (a completion that does not parse counts as wrong), on
-# the main suite `core` (the analogue of GenomeQA, {glue:text}`n_core` questions) and the
-# smaller cross-domain suites `microbe` ({glue:text}`n_microbe`) and `mosaic`
-# ({glue:text}`n_mosaic`). Selectors with the same pick on every test question share a row.
+# Every selector of the first pool by free generation (a completion that does not parse counts as
+# wrong) on `core`, the analogue of GenomeQA, and the cross-domain suites; selectors with the same
+# pick on every test question share a row.
 
 # %% tags=["hide-input"]
 ORDER = ["Untrained", "Warm-up", "Tools w/ Desc", "SFT", "DPO", "GRPO", "FGPO", "FGPO + format term",
@@ -652,10 +629,10 @@ claim("sft-is-no-tool", sft_row is not None and core_rows.loc[sft_row, "tools"] 
 # (why-rl-lowered-dev)=
 # ### Why every RL run lowered dev accuracy
 #
-# The RL runs did move. An evaluation with the same number of tools on every dev question
-# whose accuracy exactly one fixed subset of that size scores reproduces that subset:
+# The RL runs did move. A dev evaluation with the same number of tools on every question, whose
+# accuracy exactly one fixed subset of that size scores, reproduces that subset.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 rows = []
 for n in RL:
     m = trained[n].manifest
@@ -672,12 +649,6 @@ for n in RL:
                          "matches": fixed_subset_matches(dev_table_, a, t)})
 moved = pd.DataFrame(rows)
 moved["subset"] = [subset_label(m[0]) if len(m) == 1 else "–" for m in moved.matches]
-moved["cell"] = [f"{sub} ({a:.1f}%)" if sub != "–" else f"no one subset ({a:.1f}%, {t:.2f} tools)"
-                 for sub, a, t in zip(moved.subset, moved.accuracy, moved.tools)]
-shown = moved.pivot(index=["run", "reading"], columns="step", values="cell").reindex(
-    pd.MultiIndex.from_frame(moved[["run", "reading"]].drop_duplicates())).fillna("–")
-shown.columns = [f"step {c}" for c in shown.columns]
-display(shown.style.set_caption("The fixed subset each dev evaluation after step 0 reproduces (its dev accuracy)"))
 
 
 def one_subset(frame):
@@ -703,35 +674,22 @@ train_best = int(train_table.rewards("eq1").mean(0).argmax())
 glue_number("n_train", train_table.n_questions, digits=0);
 
 # %% [markdown]
-# By controlled scoring FGPO picks {glue:text}`fgpo_subset` for every dev question at all
-# {glue:text}`fgpo_n_evals` evaluations after step 0 (free generation too at steps
-# {glue:text}`fgpo_gen_steps`, later off by at most {glue:text}`fgpo_gen_ff`% format
-# failures); GRPO reproduces {glue:text}`grpo_subset`; FGPO + format term starts as FGPO,
-# then mixes subsets. {glue:text}`fgpo_subset` has the highest mean Eq. 1 reward over the
-# {glue:text}`n_train` training questions: the exact gradient first moved every question to
-# the subset best *on average*. None of these holds the motif scan T2, which All-Tools has
-# ({glue:text}`dev_all_tools`% on dev).
+# By controlled scoring FGPO gives every dev question {glue:text}`fgpo_subset` at all
+# {glue:text}`fgpo_n_evals` evaluations after step 0, and GRPO {glue:text}`grpo_subset`; neither
+# holds the motif scan T2. {glue:text}`fgpo_subset` has the highest mean Eq. 1 reward over the
+# {glue:text}`n_train` training questions: the exact gradient first moved every question to the
+# subset best *on average*.
 
 # %% tags=["remove-input"]
-claim("fgpo-one-subset", base is not None and len(fgpo_gen_match) > 0,
-      "every FGPO dev evaluation after step 0 reproduces one fixed subset by controlled scoring, and free "
-      "generation does at the first evaluations")
-claim("fgpo-gen-close", base is not None and (fgpo_gen.accuracy - dev_fixed[base]).abs().max() <= 1.0,
-      "FGPO's free-generation dev accuracy stays within a point of that subset's")
+claim("fgpo-one-subset", base is not None, "every FGPO dev evaluation after step 0 reproduces one fixed subset by "
+      "controlled scoring")
 claim("fgpo-subset-is-train-best", base == train_best,
       "FGPO's dev subset is the fixed subset with the highest mean Eq. 1 reward on the training questions")
 claim("grpo-one-subset", grpo_base is not None, "GRPO's dev evaluations after step 0 reproduce one fixed subset")
-fmt_rows = moved[moved.run == "FGPO + format term"].sort_values("step")
-claim("format-term-mixes", len(fmt_rows) > 0 and fmt_rows.matches.iloc[0] == [base] and fmt_rows.matches.iloc[-1] == [],
-      "FGPO + format term first reproduces FGPO's subset and at its last evaluation no single subset")
-claim("no-t2", len(matched) > 0 and not any(space.membership[a, T2] for a in matched),
-      "none of the fixed subsets the RL runs reproduce holds the motif scan T2");
+claim("no-t2", base is not None and grpo_base is not None and not space.membership[base, T2]
+      and not space.membership[grpo_base, T2], "neither FGPO's nor GRPO's fixed subset holds the motif scan T2")
 
-# %% [markdown]
-# What the motif scan is worth per family, on the training families' questions and on dev
-# (whose TF-motif and taxonomy families never appear in training):
-
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 training_families = list(dict.fromkeys(np.asarray(train_all.family)))
 if base is not None:
     parts = {}
@@ -743,50 +701,32 @@ if base is not None:
                                      f"T2 added to {subset_label(base)} (points)": added.points,
                                      "Eq. 1 reward of adding T2": added.reward if where != "dev" else np.nan})
     value = pd.concat(parts, names=["questions from", "family"])
-    display(value.style.format({"questions": "{:.0f}", "T2 alone vs no tool (points)": "{:+.1f}",
-                                f"T2 added to {subset_label(base)} (points)": "{:+.1f}",
-                                "Eq. 1 reward of adding T2": "{:+.3f}"}, na_rep="–"))
     tr, dv = value.loc["training families"], value.loc["dev"]
     added_col = f"T2 added to {subset_label(base)} (points)"
     share_tf = dv.loc["tf_motif", "questions"] / dv.questions.sum()
     glue_number("t2_train_alone_max", tr["T2 alone vs no tool (points)"].max(), signed=True)
     glue_number("t2_train_added_max", tr[added_col].max(), signed=True)
     glue_number("t2_tf_added", dv.loc["tf_motif", added_col])
-    glue_number("t2_tf_alone", dv.loc["tf_motif", "T2 alone vs no tool (points)"])
     glue_number("tf_share", 100 * share_tf, digits=0)
-    glue_number("tf_contrib", share_tf * dv.loc["tf_motif", added_col])
     with_t2 = base | (1 << T2)
     glue_text("with_t2", subset_label(with_t2))
-    glue_number("n_train_all", train_all.n_questions, digits=0)
     r_used = train_table.rewards("eq1").mean(0)
-    glue_number("r_base", r_used[base], digits=3, signed=True)
-    glue_number("r_with_t2", r_used[base | (1 << T2)], digits=3, signed=True)
     glue_number("dev_base", dev_fixed[base])
-    glue_number("dev_with_t2", dev_fixed[with_t2])
-    glue_number("dev_t2_gain", dev_fixed[with_t2] - dev_fixed[base])
-    t2_rates = tool_rates_by_family(warm.picks("core"), warm.evals["core"]["family"].to_numpy(),
-                                    [f"T{i + 1}" for i in range(space.n_tools)])
-    glue_number("warm_t2_tf", t2_rates.loc["tf_motif", f"T{T2 + 1}"], digits=0);
+    glue_number("dev_with_t2", dev_fixed[with_t2]);
 
 # %% [markdown]
-# On the training families T2 pays nowhere: over their {glue:text}`n_train_all` questions it
-# gains at most {glue:text}`t2_train_alone_max` points alone and
-# {glue:text}`t2_train_added_max` added to {glue:text}`fgpo_subset`, and Eq. 1's reward falls
-# on every training family when it is added: FGPO is right to drop it there. On TF-motif
-# questions it is worth {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`
-# ({glue:text}`t2_tf_alone` alone), and TF motifs are {glue:text}`tf_share`% of dev. Dev scores {glue:text}`dev_base`% with
-# {glue:text}`fgpo_subset` and {glue:text}`dev_with_t2`% with {glue:text}`with_t2`, a gain of
-# {glue:text}`dev_t2_gain` points, more than the {glue:text}`loss_min` to
-# {glue:text}`loss_max` the RL runs lost and nearly all on TF motifs; the warm-up calls T2 on
-# {glue:text}`warm_t2_tf`% of core's TF-motif questions.
-#
-# So each RL run learned, correctly for its training data, to stop paying for a tool only an
-# unseen family needs, and selection on dev vetoed every update. FGPO does move the selector:
-# in the post-training chapter ({ref}`post-training-lm`), from the same warm-up, keeping its
-# *last* adapter after {glue:text}`pt_budget` question visits, FGPO at LoRA rank 4 ends on
-# {glue:text}`pt_tools` tools per question and {glue:text}`pt_ood`% out of domain against
-# the start's {glue:text}`pt_start_ood`% ({glue:text}`pt_gap` points, p {glue:text}`pt_p`, a
-# difference).
+# On the training families T2 pays nowhere: over their questions it gains at most
+# {glue:text}`t2_train_alone_max` points alone and {glue:text}`t2_train_added_max` added to
+# {glue:text}`fgpo_subset`, and it lowers Eq. 1's reward on every one of them. On TF-motif questions, {glue:text}`tf_share`% of dev, it is worth
+# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`: dev scores
+# {glue:text}`dev_base`% with {glue:text}`fgpo_subset` and {glue:text}`dev_with_t2`% with
+# {glue:text}`with_t2`, more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL
+# runs lost. Each run learned, correctly for its training data, to stop paying for a tool only an
+# unseen family needs, and selection on dev vetoed every update. FGPO does move this selector: in
+# the post-training chapter ({ref}`post-training-lm`), keeping its *last* adapter after
+# {glue:text}`pt_budget` visits, FGPO at LoRA rank 4 ends {glue:text}`pt_gap` points above the
+# start out of domain ({glue:text}`pt_ood`% against {glue:text}`pt_start_ood`%, p
+# {glue:text}`pt_p`, a difference).
 
 # %% tags=["remove-input"]
 claim("t2-pays-on-no-training-family", base is not None and (tr["Eq. 1 reward of adding T2"] < 0).all()
@@ -818,102 +758,35 @@ if lm_companion_dir and (Path(lm_companion_dir) / "picks.parquet").exists():
         glue_p("pt_p", pt["p"])
 claim("post-training-moved", pt is not None and pt["other (%)"] > pt["start (%)"] and pt["p"] < 0.05,
       "in the post-training chapter, FGPO at rank 4 with its last adapter is above the start out of domain, a difference")
-claim("warm-calls-t2-on-tf", base is not None and t2_rates.loc["tf_motif", f"T{T2 + 1}"] >= 50,
-      "the warm-up calls T2 on most TF-motif questions");
-
-# %% [markdown]
-# ### Question by question
-#
-# Each selector and reference against the warm-up's row on the same core questions: the
-# questions only one gets right, and the exact McNemar test on them (one seed: the book's
-# rule is McNemar alone, at 5%):
-
-# %% tags=["hide-input"]
-vectors = {m: np.asarray(core_rows.loc[m, "correct_vector"], dtype=bool)
-           for m in row_order if m in core_rows.index and core_rows.loc[m, "correct_vector"] is not None}
-verdicts = {m: compare([vectors[W]], [v]) for m, v in vectors.items() if m != W}
-ptable = pd.DataFrame({label.get(m, m): {"points (warm-up's row minus this)": v.gap,
-                                         "warm-up's row only right": int((vectors[W] & ~vectors[m]).sum()),
-                                         "this only right": int((~vectors[W] & vectors[m]).sum()),
-                                         "p (exact McNemar)": fmt_p(v.p_mcnemar[0]),
-                                         "a difference": "yes" if v.is_difference else "no"}
-                       for m, v in verdicts.items()}).T
-display(ptable.style.format({"points (warm-up's row minus this)": lambda x: fmt_number(x, 1, signed=True)}))
-if "FGPO (named tools)" in verdicts:
-    glue_p("p_named", verdicts["FGPO (named tools)"].p_mcnemar[0]);
-
-# %% [markdown]
-# The warm-up's row is ahead of the untrained selector, Tools w/ Desc and SFT = DPO, and
-# behind All-Tools and the best fixed subset, each a difference. FGPO with named tools, the
-# one FGPO run that kept a trained adapter, is not different from it (p = {glue:text}`p_named`).
-
-# %% tags=["remove-input"]
-for m, ahead in (("Untrained", True), ("Tools w/ Desc", True), (rep.get("SFT"), True), ("All-Tools", False),
-                 ("BestFixed*", False)):
-    v = verdicts.get(m)
-    claim(f"vs-{m}", v is not None and (v.a_better if ahead else v.b_better),
-          f"the warm-up's row is {'ahead of' if ahead else 'behind'} {m}, a difference")
-claim("vs-named", "FGPO (named tools)" in verdicts and not verdicts["FGPO (named tools)"].is_difference,
-      "FGPO with named tools is not different from the warm-up's row");
-
-# %% [markdown]
-# ### Dead groups of the policies (Table 15)
-#
-# How often would a group of $G$ completions from each policy be dead (the closed form of
-# the chapter "Dead groups", on $p_{\text{gen}}$)?
-
-# %% tags=["hide-input"]
-correct_core = tables["evidence reader"]["core"].select(warm.evals["core"]["question_id"].to_numpy()).correct
-policies = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
-policies.update({label.get(m, m).split(" (")[0]: p_gen_with_failures(p_gen_matrix(runs[m], "core"))
-                 for m in (W, rep.get("SFT")) if m in runs})
-t15 = {reward: dead_group_table(policies, correct_core, reward) for reward in ("eq1", "differential")}
-both15 = pd.concat({"this book (core)": t15["eq1"], "the paper (GenomeQA)": paper.TABLE15}, names=["", "policy"])
-both15.columns = pd.Index([c.replace("=", " = ") for c in both15.columns], name="group size")
-display(both15.style.format("{:.1f}", na_rep="–").set_caption("Dead groups (%) under Eq. 1's reward classes")
-        .set_table_styles([{"selector": "th, td", "props": "padding: 0.2em 0.9em; text-align: right"}]))
-g6 = "G=6" if "G=6" in t15["eq1"].columns else t15["eq1"].columns[3]
-wname = label[W].split(" (")[0]
-glue_number("dead_eq1_g6", t15["eq1"].loc[wname, g6])
-glue_number("dead_diff_g6", t15["differential"].loc[wname, g6]);
-
-# %% [markdown]
-# Under Eq. 1's classes almost no group of six from the warm-up's policy is dead
-# ({glue:text}`dead_eq1_g6`%); under GRPO's differential reward, whose three classes lump far
-# more answers together, {glue:text}`dead_diff_g6`% are.
-
-# %% tags=["remove-input"]
-claim("diff-dies-more", t15["differential"].loc[wname, g6] > t15["eq1"].loc[wname, g6],
-      "groups die more often under the differential reward than under Eq. 1's classes");
+claim("pt-tools-fgpo", pt is not None, "the post-training chapter's LM study holds FGPO at rank 4");
 
 # %% [markdown]
 # ### Named against anonymous tools
-#
-# FGPO trained with the tools' names and descriptions in its prompt (its start: Tools w/ Desc).
 
 # %% tags=["remove-cell"]
 named = "FGPO (named tools)" in runs
+vectors = {m: np.asarray(core_rows.loc[m, "correct_vector"], dtype=bool)
+           for m in row_order if m in core_rows.index and core_rows.loc[m, "correct_vector"] is not None}
 if named:
     nv = compare([vectors["FGPO (named tools)"]], [vectors["Tools w/ Desc"]])
+    nw = compare([vectors["FGPO (named tools)"]], [vectors[W]])
     glue_number("named_core", acc.loc["FGPO (named tools)", "core"])
     glue_number("named_start", acc.loc["Tools w/ Desc", "core"])
     glue_number("named_kept", trained["FGPO (named tools)"].manifest["best_step"], digits=0)
-    glue_number("named_only", int((vectors["FGPO (named tools)"] & ~vectors["Tools w/ Desc"]).sum()), digits=0)
-    glue_number("named_start_only", int((~vectors["FGPO (named tools)"] & vectors["Tools w/ Desc"]).sum()), digits=0)
     glue_p("p_named_start", nv.p_mcnemar[0])
     glue_number("paper_anon", paper.SENSITIVITY["anonymous_prompt"], digits=1)
     glue_number("paper_named", paper.SENSITIVITY["named_prompt"], digits=1);
 
 # %% [markdown]
-# It kept its adapter of step {glue:text}`named_kept` and scores {glue:text}`named_core`% on
-# core against its start's {glue:text}`named_start`% (right where the start is wrong on
-# {glue:text}`named_only` questions, the reverse on {glue:text}`named_start_only`; p
-# {glue:text}`p_named_start`), a difference, yet not different from the anonymous warm-up's
-# row. The paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named.
+# FGPO told the tools' names and descriptions kept its adapter of step {glue:text}`named_kept`:
+# {glue:text}`named_core`% on core against its start's (Tools w/ Desc) {glue:text}`named_start`%
+# (p {glue:text}`p_named_start`, a difference), and level with the anonymous warm-up's row. The
+# paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named.
 
 # %% tags=["remove-input"]
 claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].manifest["best_step"] > 0,
-      "FGPO with named tools kept a trained adapter that beats its start, a difference");
+      "FGPO with named tools kept a trained adapter that beats its start, a difference")
+claim("named-level-with-warm", named and not nw.is_difference, "FGPO with named tools is level with the warm-up's row");
 
 # %% [markdown]
 # ### Look-ups against the live pipeline
@@ -946,13 +819,12 @@ claim("live-agrees", min(v["agreement"] for v in live.values()) == 100.0,
 # ## What this chapter shows
 #
 # - **On the whole pool FGPO and GRPO are level** ({glue:text}`ev_core` points on core at equal
-#   visits, {glue:text}`et_core` at equal time) and both ahead of the warm-up. Each became the
-#   fixed subset its own reward ranks first, with the motif scan; neither routes by question yet.
+#   visits, {glue:text}`et_core` at equal time), both ahead of the warm-up, each the fixed subset
+#   its own reward ranks first.
 # - **On the first pool the RL runs kept the warm-up**: their updates dropped the motif scan,
-#   which no training family needed and the unseen TF-motif family, a fifth of dev, depends on.
-# - **GRPO pays twice**: its groups died as its policy concentrated ({glue:text}`dead_last`% over
-#   its last five steps), and a visit cost it {glue:text}`pool_cost_ratio` times
-#   FGPO's CPU time. Imitation (SFT, DPO) collapsed onto No-Tool.
+#   which only the unseen TF-motif family needs.
+# - **GRPO pays twice**: most of its groups died ({glue:text}`dead_last`% over its last five
+#   steps), and a visit cost it {glue:text}`pool_cost_ratio` times FGPO's CPU time.
 
 # %% [markdown]
 # ## Re-running it

@@ -4,6 +4,7 @@ on hand-made runs whose answers are known."""
 import json
 
 import pandas as pd
+import pytest
 
 from fgpo_core.experiments.pool_report import dev_course, pool_comparisons, pool_configs, pool_snapshots, snapshot_folder
 
@@ -92,6 +93,14 @@ def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     assert ans.domain.tolist() == ["ID", "ID", "OOD", "OOD", "OOD"]  # microbe is out of domain whole
     assert ans.a.tolist() == [True, True, False, False, True] and picks.a.tolist() == [0, 1, -1, 1, 1]
     assert ans.attrs["best_fixed"] == 1 and ans["BestFixed*"].tolist() == [False, True, True, False, True]
+    more = run("c", [0, 0, 0], [0, 0])  # evaluated on one more microbe question: read on the first's only
+    more.evals["microbe"] = pd.DataFrame({"question_id": ["m1", "m0", "m9"], "generation_pick": [0, 1, 1]})
+    assert question_answers({"a": sel["a"], "c": more}, {"core": core, "microbe": microbe}, ["seen"])[1].c.tolist() \
+        == [0, 0, 0, 1, 0]
+    fewer = run("d", [0, 0, 0], [0, 0])
+    fewer.evals["microbe"] = fewer.evals["microbe"].iloc[:1]
+    with pytest.raises(ValueError, match="not evaluated on every microbe question"):
+        question_answers({"a": sel["a"], "d": fewer}, {"core": core, "microbe": microbe}, ["seen"])
     acc = accuracy_by_part(ans, ["a", "b"])
     assert list(acc.columns) == ["core", "in domain", "out of domain", "microbe"]
     assert acc.loc["a"].round(6).tolist() == [round(200 / 3, 6), 100.0, round(100 / 3, 6), 50.0]

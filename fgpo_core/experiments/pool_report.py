@@ -128,7 +128,7 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
 def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable],
                  training_families) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(answers, picks)``: one row per test question of every suite in ``tables`` that the first
-    selector was evaluated on (every other must hold the same questions) with its ``suite``,
+    selector was evaluated on (every other must have been evaluated on them too) with its ``suite``,
     ``family`` and ``domain`` (:func:`~fgpo_core.evaluation.domains.domain_of`), then one column per
     selector: whether its free-generation pick is right (a format failure is wrong) in
     ``answers``, the pick itself (-1: a format failure) in ``picks``. ``answers`` also holds
@@ -147,9 +147,10 @@ def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, 
                                   "domain": [domain_of(suite, f, training_families) for f in fams]}))
         correct.append(t.correct)
         for m, run in selectors.items():
-            if list(run.evals[suite]["question_id"]) != list(ids):
-                raise ValueError(f"{m} was evaluated on other {suite} questions than {first.name}")
-            picks = run.picks(suite)[have]
+            frame = run.evals[suite].set_index("question_id")
+            if not set(ids) <= set(frame.index):
+                raise ValueError(f"{m} was not evaluated on every {suite} question {first.name} was")
+            picks = frame["generation_pick"].reindex(ids).to_numpy()[have]
             chosen[m].append(picks)
             right[m].append(correct_of(picks, t.correct))
     base = pd.concat(meta, ignore_index=True)
