@@ -16,13 +16,11 @@
 # %% [markdown]
 # # FGPO versus GRPO
 #
-# The paper's Table 2 on a CPU. A language model (the *selector*) reads a question and names
-# the tools the frozen reasoner should see; every method starts from one *format warm-up*.
-# **FGPO** scores all $2^n = 16$ subsets of each question and ascends the exact expected reward
-# plus an entropy bonus (Eq. 2, 5); **FGPO + format term** (this book's addition) also keeps free
-# generation's mass on the 16 policy strings. **GRPO** (TRL's `GRPOTrainer`) samples $G = 6$
-# completions per question and normalises their differential rewards within the group (Eq. 3).
-# **SFT** and **DPO** imitate the table's best subset.
+# The paper's Table 2 on a CPU: a language model (the *selector*) names the tools a frozen reasoner
+# sees. From one *format warm-up*, **FGPO** ascends the exact expected reward over all 16 subsets
+# (Eq. 2, 5; **FGPO + format term**, this book's addition, also keeps free generation on the policy
+# strings), **GRPO** (TRL) samples $G = 6$ completions per question (Eq. 3), and **SFT** and
+# **DPO** imitate the table's best subset.
 #
 # **In short.** On the whole training pool, whose regulator questions pay for the motif scan,
 # FGPO (with a format term: as the paper writes it, it broke free generation here) and GRPO both
@@ -330,6 +328,10 @@ claim("pool-grpo-costlier", per_visit[G] > 3 * per_visit[F], "a visit costs GRPO
 # %% tags=["hide-input"]
 snaps = pool_snapshots(pool_dir, course)
 pairs = pool_comparisons(course, snaps)
+missing = {"equal visits", "equal time"} - set(pairs)
+if missing:
+    raise FileNotFoundError(f"{pool_dir} holds no evaluated snapshots of FGPO and GRPO at {' or '.join(sorted(missing))}: "
+                            "run `make lm-pool-eval`")
 ckpts = list(dict.fromkeys([(F, s) for s, _ in pairs.values()] + [(G, s) for _, s in pairs.values()]))
 ckpts.sort(key=lambda k: (k[0] != F, k[1]))
 name_of = {k: f"{k[0]}, step {k[1]}" for k in ckpts}
@@ -678,7 +680,8 @@ glue_number("n_train", train_table.n_questions, digits=0);
 # {glue:text}`fgpo_n_evals` evaluations after step 0, and GRPO {glue:text}`grpo_subset`; neither
 # holds the motif scan T2. {glue:text}`fgpo_subset` has the highest mean Eq. 1 reward over the
 # {glue:text}`n_train` training questions: the exact gradient first moved every question to the
-# subset best *on average*.
+# subset best *on average*. What T2 is worth per family, on the training families' questions and
+# on dev (whose TF-motif and taxonomy families never appear in training):
 
 # %% tags=["remove-input"]
 claim("fgpo-one-subset", base is not None, "every FGPO dev evaluation after step 0 reproduces one fixed subset by "
@@ -689,7 +692,7 @@ claim("grpo-one-subset", grpo_base is not None, "GRPO's dev evaluations after st
 claim("no-t2", base is not None and grpo_base is not None and not space.membership[base, T2]
       and not space.membership[grpo_base, T2], "neither FGPO's nor GRPO's fixed subset holds the motif scan T2")
 
-# %% tags=["remove-cell"]
+# %% tags=["hide-input"]
 training_families = list(dict.fromkeys(np.asarray(train_all.family)))
 if base is not None:
     parts = {}
@@ -701,6 +704,9 @@ if base is not None:
                                      f"T2 added to {subset_label(base)} (points)": added.points,
                                      "Eq. 1 reward of adding T2": added.reward if where != "dev" else np.nan})
     value = pd.concat(parts, names=["questions from", "family"])
+    display(value.style.format({"questions": "{:.0f}", "T2 alone vs no tool (points)": "{:+.1f}",
+                                f"T2 added to {subset_label(base)} (points)": "{:+.1f}",
+                                "Eq. 1 reward of adding T2": "{:+.3f}"}, na_rep="–"))
     tr, dv = value.loc["training families"], value.loc["dev"]
     added_col = f"T2 added to {subset_label(base)} (points)"
     share_tf = dv.loc["tf_motif", "questions"] / dv.questions.sum()
@@ -715,9 +721,9 @@ if base is not None:
     glue_number("dev_with_t2", dev_fixed[with_t2]);
 
 # %% [markdown]
-# On the training families T2 pays nowhere: over their questions it gains at most
-# {glue:text}`t2_train_alone_max` points alone and {glue:text}`t2_train_added_max` added to
-# {glue:text}`fgpo_subset`, and it lowers Eq. 1's reward on every one of them. On TF-motif questions, {glue:text}`tf_share`% of dev, it is worth
+# On the training families T2 pays nowhere: it gains at most {glue:text}`t2_train_alone_max` points
+# alone and {glue:text}`t2_train_added_max` added to {glue:text}`fgpo_subset`, and it lowers Eq. 1's
+# reward on every one of them. On TF-motif questions, {glue:text}`tf_share`% of dev, it is worth
 # {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`: dev scores
 # {glue:text}`dev_base`% with {glue:text}`fgpo_subset` and {glue:text}`dev_with_t2`% with
 # {glue:text}`with_t2`, more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL
@@ -814,17 +820,6 @@ glue_number("live_min", min(v["agreement"] for v in live.values()));
 # %% tags=["remove-input"]
 claim("live-agrees", min(v["agreement"] for v in live.values()) == 100.0,
       "the live pipeline reproduces the table's answer on every re-run choice");
-
-# %% [markdown]
-# ## What this chapter shows
-#
-# - **On the whole pool FGPO and GRPO are level** ({glue:text}`ev_core` points on core at equal
-#   visits, {glue:text}`et_core` at equal time), both ahead of the warm-up, each the fixed subset
-#   its own reward ranks first.
-# - **On the first pool the RL runs kept the warm-up**: their updates dropped the motif scan,
-#   which only the unseen TF-motif family needs.
-# - **GRPO pays twice**: most of its groups died ({glue:text}`dead_last`% over its last five
-#   steps), and a visit cost it {glue:text}`pool_cost_ratio` times FGPO's CPU time.
 
 # %% [markdown]
 # ## Re-running it
