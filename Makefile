@@ -176,8 +176,8 @@ lm-pool-grpo: $(STAMP)
 ## (runs/cpu/lm-pool/<run>-step<N>, `fgpo snapshot`) and evaluated by free generation on all 1,000 core
 ## questions and the first 250 of microbe and mosaic, the warm-up's (`fgpo evaluate --generation-only`;
 ## about 35 min each on one thread):
-## FGPO at GRPO's visits (step 20) and at GRPO's CPU time (step 140), GRPO's last and kept steps.
-LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:140 grpo:20 grpo:5
+## FGPO at GRPO's visits (step 20) and nearest GRPO's CPU time (step 120), and GRPO's last step.
+LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:120 grpo:20
 lm-pool-eval: $(STAMP)
 	for rs in $(LM_POOL_EVAL); do run=$${rs%%:*}; step=$${rs##*:}; out=runs/cpu/lm-pool/$$run-step$$step; \
 	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$out && \

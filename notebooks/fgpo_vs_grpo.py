@@ -23,12 +23,13 @@
 # **DPO** imitate the table's best subset.
 #
 # **In short.** On the whole training pool, whose regulator questions pay for the motif scan,
-# FGPO (with a format term: as the paper writes it, it broke free generation here) and GRPO both
-# improve on the warm-up, by {glue:text}`vs_warm_min` to {glue:text}`vs_warm_max` points on core,
-# and are level with each other at equal visits and at equal time: each gives every question the
-# one subset its own reward ranks first, the motif scan included ({ref}`whole-pool`). On the
-# first pool, whose training families never need the motif scan, every RL update dropped it and
-# lowered dev accuracy, so every RL run kept the warm-up's adapter ({ref}`first-pool`).
+# FGPO (with a format term: as the paper writes it, it broke free generation here) and GRPO first
+# give every question one subset with the motif scan, the one their own reward ranks first, and
+# are level at equal visits ({glue:text}`ev_core` points on core). With more visits FGPO goes on to
+# route by question: at equal time it is ahead in domain ({glue:text}`et_id`) and far behind out
+# of domain ({glue:text}`et_ood`), having dropped the motif scan the unseen TF-motif family needs
+# ({ref}`whole-pool`). On the first pool every RL update dropped it at once, and every RL run kept
+# the warm-up's adapter ({ref}`first-pool`).
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -259,7 +260,14 @@ for r, c, short in ((F, cf, "f"), (G, cg, "g")):
 glue_number("pool_cost_ratio", per_visit[G] / per_visit[F], digits=1)
 later = course[course.step > 0]
 best_by = {r: int(train_pool.rewards(r).mean(0).argmax()) for r in ("eq1", "differential")}
-run_subsets = {r: sorted(set(later[later.run == r].subset)) for r in (F, G)}
+fixed_f = cf[(cf.index > 0) & (cf.subset >= 0)]
+f_fixed_last = int(fixed_f.index.max()) if len(fixed_f) else 0  # FGPO's last evaluation of one fixed subset
+early = later[(later.run == G) | (later.step <= f_fixed_last)]
+run_subsets = {r: sorted(set(early[early.run == r].subset)) for r in (F, G)}
+glue_number("f_fixed_last", f_fixed_last, digits=0)
+glue_number("f_fixed_last_visits", cf.loc[f_fixed_last, "visits"] if f_fixed_last else 0, digits=0)
+glue_number("f_last", cf.index[-1], digits=0)
+glue_number("f_last_dev", cf.generation.iloc[-1])
 glue_text("pool_f_subsets", " and ".join(subset_label(a) for a in run_subsets[F]))
 glue_text("pool_g_subsets", " and ".join(subset_label(a) for a in run_subsets[G]))
 glue_text("pool_eq1_best", subset_label(best_by["eq1"]))
@@ -280,12 +288,15 @@ if pool_stop is not None:
     glue_number("pool_stop_at", pool_stop["steps_taken"], digits=0);
 
 # %% [markdown]
-# Both runs leave the warm-up's {glue:text}`pool_start`% at their first evaluation, and every later
-# one scores what one fixed subset with the motif scan scores: FGPO's {glue:text}`pool_f_subsets`,
-# GRPO's {glue:text}`pool_g_subsets`. Each reaches the subset its own reward ranks first over the
-# pool, the one best *on average*: {glue:text}`pool_eq1_best` under Eq. 1, which charges for every
-# tool, and {glue:text}`pool_diff_best` under the differential reward. Both keep their first such
-# evaluation ({glue:text}`pool_f_kept_dev`% on dev): FGPO at step {glue:text}`pool_f_kept`
+# Both runs leave the warm-up's {glue:text}`pool_start`% at their first evaluation. Every later one
+# of GRPO's, and FGPO's up to step {glue:text}`f_fixed_last` ({glue:text}`f_fixed_last_visits`
+# visits), scores what one fixed subset with the motif scan scores: FGPO's
+# {glue:text}`pool_f_subsets`, GRPO's {glue:text}`pool_g_subsets`. Each reaches the subset its own
+# reward ranks first over the pool, the one best *on average*: {glue:text}`pool_eq1_best` under
+# Eq. 1, which charges for every tool, and {glue:text}`pool_diff_best` under the differential
+# reward. FGPO then moves on, and by step {glue:text}`f_last` its dev score has fallen to
+# {glue:text}`f_last_dev`%, below the warm-up. Both keep their first evaluation after step 0
+# ({glue:text}`pool_f_kept_dev`% on dev): FGPO at step {glue:text}`pool_f_kept`
 # ({glue:text}`pool_f_kept_visits` visits), GRPO at step {glue:text}`pool_g_kept`
 # ({glue:text}`pool_g_kept_visits`).
 #
@@ -301,11 +312,12 @@ claim("pool-paper-fgpo-broke", pool_stop is not None and sdev.gen_format_failure
       "FGPO as the paper writes it failed the format on most of dev on the whole pool")
 claim("pool-same-settings", pool_cfg[F]["lr"] == pool_cfg[G]["lr"] and pool_cfg[F]["batch_size"] == pool_cfg[G]["prompts_per_step"]
       and pool_cfg[F]["format_weight"] > 0, "FGPO (with the format term) and GRPO train at one rate and batch size")
-claim("pool-fixed-subsets-with-t2", len(later) > 0 and (later.subset >= 0).all()
-      and all(space.membership[a, T2] for a in later.subset), "every dev evaluation after step 0 of either run "
-      "reproduces one fixed subset, and each of those subsets holds the motif scan")
-claim("pool-above-start", (later.generation > cf.loc[0, "generation"]).all(),
-      "every later dev evaluation of both runs scores above the warm-up")
+claim("pool-fixed-subsets-with-t2", len(early) > 0 and (early.subset >= 0).all() and f_fixed_last >= 60
+      and all(space.membership[a, T2] for a in early.subset), "every dev evaluation after step 0 of GRPO, and of FGPO "
+      "for its first quarter epochs, reproduces one fixed subset with the motif scan")
+claim("pool-above-start", (early.generation > cf.loc[0, "generation"]).all()
+      and cf.generation.iloc[-1] < cf.loc[0, "generation"], "those evaluations score above the warm-up, and FGPO's "
+      "last scores below it")
 claim("pool-kept-first", all(kept[r] == c.index[c.index > 0].min() for r, c in ((F, cf), (G, cg)))
       and cf.loc[kept[F], "generation"] == cg.loc[kept[G], "generation"],
       "each run keeps its first evaluation after step 0, both at one dev accuracy")
@@ -400,30 +412,38 @@ glue_number("paper_gap_grpo", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA[
 
 # %% [markdown]
 # At equal visits ({glue:text}`ev_f_visits` each), FGPO minus GRPO is {glue:text}`ev_core` points
-# on core, {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain; at equal time
-# ({glue:text}`et_f_visits` visits of FGPO to GRPO's {glue:text}`et_g_visits`, in
-# {glue:text}`et_f_hours` and {glue:text}`et_g_hours` CPU hours), {glue:text}`et_core`,
-# {glue:text}`et_id` and {glue:text}`et_ood`. None of these is a difference. Every checkpoint
-# is ahead of the warm-up on core (by {glue:text}`vs_warm_min` to {glue:text}`vs_warm_max`
-# points, differences), and none is ahead of the best fixed subset. The paper puts FGPO
-# {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA; here the two estimators end on
-# fixed subsets that differ by what their rewards charge for a tool, not by how they estimate
-# the gradient.
+# on core, {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain, none a difference:
+# two fixed subsets that differ by what their rewards charge for a tool, not by how they estimate
+# the gradient. GRPO's is the best fixed subset itself. At equal time ({glue:text}`et_f_visits`
+# visits of FGPO to GRPO's {glue:text}`et_g_visits`, in {glue:text}`et_f_hours` and
+# {glue:text}`et_g_hours` CPU hours) FGPO is ahead in domain ({glue:text}`et_id`, a difference),
+# the only checkpoint ahead of the best fixed subset anywhere, and far behind out of domain
+# ({glue:text}`et_ood`; {glue:text}`et_core` on core). The paper puts FGPO
+# {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA.
 
 # %% tags=["remove-input"]
-fgpo_vs_grpo = [pool_tests[r] for r in pool_tests if r.startswith("FGPO step")]
-claim("pool-level", len(fgpo_vs_grpo) >= 2 and not any(t[p].is_difference for t in fgpo_vs_grpo
-                                                        for p in ("core", "in domain", "out of domain")),
-      "at equal visits and at equal time FGPO and GRPO are level on core, in and out of domain")
-claim("pool-above-warm", all(v.a_better for v in vs_warm.values()), "every checkpoint is ahead of the warm-up on core")
-claim("pool-not-above-best", not any(v[p].a_better for v in vs_best.values() for p in v),
-      "no checkpoint beats the best fixed subset anywhere")
+ev_t = pool_tests[next(r for r in pool_tests if r.startswith("FGPO step") and "equal visits" in r)]
+et_t = pool_tests[next(r for r in pool_tests if r.startswith("FGPO step") and "equal time" in r)]
+claim("pool-level-at-equal-visits", not any(ev_t[p].is_difference for p in ("core", "in domain", "out of domain")),
+      "at equal visits FGPO and GRPO are level on core, in and out of domain")
+claim("pool-equal-time-split", et_t["in domain"].a_better and et_t["out of domain"].b_better and et_t["core"].b_better,
+      "at equal time FGPO is ahead in domain and behind out of domain and on core")
+g_ck = name_of[(G, pairs["equal visits"][1])]
+claim("pool-grpo-is-best-fixed", (ans[g_ck] == ans["BestFixed*"]).all(), "GRPO's snapshot answers as the best fixed subset")
+ahead = [(k, p) for k, v in vs_best.items() for p in v if v[p].a_better]
+claim("pool-only-fgpo-et-above-best", ahead == [((F, pairs["equal time"][0]), "in domain")],
+      "the only checkpoint ahead of the best fixed subset anywhere is FGPO at equal time, in domain")
+et_pair = pairs["equal time"]
+et_ratio = cost[name_of[(F, et_pair[0])]].cpu_hours / cost[name_of[(G, et_pair[1])]].cpu_hours
+claim("pool-equal-time-close", 0.8 <= et_ratio <= 1.2, "at equal time the two snapshots are within a fifth of each "
+      "other in CPU hours")
+
 
 # %% [markdown]
 # ## Does the selector route the motif scan?
 #
-# Selecting per question is what a trained selector adds over a fixed subset. How often each
-# checkpoint calls the motif scan on core, per family, and how many different subsets it picks:
+# Selecting per question is what a trained selector adds over a fixed subset. What each checkpoint
+# picks on core, and how often it calls the motif scan:
 
 # %% tags=["hide-input"]
 pool_route = {}
@@ -444,24 +464,27 @@ glue_number("pool_min_share", trained_rows["its share (%)"].min(), digits=0)
 glue_number("pool_max_subsets", trained_rows["subsets picked"].max(), digits=0)
 glue_number("pool_t2_tf_min", trained_rows[f"T{T2 + 1} on TF motifs (%)"].min(), digits=0)
 glue_number("pool_t2_other_min", trained_rows[f"T{T2 + 1} on the other families (%)"].min(), digits=0)
-glue_number("warm_t2_tf_pool", routing.loc["Warm-up", f"T{T2 + 1} on TF motifs (%)"], digits=0);
+glue_number("warm_t2_tf_pool", routing.loc["Warm-up", f"T{T2 + 1} on TF motifs (%)"], digits=0)
+et_row = routing.loc[name_of[(F, pairs["equal time"][0])]]
+fixed_rows = trained_rows.drop(index=et_row.name)
+glue_text("et_most", et_row["most picked"])
+glue_number("et_share", et_row["its share (%)"], digits=0)
+glue_number("et_subsets", et_row["subsets picked"], digits=0)
+glue_number("et_t2_tf", et_row[f"T{T2 + 1} on TF motifs (%)"], digits=0);
 
 # %% [markdown]
-# Neither run routes: every trained checkpoint gives one subset to at least
-# {glue:text}`pool_min_share`% of core's questions, and picks at most
-# {glue:text}`pool_max_subsets` subsets in all. Each calls the motif scan on the TF-motif
-# questions (on {glue:text}`pool_t2_tf_min`% of them at the least), as the warm-up did
-# ({glue:text}`warm_t2_tf_pool`%), and just as often on the other families
-# ({glue:text}`pool_t2_other_min`% at the least). The policy head, reading frozen features of the same prompts, does learn to route
-# by family ({doc}`past_enumeration` shows its motif-scan calls family by family); the LM
-# selector, a few hundred visits into training, has learned the subset best on average.
+# GRPO and FGPO's step {glue:text}`pool_f_kept` do not route: each gives one subset, with the
+# motif scan, to every core question. FGPO at step {glue:text}`f_last` does route, but against
+# the unseen family: it picks {glue:text}`et_subsets` subsets, gives {glue:text}`et_most` to
+# {glue:text}`et_share`% of core, and calls the motif scan on {glue:text}`et_t2_tf`% of the
+# TF-motif questions (the warm-up: {glue:text}`warm_t2_tf_pool`%).
 
 # %% tags=["remove-input"]
-claim("pool-no-routing", trained_rows["its share (%)"].min() >= 90, "every trained checkpoint gives one subset to "
-      "nearly every core question")
-claim("pool-t2-everywhere", trained_rows[f"T{T2 + 1} on TF motifs (%)"].min() >= 90
-      and trained_rows[f"T{T2 + 1} on the other families (%)"].min() >= 90,
-      "every trained checkpoint calls the motif scan on nearly every question, TF motif or not");
+claim("pool-no-routing", (fixed_rows["subsets picked"] == 1).all()
+      and (fixed_rows[f"T{T2 + 1} on TF motifs (%)"] == 100).all(), "GRPO and FGPO's kept step give one subset with "
+      "the motif scan to every core question")
+claim("pool-fgpo-drops-t2", et_row["subsets picked"] > 1 and et_row[f"T{T2 + 1} on TF motifs (%)"] < 25,
+      "FGPO at equal time picks several subsets and calls the motif scan on few TF-motif questions");
 
 # %% [markdown]
 # (first-pool)=
