@@ -161,6 +161,9 @@ lm: $(STAMP)
 ## - lm-pool-grpo: GRPO (TRL, G = 6, 16 prompts a step) at lr 3e-4, planned for the same 4 epochs of
 ##   visits, dev evaluated as FGPO's every 5 steps with snapshots; it is compared with FGPO at equal
 ##   visits and at equal CPU seconds (`fgpo snapshot`), however far it gets.
+## As committed: FGPO stopped by its rule at step 160 (two epochs; dev best at step 80, not bettered
+## for the epoch after); GRPO was stopped at step 22 (352 visits, 2.5 CPU hours; its last dev
+## evaluation at step 20), resumable from runs/cpu/lm-pool/grpo/ckpt/checkpoint-22.
 LM_POOL_THREADS ?= 1
 LM_POOL = $(VENV)/bin/fgpo train --bench-dir $(BENCH) --table-dir $(TABLES)/reader --n-train 0 --n-dev 0 --keep 40 \
   --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --epochs 4 --snapshots --seed 0
@@ -176,8 +179,9 @@ lm-pool-grpo: $(STAMP)
 ## (runs/cpu/lm-pool/<run>-step<N>, `fgpo snapshot`) and evaluated by free generation on all 1,000 core
 ## questions and the first 250 of microbe and mosaic, the warm-up's (`fgpo evaluate --generation-only`;
 ## about 35 min each on one thread):
-## FGPO at GRPO's visits (step 20) and nearest GRPO's CPU time (step 120), and GRPO's last step.
-LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:120 grpo:20
+## FGPO at GRPO's visits (step 20) and nearest GRPO's CPU time (step 120), GRPO's last evaluated step,
+## and each run's kept checkpoint (its dev argmax: FGPO step 80, GRPO step 5).
+LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:120 grpo:20 fgpo-format:80 grpo:5
 lm-pool-eval: $(STAMP)
 	for rs in $(LM_POOL_EVAL); do run=$${rs%%:*}; step=$${rs##*:}; out=runs/cpu/lm-pool/$$run-step$$step; \
 	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$out && \

@@ -23,12 +23,12 @@
 # **DPO** imitate the table's best subset.
 #
 # **In short.** On the whole training pool, whose regulator questions pay for the motif scan,
-# FGPO (with a format term: as the paper writes it, it broke free generation here) and GRPO first
-# give every question one subset with the motif scan, the one their own reward ranks first, and
-# are level at equal visits ({glue:text}`ev_core` points on core). With more visits FGPO goes on to
-# route by question: at equal time it is ahead in domain ({glue:text}`et_id`) and far behind out
-# of domain ({glue:text}`et_ood`), having dropped the motif scan the unseen TF-motif family needs
-# ({ref}`whole-pool`). On the first pool every RL update dropped it at once, and every RL run kept
+# FGPO (with a format term) and GRPO first give every question one subset with the motif scan, the one their own reward ranks first, and
+# are level at equal visits ({glue:text}`ev_core` points on core), as are the checkpoints each
+# keeps by dev. With more visits FGPO goes on to route by question: at equal time it is ahead in
+# domain ({glue:text}`et_id`) and far behind out of domain ({glue:text}`et_ood`), having dropped
+# the motif scan the unseen TF-motif family needs, and by two epochs it has fallen below the
+# warm-up on dev ({ref}`whole-pool`). On the first pool every RL update dropped it at once, and every RL run kept
 # the warm-up's adapter ({ref}`first-pool`).
 
 # %% tags=["parameters"]
@@ -210,17 +210,15 @@ display(show_source(TableReward.__call__))
 # (whole-pool)=
 # ## Training on the whole pool
 #
-# The first pool never pays for the motif scan T2, and every RL run there learned to drop it
-# ({ref}`first-pool`). The whole pool adds {glue:text}`pool_n_reg` regulator questions, which do
-# ({glue:text}`pool_n_train` in all). From the warm-up, FGPO and GRPO train on it with
+# The whole pool adds {glue:text}`pool_n_reg` regulator questions, which pay for the motif scan T2
+# ({glue:text}`pool_n_train` in all; the first pool never does, {ref}`first-pool`). From the warm-up, FGPO and GRPO train on it with
 # {glue:text}`pool_batch` questions a step at the rate {glue:text}`pool_lr` (GRPO in groups of
 # {glue:text}`pool_G`), evaluating dev every {glue:text}`pool_f_every` steps (FGPO, a quarter
 # epoch) or {glue:text}`pool_g_every` (GRPO) and keeping a snapshot of each evaluation.
 #
 # FGPO as the paper writes it (rate {glue:text}`pool_stop_lr`, no format term) broke free
 # generation here: at step {glue:text}`pool_stop_step` greedy generation failed the format on
-# {glue:text}`pool_stop_ff`% of dev, and by step {glue:text}`pool_stop_at`, when it was stopped,
-# the policy strings held {glue:text}`pool_stop_mass` of the mass. So FGPO here adds the format
+# {glue:text}`pool_stop_ff`% of dev. So FGPO here adds the format
 # term (weight {glue:text}`pool_fw`). Dev accuracy by free generation (★ the kept evaluation):
 
 # %% tags=["hide-input"]
@@ -293,12 +291,13 @@ if pool_stop is not None:
 # visits), scores what one fixed subset with the motif scan scores: FGPO's
 # {glue:text}`pool_f_subsets`, GRPO's {glue:text}`pool_g_subsets`. Each reaches the subset its own
 # reward ranks first over the pool, the one best *on average*: {glue:text}`pool_eq1_best` under
-# Eq. 1, which charges for every tool, and {glue:text}`pool_diff_best` under the differential
-# reward. FGPO then moves on, and by step {glue:text}`f_last` its dev score has fallen to
-# {glue:text}`f_last_dev`%, below the warm-up. Both keep their first evaluation after step 0
-# ({glue:text}`pool_f_kept_dev`% on dev): FGPO at step {glue:text}`pool_f_kept`
-# ({glue:text}`pool_f_kept_visits` visits), GRPO at step {glue:text}`pool_g_kept`
-# ({glue:text}`pool_g_kept_visits`).
+# Eq. 1 (FGPO's, which charges for every tool) and {glue:text}`pool_diff_best` under GRPO's
+# differential reward (correct with the subset minus correct with none). FGPO then moves on,
+# and by step {glue:text}`f_last` its dev score has fallen to {glue:text}`f_last_dev`%, below the
+# warm-up. Among the evaluations tied at
+# {glue:text}`pool_f_kept_dev`% on dev, FGPO keeps step {glue:text}`pool_f_kept`
+# ({glue:text}`pool_f_kept_visits` visits; its ties go to the higher expected reward J) and GRPO
+# step {glue:text}`pool_g_kept` ({glue:text}`pool_g_kept_visits`; its ties go to the earlier step).
 #
 # GRPO's groups died as its policy concentrated: by the exact recount {glue:text}`dead_first`% were
 # dead over its first five steps and {glue:text}`dead_last`% over its last five (to step
@@ -318,9 +317,9 @@ claim("pool-fixed-subsets-with-t2", len(early) > 0 and (early.subset >= 0).all()
 claim("pool-above-start", (early.generation > cf.loc[0, "generation"]).all()
       and cf.generation.iloc[-1] < cf.loc[0, "generation"], "those evaluations score above the warm-up, and FGPO's "
       "last scores below it")
-claim("pool-kept-first", all(kept[r] == c.index[c.index > 0].min() for r, c in ((F, cf), (G, cg)))
-      and cf.loc[kept[F], "generation"] == cg.loc[kept[G], "generation"],
-      "each run keeps its first evaluation after step 0, both at one dev accuracy")
+claim("pool-kept-tied", cf.loc[kept[F], "generation"] == cg.loc[kept[G], "generation"] == early.generation.max()
+      and kept[G] == cg.index[cg.index > 0].min(), "both runs keep an evaluation at the one best dev accuracy, GRPO its "
+      "first after step 0")
 claim("pool-own-reward-best", best_by["eq1"] in run_subsets[F] and best_by["differential"] in run_subsets[G]
       and best_by["eq1"] != best_by["differential"], "each run reaches the subset its own reward ranks first over "
       "the pool, and the two rewards rank different subsets first")
@@ -333,8 +332,10 @@ claim("pool-grpo-costlier", per_visit[G] > 3 * per_visit[F], "a visit costs GRPO
 #
 # Snapshots of the two runs, each evaluated by free generation on the warm-up's test questions: at
 # **equal visits** (GRPO's last evaluation and FGPO's at as many question visits) and at **equal
-# time** (GRPO's last evaluation and FGPO's nearest it in CPU time). In domain means a family the
-# pool trains on, outside microbe; core's TF-motif and taxonomy questions are out of domain. The
+# time** (GRPO's last evaluation and FGPO's evaluated snapshot nearest it in CPU time), and as each
+# run **kept** them (its dev argmax); in the tests and routing, a run's checkpoints that pick alike
+# share a row. In domain means a family the
+# pool trains on; microbe, and core's TF-motif and taxonomy questions, are out of domain. The
 # best fixed subset is chosen with hindsight on all these questions.
 
 # %% tags=["hide-input"]
@@ -349,6 +350,12 @@ ckpts.sort(key=lambda k: (k[0] != F, k[1]))
 name_of = {k: f"{k[0]}, step {k[1]}" for k in ckpts}
 pool_sel = {"Warm-up": warm, **{name_of[k]: snaps[k] for k in ckpts}}
 ans, pool_picks = question_answers(pool_sel, {s: tables["evidence reader"][s] for s in TEST}, set(train_pool.family))
+alike = {}  # checkpoints of one run with the same pick on every test question
+for k in ckpts:
+    alike.setdefault((k[0], tuple(pool_picks[name_of[k]])), []).append(k)
+group_of = {k: ks for ks in alike.values() for k in ks}
+row_of = {k: f"{k[0]}, step{'s' if len(ks) > 1 else ''} {' and '.join(str(s) for _, s in ks)}"
+          for k, ks in group_of.items()}
 shown_rows = list(pool_sel) + ["All-Tools", "BestFixed*"]
 by_part = accuracy_by_part(ans, shown_rows)
 cost = {name_of[k]: course[(course.run == k[0]) & (course.step == k[1])].iloc[0] for k in ckpts}
@@ -374,9 +381,9 @@ for what, pair in pairs.items():  # a pair that is two comparisons at once (equa
     same_pair.setdefault(pair, []).append(what)
 versus = {f"FGPO step {sf} vs GRPO step {sg} ({', '.join(whats)})": (name_of[(F, sf)], name_of[(G, sg)])
           for (sf, sg), whats in same_pair.items()}
-for k in ckpts:
-    versus[f"{name_of[k]} vs the warm-up"] = (name_of[k], "Warm-up")
-    versus[f"{name_of[k]} vs the best fixed subset"] = (name_of[k], "BestFixed*")
+for ks in alike.values():
+    versus[f"{row_of[ks[0]]} vs the warm-up"] = (name_of[ks[0]], "Warm-up")
+    versus[f"{row_of[ks[0]]} vs the best fixed subset"] = (name_of[ks[0]], "BestFixed*")
 for row, (a, b) in versus.items():
     pool_tests[row] = {part: compare([ans.loc[m, a].to_numpy()], [ans.loc[m, b].to_numpy()]) for part, m in masks.items()}
 
@@ -392,20 +399,22 @@ def versus_cell(row, part, v):
 ptab = pd.DataFrame({row: {part: versus_cell(row, part, v) for part, v in t.items()} for row, t in pool_tests.items()}).T
 display(ptab.style.set_caption("The first minus the second (points), exact McNemar p on the same questions; "
                                "* a difference by the book's rule"))
-SHORT = {"equal visits": "ev", "equal time": "et"}
+SHORT = {"equal visits": "ev", "equal time": "et", "kept": "kp"}
 for what, (sf, sg) in pairs.items():
     if what not in SHORT:
         continue
     k, row = SHORT[what], next(r for r in pool_tests if r.startswith(f"FGPO step {sf} vs GRPO step {sg} ("))
     cf_, cg_ = cost[name_of[(F, sf)]], cost[name_of[(G, sg)]]
+    glue_number(f"{k}_f_step", sf, digits=0)
+    glue_number(f"{k}_g_step", sg, digits=0)
     glue_number(f"{k}_f_visits", cf_.visits, digits=0)
     glue_number(f"{k}_g_visits", cg_.visits, digits=0)
     glue_number(f"{k}_f_hours", cf_.cpu_hours)
     glue_number(f"{k}_g_hours", cg_.cpu_hours)
     for part, short in (("core", "core"), ("in domain", "id"), ("out of domain", "ood")):
         glue_number(f"{k}_{short}", pool_tests[row][part].gap, signed=True)
-vs_warm = {k: pool_tests[f"{name_of[k]} vs the warm-up"]["core"] for k in ckpts}
-vs_best = {k: pool_tests[f"{name_of[k]} vs the best fixed subset"] for k in ckpts}
+vs_warm = {k: pool_tests[f"{row_of[k]} vs the warm-up"]["core"] for k in ckpts}
+vs_best = {ks[0]: pool_tests[f"{row_of[ks[0]]} vs the best fixed subset"] for ks in alike.values()}
 glue_number("vs_warm_min", min(v.gap for v in vs_warm.values()), signed=True)
 glue_number("vs_warm_max", max(v.gap for v in vs_warm.values()), signed=True)
 glue_number("paper_gap_grpo", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"], digits=2, signed=True);
@@ -414,24 +423,31 @@ glue_number("paper_gap_grpo", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA[
 # At equal visits ({glue:text}`ev_f_visits` each), FGPO minus GRPO is {glue:text}`ev_core` points
 # on core, {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain, none a difference:
 # two fixed subsets that differ by what their rewards charge for a tool, not by how they estimate
-# the gradient. GRPO's is the best fixed subset itself. At equal time ({glue:text}`et_f_visits`
+# the gradient. GRPO's is the best fixed subset itself. The kept checkpoints (FGPO's step
+# {glue:text}`kp_f_step`, GRPO's {glue:text}`kp_g_step`) pick as the equal-visits ones on every
+# test question, so they too are level ({glue:text}`kp_core` on core).
+# At equal time ({glue:text}`et_f_visits`
 # visits of FGPO to GRPO's {glue:text}`et_g_visits`, in {glue:text}`et_f_hours` and
 # {glue:text}`et_g_hours` CPU hours) FGPO is ahead in domain ({glue:text}`et_id`, a difference),
-# the only checkpoint ahead of the best fixed subset anywhere, and far behind out of domain
+# the only checkpoint ahead of the best fixed subset by a difference anywhere, and far behind out of domain
 # ({glue:text}`et_ood`; {glue:text}`et_core` on core). The paper puts FGPO
-# {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA.
+# {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA; this selector shows no such lead.
 
 # %% tags=["remove-input"]
 ev_t = pool_tests[next(r for r in pool_tests if r.startswith("FGPO step") and "equal visits" in r)]
 et_t = pool_tests[next(r for r in pool_tests if r.startswith("FGPO step") and "equal time" in r)]
 claim("pool-level-at-equal-visits", not any(ev_t[p].is_difference for p in ("core", "in domain", "out of domain")),
       "at equal visits FGPO and GRPO are level on core, in and out of domain")
+kp = pairs.get("kept")
+claim("pool-kept-as-equal-visits", kp is not None and (F, pairs["equal visits"][0]) in group_of[(F, kp[0])]
+      and (G, pairs["equal visits"][1]) in group_of[(G, kp[1])], "each run's kept checkpoint picks as its "
+      "equal-visits snapshot on every test question")
 claim("pool-equal-time-split", et_t["in domain"].a_better and et_t["out of domain"].b_better and et_t["core"].b_better,
       "at equal time FGPO is ahead in domain and behind out of domain and on core")
 g_ck = name_of[(G, pairs["equal visits"][1])]
 claim("pool-grpo-is-best-fixed", (ans[g_ck] == ans["BestFixed*"]).all(), "GRPO's snapshot answers as the best fixed subset")
 ahead = [(k, p) for k, v in vs_best.items() for p in v if v[p].a_better]
-claim("pool-only-fgpo-et-above-best", ahead == [((F, pairs["equal time"][0]), "in domain")],
+claim("pool-only-fgpo-et-above-best", ahead == [(group_of[(F, pairs["equal time"][0])][0], "in domain")],
       "the only checkpoint ahead of the best fixed subset anywhere is FGPO at equal time, in domain")
 et_pair = pairs["equal time"]
 et_ratio = cost[name_of[(F, et_pair[0])]].cpu_hours / cost[name_of[(G, et_pair[1])]].cpu_hours
@@ -442,22 +458,23 @@ claim("pool-equal-time-close", 0.8 <= et_ratio <= 1.2, "at equal time the two sn
 # %% [markdown]
 # ## Does the selector route the motif scan?
 #
-# Selecting per question is what a trained selector adds over a fixed subset. What each checkpoint
-# picks on core, and how often it calls the motif scan:
+# What each checkpoint picks on core, and how often it calls the motif scan:
 
 # %% tags=["hide-input"]
 pool_route = {}
 fam_core = core_picks.family.to_numpy()
-for m in pool_sel:
+route_rows = {"Warm-up": "Warm-up", **{row_of[ks[0]]: name_of[ks[0]] for ks in alike.values()}}
+for row, m in route_rows.items():
     p = core_picks[m].to_numpy()
     counts = pd.Series(p[p >= 0]).value_counts()
     t2 = (p >= 0) & ((np.where(p >= 0, p, 0) >> T2) & 1 == 1)
-    pool_route[m] = {"subsets picked": len(counts), "most picked": subset_label(counts.index[0]),
+    pool_route[row] = {"subsets picked": len(counts), "most picked": subset_label(counts.index[0]),
                      "its share (%)": 100 * counts.iloc[0] / len(p),
                      f"T{T2 + 1} on TF motifs (%)": 100 * t2[fam_core == "tf_motif"].mean(),
                      f"T{T2 + 1} on the other families (%)": 100 * t2[fam_core != "tf_motif"].mean()}
 routing = pd.DataFrame(pool_route).T
 display(routing.style.format({c: (lambda v: fmt_number(v, 0)) for c in routing.columns if c != "most picked"})
+        .set_properties(**{"padding-left": "1.2em"})
         .set_caption(f"What each selector picks on core ({len(core_picks):,} questions)"))
 trained_rows = routing.drop(index="Warm-up")
 glue_number("pool_min_share", trained_rows["its share (%)"].min(), digits=0)
@@ -465,7 +482,7 @@ glue_number("pool_max_subsets", trained_rows["subsets picked"].max(), digits=0)
 glue_number("pool_t2_tf_min", trained_rows[f"T{T2 + 1} on TF motifs (%)"].min(), digits=0)
 glue_number("pool_t2_other_min", trained_rows[f"T{T2 + 1} on the other families (%)"].min(), digits=0)
 glue_number("warm_t2_tf_pool", routing.loc["Warm-up", f"T{T2 + 1} on TF motifs (%)"], digits=0)
-et_row = routing.loc[name_of[(F, pairs["equal time"][0])]]
+et_row = routing.loc[row_of[(F, pairs["equal time"][0])]]
 fixed_rows = trained_rows.drop(index=et_row.name)
 glue_text("et_most", et_row["most picked"])
 glue_number("et_share", et_row["its share (%)"], digits=0)
@@ -473,16 +490,17 @@ glue_number("et_subsets", et_row["subsets picked"], digits=0)
 glue_number("et_t2_tf", et_row[f"T{T2 + 1} on TF motifs (%)"], digits=0);
 
 # %% [markdown]
-# GRPO and FGPO's step {glue:text}`pool_f_kept` do not route: each gives one subset, with the
-# motif scan, to every core question. FGPO at step {glue:text}`f_last` does route, but against
+# GRPO (steps {glue:text}`kp_g_step` and {glue:text}`ev_g_step`) and FGPO's steps
+# {glue:text}`ev_f_step` and {glue:text}`kp_f_step` do not route: each gives one subset, with the
+# motif scan, to every core question. FGPO at step {glue:text}`et_f_step` does route, but against
 # the unseen family: it picks {glue:text}`et_subsets` subsets, gives {glue:text}`et_most` to
 # {glue:text}`et_share`% of core, and calls the motif scan on {glue:text}`et_t2_tf`% of the
 # TF-motif questions (the warm-up: {glue:text}`warm_t2_tf_pool`%).
 
 # %% tags=["remove-input"]
 claim("pool-no-routing", (fixed_rows["subsets picked"] == 1).all()
-      and (fixed_rows[f"T{T2 + 1} on TF motifs (%)"] == 100).all(), "GRPO and FGPO's kept step give one subset with "
-      "the motif scan to every core question")
+      and (fixed_rows[f"T{T2 + 1} on TF motifs (%)"] == 100).all(), "GRPO and FGPO at equal visits give one subset "
+      "with the motif scan to every core question")
 claim("pool-fgpo-drops-t2", et_row["subsets picked"] > 1 and et_row[f"T{T2 + 1} on TF motifs (%)"] < 25,
       "FGPO at equal time picks several subsets and calls the motif scan on few TF-motif questions");
 
@@ -547,10 +565,9 @@ glue_number("first_visits", cost.loc["FGPO", "visits"], digits=0);
 
 # %% [markdown]
 # GRPO learned from few of its groups: TRL counted {glue:text}`dead_trl`% of its groups of
-# {glue:text}`G` dead over its {glue:text}`grpo_steps` steps, and an exact recount on
-# {glue:text}`dead_recount_steps` of them finds {glue:text}`dead_recount`% against TRL's
-# {glue:text}`dead_trl_same`% (for some rewards the float32 mean of six equal copies rounds away,
-# and TRL counts the group live).
+# {glue:text}`G` dead over its {glue:text}`grpo_steps` steps; an exact recount finds more,
+# {glue:text}`dead_recount`% against TRL's {glue:text}`dead_trl_same`% on the
+# {glue:text}`dead_recount_steps` steps it covers (TRL's float32 group mean can miss a tie).
 
 # %% tags=["remove-input"]
 claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mean(),
@@ -561,9 +578,6 @@ claim("first-pool-no-regulator", set(train_table.family) == set(train_pool.famil
       "the first pool holds the four families without the regulator, and every method trained for the same visits");
 
 # %% [markdown]
-# On two CPU cores FGPO trained for {glue:text}`min_fgpo` minutes and GRPO for
-# {glue:text}`min_grpo`.
-#
 # ### The first pool's table
 #
 # Every selector of the first pool by free generation (a completion that does not parse counts as
@@ -747,15 +761,12 @@ if base is not None:
 # On the training families T2 pays nowhere: it gains at most {glue:text}`t2_train_alone_max` points
 # alone and {glue:text}`t2_train_added_max` added to {glue:text}`fgpo_subset`, and it lowers Eq. 1's
 # reward on every one of them. On TF-motif questions, {glue:text}`tf_share`% of dev, it is worth
-# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`: dev scores
-# {glue:text}`dev_base`% with {glue:text}`fgpo_subset` and {glue:text}`dev_with_t2`% with
-# {glue:text}`with_t2`, more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL
-# runs lost. Each run learned, correctly for its training data, to stop paying for a tool only an
+# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`, and adding it lifts all of
+# dev by more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL runs lost. Each run learned, correctly for its training data, to stop paying for a tool only an
 # unseen family needs, and selection on dev vetoed every update. FGPO does move this selector: in
 # the post-training chapter ({ref}`post-training-lm`), keeping its *last* adapter after
 # {glue:text}`pt_budget` visits, FGPO at LoRA rank 4 ends {glue:text}`pt_gap` points above the
-# start out of domain ({glue:text}`pt_ood`% against {glue:text}`pt_start_ood`%, p
-# {glue:text}`pt_p`, a difference).
+# start out of domain (p {glue:text}`pt_p`, a difference).
 
 # %% tags=["remove-input"]
 claim("t2-pays-on-no-training-family", base is not None and (tr["Eq. 1 reward of adding T2"] < 0).all()

@@ -367,10 +367,20 @@ claim("holds-eight-and-twelve-tools", all(
 # {glue:text}`hlm_id_grpo` in domain and {glue:text}`hlm_ood_grpo` out of domain, none a
 # difference, and FGPO is not ahead of the best fixed subset. A few hundred visits into training,
 # each gives every question the one subset its own reward ranks first ({doc}`fgpo_vs_grpo`).
+# Trained on, FGPO goes on to pick per question, but drops the motif scan the unseen TF-motif
+# family needs, and by two epochs its dev accuracy has fallen to {glue:text}`hlm_f_end`% from the
+# warm-up's {glue:text}`hlm_start`%.
 
 # %% tags=["remove-input"]
 claim("lm-level", len(LM_ROWS) == 3 and not any(head[k]["vs GRPO"].is_difference for k in LM_ROWS),
       "the language model's FGPO and GRPO are level at equal visits, pooled, in and out of domain")
+lm_f = lm_course[lm_course.run == POOL_FGPO].set_index("step") if pool_dir else None
+if pool_dir:
+    glue_number("hlm_f_end", lm_f.generation.iloc[-1])
+    glue_number("hlm_start", lm_f.loc[0, "generation"])
+claim("lm-fgpo-ends-below-start", pool_dir and lm_f.generation.iloc[-1] < lm_f.loc[0, "generation"]
+      and lm_f.visits.iloc[-1] >= 2 * tables["train"].n_questions, "the LM selector's FGPO, trained two epochs, ends "
+      "below its warm-up on dev")
 claim("lm-not-above-best", len(LM_ROWS) == 3 and not any(head[k]["vs best fixed"].a_better for k in LM_ROWS),
       "the language model's FGPO is not ahead of the best fixed subset")
 

@@ -106,3 +106,23 @@ def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     assert acc.loc["a"].round(6).tolist() == [round(200 / 3, 6), 100.0, round(100 / 3, 6), 50.0]
     assert acc.loc["b", "core"] == round(200 / 3, 10) or abs(acc.loc["b", "core"] - 200 / 3) < 1e-9
     assert acc.attrs["n"] == {"core": 3, "in domain": 2, "out of domain": 3, "microbe": 2}
+
+
+def test_the_kept_step_is_the_one_the_run_recorded(tmp_path):
+    import torch
+
+    _run(tmp_path, "g", 10, 3600.0, [_dev(0, 0, 50), _dev(2, 20, 55), _dev(4, 40, 55)], 4, finished=False)
+    _run(tmp_path, "f", 10, 3600.0, [_dev(0, 0, 50), _dev(4, 40, 55)], 4)
+    torch.save({"params": [], "step": 4}, tmp_path / "g" / "ckpt" / "best.pt")  # its trainer broke the tie
+    c = dev_course(tmp_path, RUNS)
+    assert c[c.run == "G"].set_index("step").kept.tolist() == [False, False, True]
+
+
+def test_equal_visits_pairs_the_nearest_visits_not_the_last_grpo_step(tmp_path):
+    # F evaluated at 40 and 120 visits; G at 40 and 60: G's last (60) has no F step within 20 visits
+    _run(tmp_path, "f", 10, 3600.0, [_dev(0, 0, 50), _dev(4, 40, 55), _dev(12, 120, 54)], 12)
+    _run(tmp_path, "g", 10, 3 * 3600.0, [_dev(0, 0, 50), _dev(4, 40, 53), _dev(6, 60, 53)], 6, finished=False)
+    c = dev_course(tmp_path, RUNS)
+    pairs = pool_comparisons(c, {("F", 4), ("F", 12), ("G", 4), ("G", 6)}, fgpo="F", grpo="G")
+    assert pairs["equal visits"] == (4, 4) and pairs["equal time"] == (12, 6)
+    assert pool_comparisons(c, {("F", 4), ("F", 12), ("G", 6)}, fgpo="F", grpo="G")["equal visits"] == (4, 6)

@@ -52,11 +52,17 @@ def pool_configs(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> dict[str, dic
     return out
 
 
-def _kept_step(dev: pd.DataFrame, manifest: dict | None) -> int:
-    """The step a run keeps: its manifest's ``best_step`` when it finished, else the first dev
-    evaluation with the highest free-generation accuracy (the runs' selection rule)."""
+def _kept_step(folder: Path, dev: pd.DataFrame, manifest: dict | None) -> int:
+    """The step a run keeps, as the run recorded it: its manifest's ``best_step`` when it finished,
+    else the step of its ``ckpt/best.pt`` (each trainer's own rule: FGPO breaks ties on dev by the
+    expected reward J, GRPO by the earlier step), else the first dev evaluation with the highest
+    free-generation accuracy."""
     if manifest and "best_step" in manifest:
         return int(manifest["best_step"])
+    if (folder / "ckpt" / "best.pt").exists():
+        from ..algorithms.common import load_checkpoint
+
+        return int(load_checkpoint(folder / "ckpt" / "best.pt")["step"])
     gen = dev["gen_accuracy"] if "gen_accuracy" in dev else dev["accuracy"]
     return int(dev["step"].iloc[int(np.argmax(gen.to_numpy()))])
 
@@ -74,7 +80,7 @@ def dev_course(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
         if dev.empty:
             continue
         manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").exists() else None
-        kept = _kept_step(dev, manifest)
+        kept = _kept_step(folder, dev, manifest)
         for d in dev.to_dict("records"):
             cost = compute_at(steps, int(d["step"])) if len(steps) else {"cpu_seconds": 0.0}
             rows.append({"run": label, "step": int(d["step"]), "visits": int(d["visits"]),
@@ -102,10 +108,11 @@ def pool_snapshots(pool_dir, course: pd.DataFrame, runs: Mapping[str, str] = POO
 def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format term",
                      grpo: str = "GRPO") -> dict[str, tuple[int, int]]:
     """The (FGPO step, GRPO step) pairs the chapter compares, among the ``evaluated`` ``(label,
-    step)`` snapshots: ``"equal visits"`` (GRPO's last evaluated step and FGPO's evaluated step with
-    the most visits not above it), ``"equal time"`` (GRPO's last evaluated step and FGPO's evaluated
-    step nearest it in training CPU time) and ``"kept"`` (each run's kept step). A pair whose
-    snapshots are not both evaluated is left out."""
+    step)`` snapshots: ``"equal visits"`` (of each evaluated GRPO step and FGPO's evaluated step
+    with the most visits not above it, the pair nearest in visits, the later on a tie),
+    ``"equal time"`` (GRPO's last evaluated step and FGPO's evaluated step nearest it in training
+    CPU time) and ``"kept"`` (each run's kept step). A pair whose snapshots are not both evaluated
+    is left out."""
     have = set(evaluated)
     done = np.array([(r, int(s)) in have for r, s in zip(course.run, course.step)], dtype=bool)
     f, g = course[(course.run == fgpo).to_numpy() & done], course[(course.run == grpo).to_numpy() & done]
@@ -113,9 +120,15 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
     g_pos = g[g.step > 0]
     if len(g_pos) and len(f):
         last = g_pos.loc[g_pos.step.idxmax()]
-        under = f[(f.visits <= last.visits) & (f.step > 0)]
-        if len(under):
-            out["equal visits"] = (int(under.loc[under.visits.idxmax(), "step"]), int(last.step))
+        near_visits = []
+        for gv, gs in zip(g_pos.visits, g_pos.step):
+            under = f[(f.visits <= gv) & (f.step > 0)]
+            if len(under):
+                fr = under.loc[under.visits.idxmax()]
+                near_visits.append((gv - fr.visits, -int(gs), int(fr.step)))
+        if near_visits:
+            gap, neg_g, fs = min(near_visits)
+            out["equal visits"] = (fs, -neg_g)
         near = f[f.step > 0]
         if len(near):
             out["equal time"] = (int(near.loc[(near.cpu_hours - last.cpu_hours).abs().idxmin(), "step"]), int(last.step))
@@ -126,7 +139,7 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
 
 
 def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable],
-                 training_families) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     training_families) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(answers, picks)``: one row per test question of every suite in ``tables`` that the first
     selector was evaluated on (every other must have been evaluated on them too) with its ``suite``,
     ``family`` and ``domain`` (:func:`~fgpo_core.evaluation.domains.domain_of`), then one column per
