@@ -22,14 +22,14 @@
 # strings), **GRPO** (TRL) samples $G = 6$ completions per question (Eq. 3), and **SFT** and
 # **DPO** imitate the table's best subset.
 #
-# **In short.** On the whole training pool, whose regulator questions pay for the motif scan,
-# FGPO (with a format term) and GRPO first give every question one subset with the motif scan, the one their own reward ranks first, and
-# are level at equal visits ({glue:text}`ev_core` points on core), as are the checkpoints each
-# keeps by dev. With more visits FGPO goes on to route by question: at equal time it is ahead in
-# domain ({glue:text}`et_id`) and far behind out of domain ({glue:text}`et_ood`), having dropped
-# the motif scan the unseen TF-motif family needs, and by two epochs it has fallen below the
-# warm-up on dev ({ref}`whole-pool`). On the first pool every RL update dropped it at once, and every RL run kept
-# the warm-up's adapter ({ref}`first-pool`).
+# **In short.** On the whole training pool, whose regulator questions pay for the motif scan, FGPO
+# (with a format term) and GRPO first give every question one subset with the motif scan, the one
+# their own reward ranks first, and are level at equal visits ({glue:text}`ev_core` points on core),
+# as are the checkpoints each keeps by dev. With more visits FGPO goes on to route by question: at
+# equal time it is ahead in domain ({glue:text}`et_id`) and far behind out of domain
+# ({glue:text}`et_ood`), having dropped the motif scan the unseen TF-motif family needs, and by two
+# epochs it has fallen below the warm-up on dev ({ref}`whole-pool`). On the first pool every RL
+# update dropped it at once, and every RL run kept the warm-up's adapter ({ref}`first-pool`).
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -163,10 +163,9 @@ if stop is not None:
     glue_number("stop_scoring", later.accuracy.iloc[0]);
 
 # %% [markdown]
-# FGPO at the rate {glue:text}`stop_lr` drained the policy strings' mass below 0.001 from step
-# {glue:text}`stop_drained_step` on; free generation then failed the format on
-# {glue:text}`stop_gen_ff`% of dev while controlled scoring read {glue:text}`stop_scoring`%, and
-# the run was stopped after {glue:text}`stop_steps` steps. Hence one **format warm-up** for all:
+# FGPO at the rate {glue:text}`stop_lr` drained the policy strings' mass below 0.001 by step
+# {glue:text}`stop_drained_step`, and free generation failed the format on
+# {glue:text}`stop_gen_ff`% of dev. Hence one **format warm-up** for all:
 # policy strings drawn *uniformly* (the format, nothing about tools), plus a term raising
 # $\log \sum_a p_{\text{gen}}(a \mid s)$, until that mass reaches 95% on dev.
 
@@ -211,10 +210,10 @@ display(show_source(TableReward.__call__))
 # ## Training on the whole pool
 #
 # The whole pool adds {glue:text}`pool_n_reg` regulator questions, which pay for the motif scan T2
-# ({glue:text}`pool_n_train` in all; the first pool never does, {ref}`first-pool`). From the warm-up, FGPO and GRPO train on it with
-# {glue:text}`pool_batch` questions a step at the rate {glue:text}`pool_lr` (GRPO in groups of
-# {glue:text}`pool_G`), evaluating dev every {glue:text}`pool_f_every` steps (FGPO, a quarter
-# epoch) or {glue:text}`pool_g_every` (GRPO) and keeping a snapshot of each evaluation.
+# ({glue:text}`pool_n_train` in all; the first pool never does, {ref}`first-pool`). FGPO and GRPO
+# train on it with {glue:text}`pool_batch` questions a step at the rate {glue:text}`pool_lr` (GRPO
+# in groups of {glue:text}`pool_G`), evaluating dev every {glue:text}`pool_f_every` steps (FGPO, a
+# quarter epoch) or {glue:text}`pool_g_every` (GRPO) and keeping a snapshot of each evaluation.
 #
 # FGPO as the paper writes it (rate {glue:text}`pool_stop_lr`, no format term) broke free
 # generation here: at step {glue:text}`pool_stop_step` greedy generation failed the format on
@@ -256,6 +255,9 @@ for r, c, short in ((F, cf, "f"), (G, cg, "g")):
     glue_number(f"pool_{short}_best_later", c[c.index > kept[r]].generation.max() if (c.index > kept[r]).any() else np.nan)
     glue_number(f"pool_{short}_per_visit", per_visit[r], digits=1)
 glue_number("pool_cost_ratio", per_visit[G] / per_visit[F], digits=1)
+table_calls = space.n_actions * train_pool.n_questions  # the reward table: every subset of every training question, once
+glue_number("pool_table_calls", table_calls, digits=0)
+glue_number("pool_calls_visits", table_calls / pool_cfg[G]["G"], digits=0)
 later = course[course.step > 0]
 best_by = {r: int(train_pool.rewards(r).mean(0).argmax()) for r in ("eq1", "differential")}
 fixed_f = cf[(cf.index > 0) & (cf.subset >= 0)]
@@ -296,14 +298,17 @@ if pool_stop is not None:
 # and by step {glue:text}`f_last` its dev score has fallen to {glue:text}`f_last_dev`%, below the
 # warm-up. Among the evaluations tied at
 # {glue:text}`pool_f_kept_dev`% on dev, FGPO keeps step {glue:text}`pool_f_kept`
-# ({glue:text}`pool_f_kept_visits` visits; its ties go to the higher expected reward J) and GRPO
-# step {glue:text}`pool_g_kept` ({glue:text}`pool_g_kept_visits`; its ties go to the earlier step).
+# (ties go to the higher expected reward J) and GRPO step {glue:text}`pool_g_kept` (ties go to
+# the earlier step).
 #
 # GRPO's groups died as its policy concentrated: by the exact recount {glue:text}`dead_first`% were
 # dead over its first five steps and {glue:text}`dead_last`% over its last five (to step
 # {glue:text}`dead_last_step`). A visit cost GRPO {glue:text}`pool_cost_ratio` times FGPO's CPU time
 # ({glue:text}`pool_g_per_visit` against {glue:text}`pool_f_per_visit` seconds): it samples and
-# back-propagates six completions where FGPO scores 16 strings in one pass.
+# back-propagates six completions where FGPO scores 16 strings in one pass. In reasoner calls, the
+# table both runs read cost {glue:text}`pool_table_calls`, once; GRPO as the paper runs it, calling
+# the reasoner per completion, spends as many in {glue:text}`pool_calls_visits` visits, more than
+# FGPO's whole run.
 
 # %% tags=["remove-input"]
 claim("pool-paper-fgpo-broke", pool_stop is not None and sdev.gen_format_failures.iloc[-1] > 90
@@ -325,6 +330,8 @@ claim("pool-own-reward-best", best_by["eq1"] in run_subsets[F] and best_by["diff
       "the pool, and the two rewards rank different subsets first")
 claim("pool-dead-rise", len(recount) >= 10 and recount.iloc[-5:].mean() >= 0.6
       and recount.iloc[-5:].mean() > recount.iloc[:5].mean() + 0.2, "GRPO's dead groups rose to most of its groups")
+claim("pool-table-calls-beyond-fgpo-run", table_calls / pool_cfg[G]["G"] > cf.visits.iloc[-1],
+      "GRPO calling the reasoner per completion matches the table's calls only beyond FGPO's whole run")
 claim("pool-grpo-costlier", per_visit[G] > 3 * per_visit[F], "a visit costs GRPO several times FGPO's CPU time")
 
 # %% [markdown]
@@ -420,18 +427,18 @@ glue_number("vs_warm_max", max(v.gap for v in vs_warm.values()), signed=True)
 glue_number("paper_gap_grpo", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"], digits=2, signed=True);
 
 # %% [markdown]
-# At equal visits ({glue:text}`ev_f_visits` each), FGPO minus GRPO is {glue:text}`ev_core` points
-# on core, {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain, none a difference:
-# two fixed subsets that differ by what their rewards charge for a tool, not by how they estimate
-# the gradient. GRPO's is the best fixed subset itself. The kept checkpoints (FGPO's step
-# {glue:text}`kp_f_step`, GRPO's {glue:text}`kp_g_step`) pick as the equal-visits ones on every
-# test question, so they too are level ({glue:text}`kp_core` on core).
-# At equal time ({glue:text}`et_f_visits`
-# visits of FGPO to GRPO's {glue:text}`et_g_visits`, in {glue:text}`et_f_hours` and
-# {glue:text}`et_g_hours` CPU hours) FGPO is ahead in domain ({glue:text}`et_id`, a difference),
-# the only checkpoint ahead of the best fixed subset by a difference anywhere, and far behind out of domain
-# ({glue:text}`et_ood`; {glue:text}`et_core` on core). The paper puts FGPO
-# {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA; this selector shows no such lead.
+# At equal visits ({glue:text}`ev_f_visits` each), FGPO minus GRPO is {glue:text}`ev_core` points on
+# core, {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain, none a difference: two
+# fixed subsets that differ by what their rewards charge for a tool, not by how they estimate the
+# gradient. GRPO's is the best fixed subset itself. The kept checkpoints (FGPO's step
+# {glue:text}`kp_f_step`, GRPO's {glue:text}`kp_g_step`) pick as the equal-visits ones on every test
+# question, so they too are level ({glue:text}`kp_core` on core). At equal time
+# ({glue:text}`et_f_visits` visits of FGPO to GRPO's {glue:text}`et_g_visits`, in
+# {glue:text}`et_f_hours` and {glue:text}`et_g_hours` CPU hours) FGPO is ahead in domain
+# ({glue:text}`et_id`, a difference), the only checkpoint ahead of the best fixed subset by a
+# difference anywhere, and far behind out of domain ({glue:text}`et_ood`; {glue:text}`et_core` on
+# core). The paper puts FGPO {glue:text}`paper_gap_grpo` points ahead of GRPO on GenomeQA; this
+# selector shows no such lead.
 
 # %% tags=["remove-input"]
 ev_t = pool_tests[next(r for r in pool_tests if r.startswith("FGPO step") and "equal visits" in r)]
@@ -645,13 +652,13 @@ for s_ in ("microbe", "mosaic"):
     glue_number(f"n_{s_}", n_q.get(s_, 0), digits=0);
 
 # %% [markdown]
-# The row {glue:text}`rl_group` is one selector: {glue:text}`warm_core`% on core with {glue:text}`warm_tools_core` tools per question, below
-# All-Tools ({glue:text}`all_core`%) and the best fixed subset ({glue:text}`best_core`%); by
-# controlled scoring, {glue:text}`warm_scoring`% (the paper: FGPO {glue:text}`paper_fgpo`%,
-# GRPO {glue:text}`paper_grpo`%, All-Tools {glue:text}`paper_all`% on GenomeQA). SFT and DPO
-# call no tool and score what No-Tool scores ({glue:text}`sft_core`% on core): Eq. 1 charges
-# for every tool, the empty subset is optimal for many training questions, and imitation
-# collapses onto it.
+# The row {glue:text}`rl_group` is one selector: {glue:text}`warm_core`% on core with
+# {glue:text}`warm_tools_core` tools per question, below All-Tools ({glue:text}`all_core`%) and the
+# best fixed subset ({glue:text}`best_core`%); by controlled scoring, {glue:text}`warm_scoring`%
+# (the paper: FGPO {glue:text}`paper_fgpo`%, GRPO {glue:text}`paper_grpo`%, All-Tools
+# {glue:text}`paper_all`% on GenomeQA). SFT and DPO call no tool and score what No-Tool scores
+# ({glue:text}`sft_core`% on core): Eq. 1 charges for every tool, the empty subset is optimal for
+# many training questions, and imitation collapses onto it.
 
 # %% tags=["remove-input"]
 claim("cross-suites-smaller", all(s_ in n_q and n_q[s_] < n_q["core"] for s_ in ("microbe", "mosaic")),
@@ -668,7 +675,7 @@ claim("sft-is-no-tool", sft_row is not None and core_rows.loc[sft_row, "tools"] 
 # (why-rl-lowered-dev)=
 # ### Why every RL run lowered dev accuracy
 #
-# The RL runs did move. A dev evaluation with the same number of tools on every question, whose
+# A dev evaluation with the same number of tools on every question, whose
 # accuracy exactly one fixed subset of that size scores, reproduces that subset.
 
 # %% tags=["remove-cell"]
@@ -761,12 +768,13 @@ if base is not None:
 # On the training families T2 pays nowhere: it gains at most {glue:text}`t2_train_alone_max` points
 # alone and {glue:text}`t2_train_added_max` added to {glue:text}`fgpo_subset`, and it lowers Eq. 1's
 # reward on every one of them. On TF-motif questions, {glue:text}`tf_share`% of dev, it is worth
-# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`, and adding it lifts all of
-# dev by more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL runs lost. Each run learned, correctly for its training data, to stop paying for a tool only an
-# unseen family needs, and selection on dev vetoed every update. FGPO does move this selector: in
-# the post-training chapter ({ref}`post-training-lm`), keeping its *last* adapter after
-# {glue:text}`pt_budget` visits, FGPO at LoRA rank 4 ends {glue:text}`pt_gap` points above the
-# start out of domain (p {glue:text}`pt_p`, a difference).
+# {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`, and adding it lifts all of dev
+# by more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL runs lost. Each run
+# learned, correctly for its training data, to stop paying for a tool only an unseen family needs,
+# and selection on dev vetoed every update. FGPO does move this selector: in the post-training
+# chapter ({ref}`post-training-lm`), keeping its *last* adapter after {glue:text}`pt_budget` visits,
+# FGPO at LoRA rank 4 ends {glue:text}`pt_gap` points above the start out of domain (p
+# {glue:text}`pt_p`, a difference).
 
 # %% tags=["remove-input"]
 claim("t2-pays-on-no-training-family", base is not None and (tr["Eq. 1 reward of adding T2"] < 0).all()
