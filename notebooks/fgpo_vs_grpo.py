@@ -157,10 +157,8 @@ if stop is not None:
     drained = stop_log[stop_log.p_gen_mass < 1e-3]
     glue_text("stop_lr", f"{stop['config']['lr']:g}")
     glue_number("stop_drained_step", int(drained.step.min()) if len(drained) else float("nan"), digits=0)
-    glue_number("stop_steps", int(stop["steps_taken"]), digits=0)
     later = stop_dev[stop_dev.index > 0]
-    glue_number("stop_gen_ff", later.gen_format_failures.iloc[-1], digits=0)
-    glue_number("stop_scoring", later.accuracy.iloc[0]);
+    glue_number("stop_gen_ff", later.gen_format_failures.iloc[-1], digits=0);
 
 # %% [markdown]
 # FGPO at the rate {glue:text}`stop_lr` drained the policy strings' mass below 0.001 by step
@@ -250,9 +248,7 @@ for r, c, short in ((F, cf, "f"), (G, cg, "g")):
     glue_number(f"pool_{short}_steps", c.index[-1], digits=0)
     glue_number(f"pool_{short}_hours", c.cpu_hours.iloc[-1])
     glue_number(f"pool_{short}_kept", kept[r], digits=0)
-    glue_number(f"pool_{short}_kept_visits", c.loc[kept[r], "visits"], digits=0)
     glue_number(f"pool_{short}_kept_dev", c.loc[kept[r], "generation"])
-    glue_number(f"pool_{short}_best_later", c[c.index > kept[r]].generation.max() if (c.index > kept[r]).any() else np.nan)
     glue_number(f"pool_{short}_per_visit", per_visit[r], digits=1)
 glue_number("pool_cost_ratio", per_visit[G] / per_visit[F], digits=1)
 table_calls = space.n_actions * train_pool.n_questions  # the reward table: every subset of every training question, once
@@ -272,20 +268,15 @@ glue_text("pool_f_subsets", " and ".join(subset_label(a) for a in run_subsets[F]
 glue_text("pool_g_subsets", " and ".join(subset_label(a) for a in run_subsets[G]))
 glue_text("pool_eq1_best", subset_label(best_by["eq1"]))
 glue_text("pool_diff_best", subset_label(best_by["differential"]))
-glue_number("pool_later_dev", later.generation.max())
 recount = pool_dead.recount.dropna()
 glue_number("dead_first", 100 * recount.iloc[:5].mean(), digits=0)
 glue_number("dead_last", 100 * recount.iloc[-5:].mean(), digits=0)
 glue_number("dead_last_step", pool_dead.step.iloc[-1], digits=0)
-glue_number("pool_all_dev", dev_fixed[-1])
 if pool_stop is not None:
     sdev = pd.DataFrame(pool_stop["dev"]).set_index("step")
     glue_text("pool_stop_lr", f"{pool_stop['config']['lr']:g}")
     glue_number("pool_stop_ff", sdev.gen_format_failures.iloc[-1])
-    glue_number("pool_stop_step", sdev.index[-1], digits=0)
-    glue_number("pool_stop_scoring", sdev.accuracy.iloc[-1])
-    glue_number("pool_stop_mass", pool_stop["steps"][-1]["p_gen_mass"], digits=2)
-    glue_number("pool_stop_at", pool_stop["steps_taken"], digits=0);
+    glue_number("pool_stop_step", sdev.index[-1], digits=0);
 
 # %% [markdown]
 # Both runs leave the warm-up's {glue:text}`pool_start`% at their first evaluation. Every later one
@@ -420,10 +411,7 @@ for what, (sf, sg) in pairs.items():
     glue_number(f"{k}_g_hours", cg_.cpu_hours)
     for part, short in (("core", "core"), ("in domain", "id"), ("out of domain", "ood")):
         glue_number(f"{k}_{short}", pool_tests[row][part].gap, signed=True)
-vs_warm = {k: pool_tests[f"{row_of[k]} vs the warm-up"]["core"] for k in ckpts}
 vs_best = {ks[0]: pool_tests[f"{row_of[ks[0]]} vs the best fixed subset"] for ks in alike.values()}
-glue_number("vs_warm_min", min(v.gap for v in vs_warm.values()), signed=True)
-glue_number("vs_warm_max", max(v.gap for v in vs_warm.values()), signed=True)
 glue_number("paper_gap_grpo", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"], digits=2, signed=True);
 
 # %% [markdown]
@@ -484,10 +472,6 @@ display(routing.style.format({c: (lambda v: fmt_number(v, 0)) for c in routing.c
         .set_properties(**{"padding-left": "1.2em"})
         .set_caption(f"What each selector picks on core ({len(core_picks):,} questions)"))
 trained_rows = routing.drop(index="Warm-up")
-glue_number("pool_min_share", trained_rows["its share (%)"].min(), digits=0)
-glue_number("pool_max_subsets", trained_rows["subsets picked"].max(), digits=0)
-glue_number("pool_t2_tf_min", trained_rows[f"T{T2 + 1} on TF motifs (%)"].min(), digits=0)
-glue_number("pool_t2_other_min", trained_rows[f"T{T2 + 1} on the other families (%)"].min(), digits=0)
 glue_number("warm_t2_tf_pool", routing.loc["Warm-up", f"T{T2 + 1} on TF motifs (%)"], digits=0)
 et_row = routing.loc[row_of[(F, pairs["equal time"][0])]]
 fixed_rows = trained_rows.drop(index=et_row.name)
@@ -566,8 +550,6 @@ glue_number("dead_recount_steps", len(both), digits=0)
 glue_number("grpo_steps", len(dead), digits=0)
 glue_number("G", trained["GRPO"].manifest["config"]["G"], digits=0)
 cost = training_cost({n: r.manifest for n, r in trained.items()})
-glue_number("min_fgpo", cost.loc["FGPO", "minutes"], digits=0)
-glue_number("min_grpo", cost.loc["GRPO", "minutes"], digits=0)
 glue_number("first_visits", cost.loc["FGPO", "visits"], digits=0);
 
 # %% [markdown]
@@ -645,9 +627,7 @@ glue_number("paper_grpo", paper.MAIN_GENOMEQA["GRPO"], digits=2)
 glue_number("paper_all", paper.MAIN_GENOMEQA["All-Tools"], digits=2)
 sft_row = rep.get("SFT")
 glue_number("sft_core", acc.loc[sft_row, "core"])
-glue_number("notool_core", acc.loc["No-Tool", "core"])
 glue_text("rl_group", label[W].split(" (")[0])
-glue_number("n_core", n_q["core"], digits=0)
 for s_ in ("microbe", "mosaic"):
     glue_number(f"n_{s_}", n_q.get(s_, 0), digits=0);
 
@@ -704,18 +684,13 @@ def one_subset(frame):
 
 
 fgpo_scoring = moved[(moved.run == "FGPO") & (moved.reading == "controlled scoring")]
-fgpo_gen = moved[(moved.run == "FGPO") & (moved.reading == "free generation")]
 base = one_subset(fgpo_scoring) if len(fgpo_scoring) else None
 grpo_base = one_subset(moved[moved.run == "GRPO"]) if "GRPO" in RL else None
 matched = [m[0] for m in moved.matches if len(m) == 1]
-fgpo_gen_match = fgpo_gen[[len(m) == 1 and m[0] == base for m in fgpo_gen.matches]]
 glue_text("fgpo_subset", subset_label(base) if base is not None else "–")
 glue_text("grpo_subset", subset_label(grpo_base) if grpo_base is not None else "–")
 glue_number("fgpo_n_evals", len(fgpo_scoring), digits=0)
-glue_text("fgpo_gen_steps", " and ".join(str(x) for x in fgpo_gen_match.step))
-glue_number("fgpo_gen_ff", max(d.get("gen_format_failures", 0) for d in trained["FGPO"].manifest["dev"]), digits=0)
 dev_fixed = 100 * dev_table_.correct.mean(0)
-glue_number("dev_all_tools", dev_fixed[-1])
 train_best = int(train_table.rewards("eq1").mean(0).argmax())
 glue_number("n_train", train_table.n_questions, digits=0);
 
@@ -759,10 +734,7 @@ if base is not None:
     glue_number("t2_tf_added", dv.loc["tf_motif", added_col])
     glue_number("tf_share", 100 * share_tf, digits=0)
     with_t2 = base | (1 << T2)
-    glue_text("with_t2", subset_label(with_t2))
-    r_used = train_table.rewards("eq1").mean(0)
-    glue_number("dev_base", dev_fixed[base])
-    glue_number("dev_with_t2", dev_fixed[with_t2]);
+    r_used = train_table.rewards("eq1").mean(0);
 
 # %% [markdown]
 # On the training families T2 pays nowhere: it gains at most {glue:text}`t2_train_alone_max` points
@@ -789,19 +761,15 @@ claim("dev-gap-explains-drop", base is not None
       "adding T2 back to FGPO's subset gains more on dev than the RL runs lost, nearly all of it on TF motifs")
 pt = None
 if lm_companion_dir and (Path(lm_companion_dir) / "picks.parquet").exists():
-    from fgpo_core.experiments.companion_report import lm_companion_table, lm_companion_tests, load_lm_companion
+    from fgpo_core.experiments.companion_report import lm_companion_tests, load_lm_companion
 
     pt_picks = load_lm_companion(lm_companion_dir)
     pt_tables = {s: tables["evidence reader"][s] for s in ("core", "microbe") if s in tables["evidence reader"]}
     pt_vs = lm_companion_tests(pt_picks, pt_tables, training_families, arm="start")
-    pt_tab = lm_companion_table(pt_picks, pt_tables, training_families)
     if (4, "OOD", "fgpo") in pt_vs.index:
         pt = pt_vs.loc[(4, "OOD", "fgpo")]
         glue_number("pt_budget", json.loads((Path(lm_companion_dir) / "manifest.json").read_text())["config"]["budget"],
                     digits=0)
-        glue_number("pt_tools", pt_tab.loc[("fgpo", 4), "tools"], digits=1)
-        glue_number("pt_ood", pt["other (%)"])
-        glue_number("pt_start_ood", pt["start (%)"])
         glue_number("pt_gap", pt["other (%)"] - pt["start (%)"], signed=True)
         glue_p("pt_p", pt["p"])
 claim("post-training-moved", pt is not None and pt["other (%)"] > pt["start (%)"] and pt["p"] < 0.05,

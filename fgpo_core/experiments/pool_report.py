@@ -127,7 +127,7 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
                 fr = under.loc[under.visits.idxmax()]
                 near_visits.append((gv - fr.visits, -int(gs), int(fr.step)))
         if near_visits:
-            gap, neg_g, fs = min(near_visits)
+            _, neg_g, fs = min(near_visits)
             out["equal visits"] = (fs, -neg_g)
         near = f[f.step > 0]
         if len(near):
