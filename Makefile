@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -30,9 +30,12 @@ lock: $(STAMP)
 book: $(STAMP)
 	$(VENV)/bin/fgpo book --profile $(PROFILE)
 
-## make test: install, run the test suite (unit tests + every chapter under the ci profile)
+## make test: install, run the test suite (unit tests + every chapter under the ci profile) over
+## TEST_JOBS processes (pytest-xdist, one torch thread each; the slowest tests start first, see
+## tests/conftest.py). TEST_JOBS=0 runs them in this process.
+TEST_JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist load --maxschedchunk 1)
 
 ## make check-pages: scan the rendered book for what a reader must never see (NaN, machine paths,
 ## progress bars, warnings, failed claims)
@@ -64,6 +67,7 @@ tables: $(STAMP)
 	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner minilm --out $(TABLES)/minilm/$$s || exit 1; \
 	done
 	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite core --limit 8 --reasoner smollm2 --out $(TABLES)/smollm2/core
+	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite indev --reasoner reader --out $(TABLES)/reader/indev
 
 ## make features: the frozen MiniLM features of the selector's prompt for every suite (about 5 min on 2 cores)
 features: $(STAMP)
@@ -77,14 +81,17 @@ study: $(STAMP)
 	$(VENV)/bin/fgpo study --n-train 1000 --out-dir runs/cpu/study-first-pool
 
 ## make study-mlp: the main study with a 256-unit MLP head instead of the linear one, and the worked
-## example of a new estimator (RLOO + KL to uniform) at the main study's settings (the chapter "Exact
+## examples of a new estimator (RLOO + KL to uniform; GRPO with PPO clipping and two updates per
+## draw) at the main study's settings (the chapter "Exact
 ## versus sampled on the real tables" reads both; resumable, about 15 min on 1 core)
 KEEP_Q := $(VENV)/bin/python -c 'import sys; from fgpo_core.experiments.study import keep_q; keep_q(sys.argv[1], sys.argv[2:])'
 study-mlp: $(STAMP)
 	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --out-dir runs/cpu/study-mlp
 	$(VENV)/bin/fgpo study --methods rloo-kl --out-dir runs/cpu/study-rloo-kl
+	$(VENV)/bin/fgpo study --methods grpo-clip-u2 --out-dir runs/cpu/study-grpo-clip
 	$(KEEP_Q) runs/cpu/study-mlp
 	$(KEEP_Q) runs/cpu/study-rloo-kl
+	$(KEEP_Q) runs/cpu/study-grpo-clip
 
 ## make study-features: one small study per frozen encoder of the selector's prompt (FGPO and GRPO,
 ## 3 seeds, the first 400 training questions, read on dev), MiniLM's and SmolLM2's features; the
@@ -110,6 +117,17 @@ ablations: $(STAMP)
 	$(VENV)/bin/fgpo study --methods five --checkpoints 20 --table-dir $(TABLES)/reader-five \
 	  --features-dir data/features/cpu/minilm-five --out-dir runs/cpu/ablations-five
 	$(KEEP_Q) runs/cpu/ablations-five
+
+## make fair: the fair test of exact versus sampled (the chapter "Exact versus sampled on the real
+## tables"): every estimator of experiments/factorial.py by every regularizer (none, entropy bonus,
+## KL to uniform) at weights 0.01, 0.03 and 0.1, every learning rate, 5 seeds, every choice read on
+## the in-domain dev (indev); 1,820 runs, about 5 CPU s each: two shards side by side, about 80 min
+## on 2 quiet cores (resumable; the last shard to finish writes the study)
+FAIR := --methods fair --dev-suite indev --keep-q false --curve-every 10 --checkpoints 10 --out-dir runs/cpu/fair
+fair: $(STAMP)
+	$(VENV)/bin/fgpo study $(FAIR) --shard 0/2 & pid=$$!; \
+	  $(VENV)/bin/fgpo study $(FAIR) --shard 1/2 || exit 1; wait $$pid
+	$(VENV)/bin/fgpo study $(FAIR)
 
 ## make companion: the post-training study on the policy head (resumable; about 50 min on 1 core);
 ## its policies are not kept (no chapter reads them), the ablations keep SFT's and DPO's

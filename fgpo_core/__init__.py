@@ -16,9 +16,10 @@ One paper concept per room:
   SFT, DPO, the format warm-up), and the one training loop over an estimator's visits that trains
   the policy head and the tabular bandit;
 - :mod:`fgpo_core.evaluation`: picks, metrics (Tables 15 and 16, McNemar, live agreement), the
-  rules for a difference and for in- and out-of-domain questions, and analyses;
-- :mod:`fgpo_core.experiments`: a run, the LM main table, the policy-head studies (the
-  post-training study among them), reading each back;
+  rules for a difference and for in- and out-of-domain questions;
+- :mod:`fgpo_core.experiments`: what writes run folders: a run, the LM main table, the
+  policy-head studies (the post-training study among them);
+- :mod:`fgpo_core.reports`: what reads them back into a chapter's tables and glued numbers;
 - :mod:`fgpo_core.book`: building the book, chapter helpers, plots, the paper's numbers.
 """
 __version__ = "0.1.0"

@@ -2,83 +2,26 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from .cli_errors import USER_ERRORS, one_line, run_command as _run
 from .cli_table import add_table_parser, set_threads
+from .cli_tools import DEFAULT_BENCH, tools_command as _tools
 
-__all__ = ["main"]
-
-DEFAULT_BENCH = "data/benchmarks/cpu"
+__all__ = ["main", "USER_ERRORS"]
 
 
 def _book(args) -> int:
+    import yaml
+
     from .book.build import build_book
 
-    return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html,
-                      cache=not args.no_cache)
-
-
-def _read_fasta_arg(path: str) -> list[tuple[str, str]]:
-    from .genomics.data import FastaError, read_fasta
-
     try:
-        recs = read_fasta(path)
-    except FastaError as exc:
-        raise SystemExit(f"fgpo tools: {exc}") from None
-    if not recs:
-        raise SystemExit(f"{path}: no FASTA record found")
-    return recs
-
-
-def _tools(args) -> int:
-    import json
-
-    from .genomics.tools import SequenceError, ToolInput, ToolLibrary, render_block
-
-    seqs = list(args.sequence or [])
-    if args.fasta:
-        seqs += [s for _, s in _read_fasta_arg(args.fasta)]
-    if not seqs:
-        raise SystemExit("give --sequence SEQ (repeatable) or --fasta FILE")
-    if len(seqs) > 26:
-        raise SystemExit("at most 26 sequences (labelled A-Z)")
-    labelled = {"": seqs[0]} if len(seqs) == 1 else {chr(65 + i): s for i, s in enumerate(seqs)}
-    five = "homology" in (args.tool or [])
-    if args.bench and (Path(args.bench) / "references.jsonl").exists():
-        from .genomics.benchmarks import tool_library_for
-
-        lib = tool_library_for(args.bench, five=five)  # the expert's and homology's labelled references
-    elif args.bench and args.bench != DEFAULT_BENCH:
-        raise SystemExit(f"fgpo tools: {args.bench} holds no references.jsonl (a built benchmark folder has one)")
-    else:
-        lib = ToolLibrary.five() if five else ToolLibrary.main()
-    refs = next((t.references for t in lib.tools if t.name == "expert"), {})
-    if args.task and refs and args.task not in refs:
-        raise SystemExit(f"fgpo tools: no reference set for task {args.task!r}; the benchmark has "
-                         f"{', '.join(sorted(refs))}")
-    chosen = args.tool or [n for n in lib.names if n != "homology"]
-    unknown = [t for t in chosen if t not in lib.names]
-    if unknown:
-        raise SystemExit(f"unknown tool(s) {', '.join(unknown)}; tools are: {', '.join(lib.names)}")
-    inp = ToolInput(labelled, task=args.task)
-    out = []
-    try:
-        for tool in lib.tools:
-            if tool.name in chosen:
-                out.append(tool.run(inp))
-    except SequenceError as exc:
-        print(f"fgpo tools: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        from .io import finite_json
-
-        print(json.dumps(finite_json([{"tool": e.tool, "title": e.title, "records": e.records} for e in out]),
-                         indent=2, allow_nan=False))
-    else:
-        print("\n\n".join(render_block(e) for e in out))
-    return 0
+        return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html,
+                          cache=not args.no_cache)
+    except yaml.YAMLError as exc:  # a profile (or the book's own YAML) with a syntax error
+        raise ValueError(f"--profile {args.profile}: {one_line(exc)}") from None
 
 
 def _benchmark(args) -> int:
@@ -164,11 +107,11 @@ def _evaluate(args) -> int:
 
     set_threads(args.threads)
     if args.limit < 0:
-        raise SystemExit(f"fgpo evaluate: --limit must be 0 (all questions) or positive, got {args.limit}")
+        raise ValueError(f"--limit must be 0 (all questions) or positive, got {args.limit}")
     if args.keep < 0:
         raise ValueError(f"--keep must be 0 (whole sequences) or positive, got {args.keep}")
     if bool(args.out) == bool(args.into_run):
-        raise SystemExit("fgpo evaluate: give --out FOLDER, or --into-run to write into the run's own eval/")
+        raise ValueError("give --out FOLDER, or --into-run to write into the run's own eval/")
     written = evaluate_run(args.run, args.bench, args.suite or None, keep=args.keep, limit=args.limit,
                            out_dir=args.out, scoring=not args.generation_only,
                            described=args.described)
@@ -199,7 +142,7 @@ def _format(args) -> int:
 
     set_threads(args.threads)
     if args.samples < 1 or args.limit < 0:
-        raise SystemExit("fgpo format: --samples must be positive and --limit 0 (all) or positive")
+        raise ValueError("--samples must be positive and --limit 0 (all) or positive")
     if args.keep < 0:
         raise ValueError(f"--keep must be 0 (whole sequences) or positive, got {args.keep}")
     f = format_run(args.run, args.bench, args.suite, limit=args.limit, G=args.samples, seed=args.seed,
@@ -219,13 +162,13 @@ def _snapshot(args) -> int:
 
 
 def _choose(args) -> int:
-    from .experiments.report import choose_runs
+    from .experiments.chosen import choose_runs
 
     candidates = {}
     for item in args.method:
         name, sep, folders = item.partition("=")
         if not sep or not name or not folders:
-            raise SystemExit(f"fgpo choose: --method takes METHOD=FOLDER[,FOLDER...], got {item!r}")
+            raise ValueError(f"--method takes METHOD=FOLDER[,FOLDER...], got {item!r}")
         if name in candidates:
             raise ValueError(f"--method {name} is given twice; give its folders once, comma-separated")
         candidates[name] = [f for f in folders.split(",") if f]
@@ -249,7 +192,7 @@ def _features(args) -> int:
         for item in args.questions:
             name, sep, path = item.partition("=")
             if not sep or not name or not path:
-                raise SystemExit(f"fgpo features: --questions takes NAME=FILE.jsonl, got {item!r}")
+                raise ValueError(f"--questions takes NAME=FILE.jsonl, got {item!r}")
             if name in suites:
                 raise ValueError(f"--questions names the suite {name!r} twice")
             suites[plain_name(name, "--questions suite name")] = read_questions(path)
@@ -258,7 +201,10 @@ def _features(args) -> int:
     names = args.suite or list(suites)
     unknown = [n for n in names if n not in suites]
     if unknown:
-        raise SystemExit(f"{args.bench} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
+        where = "the --questions files" if args.questions else args.bench
+        raise ValueError(f"{where} hold no suite {unknown[0]!r}; suites: {', '.join(sorted(suites))}")
+    if len(set(names)) < len(names):
+        raise ValueError(f"--suite names {next(n for n in names if names.count(n) > 1)!r} twice")
     out = build_features({n: suites[n] for n in names}, args.out, args.encoder, n_tools=args.n_tools,
                          keep=args.keep)
     print(f"features of {', '.join(names)} in {out}")
@@ -269,9 +215,27 @@ def _study(args) -> int:
     from .configs import dataclass_from_args
     from .experiments.study import StudyConfig, run_study
 
-    out = run_study(dataclass_from_args(StudyConfig, args))
-    print(f"study written to {out}")
+    cfg = dataclass_from_args(StudyConfig, args)
+    out = run_study(StudyConfig(**{**cfg.__dict__, "beta": args.beta}))
+    if out is not None:
+        print(f"study written to {out}")
     return 0
+
+
+def _add_study_parser(sub) -> None:
+    """``fgpo study``: StudyConfig's fields (its estimator settings' among them) as flags; the
+    method-name grammar (every estimator, regularizer and modifier, from the registries) as the
+    help's epilog."""
+    from .configs import add_dataclass_args
+    from .core.method_names import grammar_help
+    from .experiments.study import StudyConfig
+
+    st = sub.add_parser("study", help="train and evaluate methods x seeds of the policy-head selector (resumable)",
+                        epilog=grammar_help().replace("%", "%%"), formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataclass_args(st, StudyConfig)
+    st.add_argument("--beta", type=float, default=None,
+                    help="the entropy bonus's weight for every method, as -beta in a name (default: each estimator's own)")
+    st.set_defaults(func=_study)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,33 +370,12 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--n-tools", type=int, default=4, help="anonymous tool slots in the prompt (5: the five-tool library)")
     ft.add_argument("--out", required=True, help="cache folder (one .npz per suite and a manifest)")
     ft.set_defaults(func=_features)
-    from .experiments.study import StudyConfig
-
-    st = sub.add_parser("study", help="train and evaluate methods x seeds of the policy-head selector (resumable)")
-    add_dataclass_args(st, StudyConfig)
-    st.set_defaults(func=_study)
+    _add_study_parser(sub)
 
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.suite:
         args.suite = ["core", "microbe", "mosaic"]
     return _run(args.command, args.func, args)
-
-
-USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
-               PermissionError)
-"""What the library raises for bad input; the command line prints the message, not a traceback."""
-
-
-def _run(command: str, func, *args) -> int:
-    """Call ``func``; a user error becomes one line on stderr and exit status 2 (``FGPO_TRACEBACK=1``
-    re-raises it, for debugging)."""
-    try:
-        return func(*args)
-    except USER_ERRORS as exc:
-        if os.environ.get("FGPO_TRACEBACK"):
-            raise
-        print(f"fgpo {command}: {exc}", file=sys.stderr)
-        return 2
 
 
 if __name__ == "__main__":

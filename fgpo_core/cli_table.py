@@ -8,7 +8,7 @@ __all__ = ["add_table_parser", "table_command", "set_threads"]
 
 def set_threads(n: int) -> None:
     if n < 0:
-        raise SystemExit(f"--threads must be 0 (torch's default) or positive, got {n}")
+        raise ValueError(f"--threads must be 0 (torch's default) or positive, got {n}")
     if n:
         import torch
 
@@ -28,20 +28,20 @@ def _table_inputs(args):
     for plugin in args.plugin or []:
         load_plugin(plugin)
     if bool(args.questions) == bool(args.bench):
-        raise SystemExit(f"fgpo table {args.action}: give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
+        raise ValueError("give either --bench FOLDER --suite NAME or --questions FILE.jsonl")
     if args.bench:
         if not args.suite:
-            raise SystemExit(f"fgpo table {args.action}: --bench needs --suite NAME")
+            raise ValueError("--bench needs --suite NAME")
         _, suites = load_benchmark(args.bench)
         if args.suite not in suites:
-            raise SystemExit(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
+            raise ValueError(f"suite {args.suite!r} not in {args.bench}; suites: {', '.join(suites)}")
         questions = suites[args.suite]
     else:
         questions = read_questions(args.questions)
         if not questions:
-            raise SystemExit(f"fgpo table {args.action}: {args.questions} holds no question")
+            raise ValueError(f"{args.questions} holds no question")
     if args.limit < 0:
-        raise SystemExit(f"fgpo table: --limit must be 0 (all questions) or a positive number, got {args.limit}")
+        raise ValueError(f"--limit must be 0 (all questions) or a positive number, got {args.limit}")
     questions = questions[:args.limit] if args.limit else questions
     if args.references:
         refs, db = references_from_file(args.references)
@@ -73,7 +73,7 @@ def table_command(args) -> int:
         try:
             i, n = (int(x) for x in args.shard.split("/"))
         except ValueError:
-            raise SystemExit(f"--shard must look like i/N, got {args.shard!r}") from None
+            raise ValueError(f"--shard must look like i/N, got {args.shard!r}") from None
         if args.chunk_size < 1:  # refused before the reasoner is loaded
             raise ValueError(f"--chunk-size must be a positive number of questions, got {args.chunk_size}")
         questions, library = _table_inputs(args)
@@ -94,10 +94,7 @@ def table_command(args) -> int:
     if args.action == "view":
         from .table.fusion import write_view
 
-        try:
-            out = write_view(args.out, args.blocks, [t.strip() for t in args.tools.split(",") if t.strip()])
-        except (FileNotFoundError, ValueError) as exc:
-            raise SystemExit(f"fgpo table view: {exc}") from None
+        out = write_view(args.out, args.blocks, [t.strip() for t in args.tools.split(",") if t.strip()])
         print(f"view: {out} ({load_table(out).n_questions} questions)")
         return 0
     if args.action == "merge":

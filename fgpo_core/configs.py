@@ -35,13 +35,25 @@ def parse_bool(s: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {s!r}")
 
 
-def add_dataclass_args(parser: argparse.ArgumentParser, cls) -> None:
-    """One ``--flag`` per field (underscores become dashes), its docstring as help."""
+def _optional_kind(f) -> type | None:
+    """``int``, ``float`` or ``str`` of a field annotated ``X | None`` (a nested settings field)."""
+    text = str(f.type)
+    return next((k for k in (int, float, str) if k.__name__ in text.split(" | ")), None)
+
+
+def add_dataclass_args(parser: argparse.ArgumentParser, cls, _nested=None) -> None:
+    """One ``--flag`` per field (underscores become dashes), its docstring as help. A field holding a
+    dataclass (the estimator ``settings``) contributes one flag per field of its own, by its name
+    (``--G``, ``--regularizer``); there a field that defaults to None takes its annotated type."""
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        default = getattr(_nested, f.name) if _nested is not None else \
+            (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+        if dataclasses.is_dataclass(default):
+            add_dataclass_args(parser, type(default), _nested=default)
+            continue
         flag = "--" + f.name.replace("_", "-")
-        kind = type(default)
+        kind = type(default) if default is not None or _nested is None else _optional_kind(f)
         # argparse %-formats help strings: a literal % in a docstring (or a default) must be doubled
         text = f"{docs.get(f.name, '')} (default {default})".replace("%", "%%")
         if kind is bool:
@@ -51,5 +63,15 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls) -> None:
 
 
 def dataclass_from_args(cls, args: argparse.Namespace):
-    names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in vars(args).items() if k in names})
+    """``cls`` from parsed flags (:func:`add_dataclass_args`), a nested dataclass field rebuilt from its own."""
+    values = vars(args)
+    out = {}
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else \
+            (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        if dataclasses.is_dataclass(default):
+            out[f.name] = dataclasses.replace(default, **{g.name: values[g.name] for g in dataclasses.fields(default)
+                                                          if g.name in values})
+        elif f.name in values:
+            out[f.name] = values[f.name]
+    return cls(**out)

@@ -20,8 +20,7 @@
 # weight, the entropy bonus and the temperature do, how much data it needs, what a fifth tool
 # changes, what each tool is worth, how GRPO's group size trades evaluations for accuracy, why
 # SFT and DPO collapse, and whether the selector's size matters. Each question is answered here
-# by one more set of runs of the policy-head selector of "Exact versus sampled on the real
-# tables": the evidence reader's reward tables, all {glue:text}`ap_n_train` training
+# by one more set of runs of the policy-head selector of {doc}`head_study`: the evidence reader's reward tables, all {glue:text}`ap_n_train` training
 # questions, and all {glue:text}`ap_n_test` test questions of `core`, `microbe` and `mosaic`
 # ({glue:text}`ap_n_id` in domain, {glue:text}`ap_n_ood` out of domain), with
 # {glue:text}`ap_n_seeds` seeds per setting and each method's learning rate chosen on dev.
@@ -66,15 +65,16 @@ from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p,
 from fgpo_core.book.plots import plot_ablation_panels, set_style
 from fgpo_core.core.subsets import ActionSpace
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.experiments.ablation_report import (ablation_rows, coverage_table, group_size_table, imitation_table,
-                                                   removal_table, tool_invocation, verdicts)
 from fgpo_core.experiments.domains import (SPLITS, best_fixed_subset, fixed_correct, method_correct, split_masks,
-                                           split_scores,
-                                           study_training_table)
+                                           split_scores, study_training_table)
 from fgpo_core.experiments.study import ABLATIONS, StudyConfig, load_study, run_study
-from fgpo_core.experiments.study_report import label, study_baselines, study_scores
+from fgpo_core.reports.ablation import (ablation_rows, coverage_table, group_size_table, imitation_table,
+                                        removal_table, tool_invocation, verdicts)
+from fgpo_core.reports.study import label, study_baselines, study_scores
+from fgpo_core.reports.tables import show
 from fgpo_core.table import load_tables
 
+# %% tags=["remove-input"]
 set_style()
 warnings.filterwarnings("ignore")
 
@@ -87,13 +87,7 @@ def small_study(methods, tables, features, epochs=head_epochs, checkpoints=3):
                           bench_dir=study_bench, checkpoints=checkpoints, out_dir=out), progress=False)
     return out
 
-
-def show(df, digits=1, **formats):
-    """A table as a reader sees it: rounded, a dash where a value is missing."""
-    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None)
-            .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
-
-
+# %% tags=["remove-input"]
 if not ablation_dir:
     ablation_dir = small_study("ablations", study_tables, study_features)
 if not five_dir:
@@ -114,7 +108,7 @@ ids = {s: np.asarray(ab.pick_matrix(s, "fgpo")[0]) for s in TEST}
 masks = split_masks(tables, ids, families)
 core = tables["core"].select(ids["core"])
 
-
+# %% tags=["remove-input"]
 def fixed(subset):
     """A fixed subset's accuracy (%) on each split."""
     c = fixed_correct(tables, ids, subset)
@@ -131,7 +125,7 @@ def acc_table(methods, scores=scores):
     """Each setting pooled and split (mean over seeds), the pooled sd and tools per question."""
     return ablation_rows(scores, methods, list(SPLITS))[list(SPLIT_COLUMNS)].rename(columns=SPLIT_COLUMNS)
 
-
+# %% tags=["remove-input"]
 # every comparison of the chapter, by the book's rule, on each split: (setting, reference)
 PAIRS = ([(m, "fgpo") for g in ("coverage", "parsimony", "entropy", "temperature", "removal", "imitation")
           for m in ABLATIONS[g] if m != "fgpo"]
@@ -149,7 +143,7 @@ def differs(method, against="fgpo"):
     """The splits (pooled, in domain, out of domain) on which ``method`` differs from ``against``."""
     return [k for k in SPLITS if verdict(method, against, k).difference]
 
-
+# %% tags=["remove-input"]
 ALL = [m for ms in ABLATIONS.values() for m in ms]
 acc = acc_table(ALL)
 A = {m: float(acc.loc[label(m), "pooled (%)"]) for m in set(ALL) if label(m) in acc.index}
@@ -174,7 +168,7 @@ glue_text("ap_best_subset", core.labels()[best_subset])
 glue_number("ap_no_tool", no_tool)
 glue_number("ap_all_tools", all_tools)
 
-
+# %% tags=["remove-input"]
 def panel(methods, x, xlabel, title, paper_points=None, **kw):
     t = acc_table(methods).reindex([label(m) for m in methods])
     return {"title": title, "x": x, "mean": t["pooled (%)"].tolist(), "sd": t["sd"].tolist(),
@@ -428,7 +422,7 @@ glue_number("ap_paper_f5_lead_best", paper.FIVE_TOOL["fgpo_final"] - paper.FIVE_
 # `core` questions, where the paper's selector all but ignored it
 # ({glue:text}`ap_paper_f5_t5`%). The paper's FGPO ended above both fixed references too, by
 # {glue:text}`ap_paper_f5_lead_all` and {glue:text}`ap_paper_f5_lead_best` points. The chapter
-# "Past enumeration" takes the library to 8 and 12 tools.
+# {doc}`past_enumeration` takes the library to 8 and 12 tools.
 
 # %% tags=["remove-input"]
 v5_not5 = {k: verdicts(scores5, "fgpo", ["fgpo-noT5"], k).iloc[0] for k in SPLITS}
@@ -442,7 +436,7 @@ claim("five_t5", t5_share > 10 * paper.FIVE_TOOL["invocation"]["T5"], "FGPO call
 # ## 5. Single-tool removal
 #
 # What each tool is worth, two ways. From the `core` table alone (no training; the chapter
-# "Building the reward table" shows the same): how much the oracle and the best fixed subset
+# {doc}`reward_table` shows the same): how much the oracle and the best fixed subset
 # lose when the tool leaves the library (the paper's Table 12). And by retraining: FGPO on the
 # table restricted to the other three tools, against FGPO on all four, over all test
 # questions. The last column is how often FGPO with all four tools calls the tool on `core`.

@@ -39,17 +39,19 @@ import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from fgpo_core.genomics.benchmarks import build_all, find_leaks, load_benchmark, tool_library_for
-from fgpo_core.genomics.benchmarks.sources import SPLIT_FRACTIONS
-from fgpo_core.genomics.benchmarks.suites import training_kmers
-from fgpo_core.selectors.prompt import shorten_sequences
-from fgpo_core.genomics.benchmarks.answerability import answerability, text_baselines
-from fgpo_core.genomics.benchmarks.families import FAMILIES, family
-from fgpo_core.genomics.benchmarks.suites import SIZES, load_references
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
+from fgpo_core.book.plots_page import set_alt
+from fgpo_core.genomics.benchmarks import build_all, find_leaks, load_benchmark, tool_library_for
+from fgpo_core.genomics.benchmarks.answerability import answerability, text_baselines
+from fgpo_core.genomics.benchmarks.families import FAMILIES, family
+from fgpo_core.genomics.benchmarks.sources import SPLIT_FRACTIONS
+from fgpo_core.genomics.benchmarks.suites import training_kmers
+from fgpo_core.genomics.benchmarks.suites import SIZES, load_references
 from fgpo_core.genomics.tools.composition import composition_record
+from fgpo_core.reports.tables import show
+from fgpo_core.selectors.prompt import shorten_sequences
 
 set_style()
 if not bench_dir:
@@ -68,7 +70,7 @@ manifest, suites = load_benchmark(bench_dir)
 # Here is a *describe* question (one sequence, four labels), sequences shortened for
 # display:
 
-# %%
+# %% tags=["hide-input"]
 example = next(q for q in suites["core"] if q.family == "tf_motif" and q.shape == "describe")
 print(shorten_sequences(json.dumps(json.loads(example.to_json()), indent=1), 24)[:2500])
 
@@ -76,7 +78,7 @@ print(shorten_sequences(json.dumps(json.loads(example.to_json()), indent=1), 24)
 # A *select* question asks which of four sequences has a property; the options are the
 # sequences themselves:
 
-# %%
+# %% tags=["hide-input"]
 example = next(q for q in suites["core"] if q.family == "splice" and q.shape == "select")
 print(example.question)
 for k, v in example.options.items():
@@ -115,12 +117,12 @@ fam_table = pd.DataFrame({name: {"labels": (f"{len(f.labels)}: " + " / ".join(f.
                                  "real DNA": how[name][0], "planted": how[name][1], "label verified by": how[name][2],
                                  "tool meant to decide": how[name][3]}
                           for name, f in ((n, family(n)) for n in how)}).T
-display(fam_table)
+show(fam_table.rename_axis("family"))
 
 # %% [markdown]
 # The code that draws a splice question, for instance:
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(FAMILIES["splice"].sample)
 
 # %% [markdown]
@@ -144,7 +146,7 @@ _ = glue_text("bench_profile", manifest["profile"])
 # for shared {glue:text}`leak_k`-mers. The suites on this page were built at the book's
 # {glue:text}`bench_profile` sizes:
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for name, info in manifest["suites"].items():
     for fam, shapes in info["families"].items():
@@ -152,7 +154,7 @@ for name, info in manifest["suites"].items():
 sizes = pd.DataFrame(rows).pivot_table(index=["suite", "split"], columns="family",
                                        values=["describe", "select"], aggfunc="sum", fill_value=0)
 sizes[("total", "")] = sizes.sum(axis=1)
-sizes.loc[list(manifest["suites"])]
+show(sizes.loc[list(manifest["suites"])])
 
 # %% tags=["remove-cell"]
 for suite in ("train", "dev", "core", "mosaic"):
@@ -169,9 +171,9 @@ for suite in ("train", "dev", "core", "mosaic"):
 # As in the paper, the training pool lacks two families of the main test suite
 # (taxonomy and TF motif are first seen at test time):
 
-# %%
+# %% tags=["hide-input"]
 fams = {name: sorted({q.family for q in qs}) for name, qs in suites.items()}
-pd.Series({name: ", ".join(f) for name, f in fams.items()}, name="families").to_frame()
+show(pd.Series({name: ", ".join(f) for name, f in fams.items()}, name="families").rename_axis("suite"))
 
 # %% tags=["remove-input"]
 claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy", "tf_motif"},
@@ -180,7 +182,7 @@ claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy
 # %% [markdown]
 # ## One example per family
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for fam in FAMILIES:
     q = next((q for name in ("core", "mosaic", "train") for q in suites.get(name, []) if q.family == fam
@@ -191,12 +193,12 @@ for fam in FAMILIES:
     rows.append({"family": fam, "question": q.question.split("\n")[0], "sequence": shorten_sequences(seq, 14),
                  "length": len(seq), "answer": q.options[q.answer],
                  "source": q.provenance.get("source", "")})
-pd.DataFrame(rows).set_index("family")
+show(pd.DataFrame(rows))
 
 # %% [markdown]
 # ## Lengths and composition
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for name in ("train", "core", "microbe", "mosaic"):
     for q in suites[name]:
@@ -206,13 +208,14 @@ for name in ("train", "core", "microbe", "mosaic"):
 comp = pd.DataFrame(rows)
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(6.9, 6.2), layout="constrained")
 order = sorted(comp.family.unique())
 sns.boxplot(data=comp, y="family", x="length", order=order, ax=axes[0], color="#9fb3d9", fliersize=1)
 axes[0].set(title="Sequence length (bp)", xlabel="bp", ylabel="")
 sns.boxplot(data=comp, y="family", x="GC (%)", order=order, ax=axes[1], color="#9fb3d9", fliersize=1)
 axes[1].set(title="GC content", ylabel="")
-plt.tight_layout()
+set_alt(fig, "Two box plots, one above the other, over every sequence of the training and test suites by question "
+        f"family ({', '.join(order)}): the sequence length in base pairs, and the GC content in percent.")
 plt.show()
 
 # %% [markdown]
@@ -221,20 +224,20 @@ plt.show()
 # Answer letters are balanced exactly within each suite, and options are shuffled; the
 # labels asked about are drawn uniformly within each family.
 
-# %%
+# %% tags=["hide-input"]
 letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
-letters
+show(letters.rename_axis("suite"))
 
 # %% tags=["remove-input"]
 claim("letters-balanced", bool(((letters.max(axis=1) - letters.min(axis=1)) <= 1).all()),
       "answer letters are balanced exactly within each suite")
 
-# %%
+# %% tags=["hide-input"]
 labels = pd.DataFrame([{"family": q.family, "label": q.provenance["answer_label"]}
                        for qs in suites.values() for q in qs])
 share = labels.groupby("family")["label"].value_counts(normalize=True).groupby("family").agg(["min", "max"]) * 100
 share.columns = ["rarest label (%)", "commonest label (%)"]
-share.round(1)
+show(share)
 
 # %% [markdown]
 # ## Which tool answers what?
@@ -246,16 +249,18 @@ share.round(1)
 # T5 follows the homology consensus. This is a description of the benchmark, not a
 # reasoner: a reasoner must read the same evidence as text and still decide.
 
-# %%
+# %% tags=["hide-input"]
 library = tool_library_for(bench_dir, five=True)
 eval_qs = suites["core"] + suites["microbe"] + suites["mosaic"]
 table = answerability(eval_qs, library)
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(7.5, 3.8))
+fig, ax = plt.subplots(figsize=(6.9, 3.8))
 sns.heatmap(table, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
 ax.set(title="Questions a tool's rule answers (evaluation suites, %; blank: no rule)", xlabel="", ylabel="")
 ax.grid(False)
+set_alt(fig, "A heat map of question family against tool: the share of evaluation questions (%) that each tool's "
+        "simple deterministic rule answers correctly, blank where a tool has no rule for the family.")
 plt.tight_layout()
 plt.show()
 
@@ -290,9 +295,9 @@ claim("promoter-hard", table.loc["promoter"].max() < 50, "no rule answers half o
 # Three rules that never look at the DNA: always answer A, pick the longest option,
 # pick the option sharing most words with the question. All should sit near 25%.
 
-# %%
+# %% tags=["hide-input"]
 base = text_baselines(eval_qs)
-base.round(1)
+show(base)
 
 # %% tags=["remove-cell"]
 worst = glue_number("text_worst", (base.loc["all"] - 25).abs().max())
@@ -316,13 +321,13 @@ claim("text-at-chance", worst < noise, "no text-only rule is further from chance
 # The builder refused to write any evaluation question sharing a k-mer with the
 # training side. Here the check is repeated on the files as loaded:
 
-# %%
+# %% tags=["hide-input"]
 refs = load_references(Path(bench_dir) / "references.jsonl")
 forbidden = training_kmers(refs, suites["train"])
 leaks = {name: len(find_leaks(forbidden, qs)) for name, qs in suites.items() if name != "train"}
 redrawn = {name: info["redrawn_for_overlap"] for name, info in manifest["suites"].items() if name != "train"}
-pd.DataFrame({"questions sharing a 32-mer with training data": leaks,
-              "redrawn by the builder for overlap": redrawn})
+show(pd.DataFrame({"questions sharing a 32-mer with training data": leaks,
+                   "redrawn by the builder for overlap": redrawn}).rename_axis("suite"))
 
 # %% tags=["remove-input"]
 claim("no-leaks", sum(leaks.values()) == 0, "no evaluation question shares a k-mer with the training side")

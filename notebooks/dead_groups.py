@@ -34,14 +34,16 @@ import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from fgpo_core.core import dead_groups as dg
-from fgpo_core.book import paper
 from fgpo_core.algorithms.bandit import temperature_policies
-from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.book import paper
 from fgpo_core.book.chapter import paper_vs_book, show_source
 from fgpo_core.book.claims import claim, glue_number
-from fgpo_core.core.estimators import grpo_advantages
 from fgpo_core.book.plots import set_style
+from fgpo_core.book.plots_page import set_alt
+from fgpo_core.core import dead_groups as dg
+from fgpo_core.core.estimators import grpo_advantages
+from fgpo_core.reports.tables import settings_table, show
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 set_style()
 glue_number("n_questions", n_questions, 0)
@@ -70,7 +72,8 @@ groups = np.array([[1.1, 0.9, -0.9, 1.1, -1.1, 0.9],    # a live group: rewards 
 import torch
 adv = grpo_advantages(torch.tensor(groups))
 pd.DataFrame(np.vstack([groups, adv.numpy()]).round(3),
-             index=["rewards (live)", "rewards (dead)", "advantages (live)", "advantages (dead)"],
+             index=["rewards (live)", "rewards (dead)",
+                    "advantages (live)", "advantages (dead)"],
              columns=[f"a{i + 1}" for i in range(groups.shape[1])])
 
 # %% [markdown]
@@ -108,7 +111,7 @@ show_source(dg.dead_group_probability)
 # simulated groups; the Monte Carlo standard error is
 # $\sqrt{P(1-P)/n}$.
 
-# %%
+# %% tags=["hide-input"]
 rng = np.random.default_rng(seed)
 A = 16
 rewards_row = rng.choice([-1.1, -1.0, -0.9, 0.9, 1.0, 1.1], size=A)
@@ -127,7 +130,7 @@ for name, p in policies.items():
         rows.append({"policy": name, "G": G, "closed form": exact, "Monte Carlo": mc,
                      "|difference| / s.e.": abs(exact - mc) / se})
 check = pd.DataFrame(rows)
-check.style.format({"closed form": "{:.4f}", "Monte Carlo": "{:.4f}", "|difference| / s.e.": "{:.2f}"}).hide(axis="index")
+show(check, 4, **{"|difference| / s.e.": "{:.2f}"})
 
 # %% tags=["remove-cell"]
 worst = glue_number("mc_worst", check["|difference| / s.e."].max(), 2)
@@ -150,20 +153,20 @@ claim("closed-form-matches-mc", worst < 4, "the closed form agrees with Monte Ca
 # latent model (each question family has a decisive tool, extra evidence crowds the
 # prompt, answers are noisy) whose settings were chosen so that the table's
 # reference points resemble the paper's GenomeQA table. It is a stand-in for the
-# real tables built later in the book, not data.
+# real tables built later in the book ({doc}`reward_table`), not data.
 
 # %% tags=["remove-input"]
-show_source(SyntheticTableConfig)
+show(settings_table(SyntheticTableConfig), verbatim=["setting"])
 
-# %%
+# %% tags=["hide-input"]
 table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
 ceil = table.ceilings()
 labels = {"no_tool": "No-Tool accuracy", "random": "Random subset", "all_tools": "All-Tools",
           "best_fixed": "Best fixed subset", "oracle": "Oracle (some subset is right)",
           "empty_optimal": "Questions whose best subset is empty",
           "outcome_degenerate": "Outcome-degenerate questions"}
-paper_vs_book({labels[k]: (paper.GENOMEQA_CEILINGS[k], ceil[k]) for k in labels},
-              paper_label="paper (GenomeQA, %)", book_label="synthetic table (%)")
+show(paper_vs_book({labels[k]: (paper.GENOMEQA_CEILINGS[k], ceil[k]) for k in labels},
+                   paper_label="paper (GenomeQA, %)", book_label="synthetic table (%)"))
 
 # %% [markdown]
 # Two of these are tied together by Eq. 1. The empty subset is reward-optimal on a
@@ -200,7 +203,7 @@ claim("empty-optimal-identity", abs(identity(ceil) - ceil["empty_optimal"]) < 0.
 # question's reward-optimal subsets as the temperature $T$ falls. This is roughly
 # what successful training does to a policy.
 
-# %%
+# %% tags=["hide-input"]
 temps = [np.inf, 2.0, 1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01]
 family = temperature_policies(table, temps)
 r_eq1 = table.rewards("eq1")
@@ -217,6 +220,9 @@ sns.lineplot(data=curve, x="entropy (nats)", y="dead-group probability (%)", hue
 ax.invert_xaxis()
 ax.set_title("As the policy concentrates, groups die (Eq. 1 reward classes)")
 ax.set_xlabel("mean policy entropy (nats)  ->  more concentrated")
+set_alt(fig, "Lines of the dead-group probability (%) against the mean policy entropy (nats, falling to the right as "
+        "the policy concentrates), one per group size G = 2, 4, 6, 8 and 16, over temperature policies of the "
+        "synthetic table.")
 plt.show()
 
 # %% tags=["remove-cell"]
@@ -244,7 +250,7 @@ claim("concentration-kills", bool(np.all(np.diff(ladder) > 0)) and ladder[-1] > 
 # 1[\text{correct with no tools}]$, also has at most two classes per question, and
 # on a question that no subset changes it has only one: every group is dead.
 
-# %%
+# %% tags=["hide-input"]
 gran = []
 for kind, label in [("eq1", "Eq. 1 (lambda = 0.10)"), ("binary", "Eq. 1, lambda = 0"),
                     ("differential", "differential (GRPO arm)")]:
@@ -257,7 +263,7 @@ for kind, label in [("eq1", "Eq. 1 (lambda = 0.10)"), ("binary", "Eq. 1, lambda 
                      "P_dead at G=6 (%)": 100 * dg.dead_group_probability(p, r, 6).mean()})
 gran = pd.DataFrame(gran)
 by_reward = gran.pivot(index="reward", columns="policy", values="P_dead at G=6 (%)")
-by_reward.round(1)
+show(by_reward)
 
 # %% [markdown]
 # The policies $p_T$ above are defined from the Eq. 1 reward, so every row of the
@@ -272,13 +278,14 @@ _eq1, _bin, _diff = (by_reward.loc[r] for r in ("Eq. 1 (lambda = 0.10)", "Eq. 1,
 claim("coarser-deadlier", bool((_bin > _eq1).all() and np.allclose(_bin, _diff)),
       "under each policy the two-class rewards leave more groups dead than Eq. 1, and agree with each other")
 
-# %%
-paper_vs_book({
+# %% tags=["hide-input"]
+at_t01 = gran[gran.policy == "T = 0.1"].set_index("reward")["P_dead at G=6 (%)"]
+show(paper_vs_book({
     "converged GRPO, Eq. 1 classes": (paper.DEAD_GROUPS["grpo_converged_G6"], None),
     "converged GRPO, differential reward": (paper.DEAD_GROUPS["grpo_differential_G6"], None),
-    "p_T (T = 0.1), Eq. 1 classes": (None, gran.query("reward.str.startswith('Eq. 1 (') and policy == 'T = 0.1'")["P_dead at G=6 (%)"].item()),
-    "p_T (T = 0.1), differential reward": (None, gran.query("reward.str.startswith('differential') and policy == 'T = 0.1'")["P_dead at G=6 (%)"].item()),
-}, paper_label="paper, P_dead at G=6 (%)", book_label="this book (%)")
+    "p_T (T = 0.1), Eq. 1 classes": (None, at_t01["Eq. 1 (lambda = 0.10)"]),
+    "p_T (T = 0.1), differential reward": (None, at_t01["differential (GRPO arm)"]),
+}, paper_label="paper, P_dead at G=6 (%)", book_label="this book (%)"))
 
 # %% [markdown]
 # ## Proposition 1, numerically
@@ -294,10 +301,10 @@ paper_vs_book({
 # We draw random class masses and test each property; the count of violations
 # should be zero.
 
-# %%
+# %% tags=["hide-input"]
 n_trials = 20000
 violations = dg.proposition_violations(n_trials, np.random.default_rng(seed))
-pd.Series(violations, name=f"violations in {n_trials:,} random trials").to_frame()
+show(pd.Series(violations, name=f"violations in {n_trials:,} random trials").rename_axis("property"))
 
 # %% tags=["remove-cell"]
 glue_number("n_trials", n_trials, 0)
@@ -314,17 +321,19 @@ glue_number("transfer_failures", violations["transfer"], 0)
 # %%
 w_big, w_small, delta = 2.28e-2, 1.72e-19, 8.2e-20
 print("w_big + delta == w_big:", w_big + delta == w_big)
+before = np.array([w_big, w_small])
+after = np.array([w_big + delta, w_small - delta])
 print("P_dead(G = 6) before and after the move:",
-      dg.dead_group_probability_from_masses(np.array([w_big, w_small]), 6),
-      dg.dead_group_probability_from_masses(np.array([w_big + delta, w_small - delta]), 6))
+      dg.dead_group_probability_from_masses(before, 6),
+      dg.dead_group_probability_from_masses(after, 6))
 
 # %% tags=["remove-input"]
 claim("proposition-holds", violations["merge"] == 0 and violations["uniform minimum"] == 0
       and violations["transfer"] <= n_trials // 1000,
       "merging and the minimum never fail, and the transfer test fails only in a handful of trials")
 
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+# %% tags=["hide-input"]
+fig, axes = plt.subplots(2, 1, figsize=(6.9, 6.2), layout="constrained")
 w1 = np.linspace(0, 1, 201)
 for G in (2, 4, 6, 16):
     axes[0].plot(w1, w1 ** G + (1 - w1) ** G, label=f"G = {G}")
@@ -336,7 +345,9 @@ for G in (2, 4, 6):
 axes[1].set(xlabel="number of equal-mass classes k", ylabel="P_dead (%)", yscale="log",
             title="Uniform over k classes: k^(1-G)")
 axes[1].legend()
-plt.tight_layout()
+set_alt(fig, "Two line charts, one above the other. Top: the dead-group probability of two reward classes against "
+        "the mass of class 1, for G = 2, 4, 6 and 16, lowest at equal masses. Bottom: the dead-group probability "
+        "(%, log scale) of a policy uniform over k equal-mass classes, k^(1-G), against k from 1 to 16, for G = 2, 4 and 6.")
 plt.show()
 
 # %% [markdown]
@@ -346,23 +357,23 @@ plt.show()
 # $G \in \{1, 2, 4, 6, 8, 16, 32\}$. We cannot train the paper's selectors in this
 # chapter, so we fill the same grid for the uniform policy (the same policy as the
 # paper's first row, on our table) and for the temperature family as a stand-in for
-# increasingly concentrated training. The next chapter fills it with policies that
+# increasingly concentrated training. The next chapter, {doc}`exact_vs_sampled`, fills it with policies that
 # were actually trained. $G = 1$ is always 100%: a group of one has nothing to
 # compare with.
 
 # %% [markdown]
 # **This book** (synthetic table, Eq. 1 classes, % dead):
 
-# %%
+# %% tags=["hide-input"]
 ours = dg.dead_group_grid({("Uniform" if T == np.inf else f"p_T, T = {T}"): family[T]
                            for T in (np.inf, 1.0, 0.3, 0.1, 0.03, 0.01)}, r_eq1)
-ours.round(1)
+show(ours)
 
 # %% [markdown]
 # **Paper** (GenomeQA, Table 15, % dead):
 
 # %% tags=["remove-input"]
-paper.TABLE15
+show(paper.TABLE15.rename_axis("policy"))
 
 # %% tags=["remove-cell"]
 u6 = glue_number("uniform_G6", ours.loc["Uniform", "G=6"], 2)

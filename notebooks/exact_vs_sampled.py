@@ -30,20 +30,22 @@ epochs = 20  # passes over the questions, identical for every arm
 n_seeds = 3  # independent runs per arm (bands show their spread)
 study_questions = 200  # questions in the gradient-estimator study
 study_draws = 200  # visits simulated per question and estimator
+extra_arms = "rloo,grpo-clip-u4"  # more arms: any registered method name, comma-separated ("": none)
 
 # %% tags=["hide-input"]
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import torch
-from fgpo_core.core import estimators as obj
-from fgpo_core.book import paper
 from fgpo_core.algorithms.bandit import BanditConfig, gradient_estimator_study, run_race
-from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
+from fgpo_core.book import paper
 from fgpo_core.book.chapter import paper_vs_book, show_source
 from fgpo_core.book.claims import claim, glue_number
-from fgpo_core.core.dead_groups import dead_group_grid
 from fgpo_core.book.plots import plot_estimator_study, plot_race, set_style
+from fgpo_core.core import estimators as obj
+from fgpo_core.core.dead_groups import dead_group_grid
+from fgpo_core.reports.tables import settings_table, show
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 set_style()
 torch.manual_seed(seed)
@@ -118,12 +120,14 @@ logits = torch.randn(64, 16, generator=g, dtype=torch.float64, requires_grad=Tru
 rewards = torch.randint(0, 2, (64, 16), generator=g).double() * 2 - 1
 rows = []
 for beta in (0.0, 0.03, 0.5):
-    (auto,) = torch.autograd.grad(obj.fgpo_objective(logits, rewards, beta).sum(), logits)
+    objective = obj.fgpo_objective(logits, rewards, beta).sum()
+    (auto,) = torch.autograd.grad(objective, logits)
     closed = obj.fgpo_logit_gradient(logits.detach(), rewards, beta)
-    rows.append({"beta": beta, "max |autograd - Eq. 8|": float((auto - closed).abs().max()),
+    rows.append({"beta": beta,
+                 "max |autograd - Eq. 8|": float((auto - closed).abs().max()),
                  "max |gradient|": float(auto.abs().max())})
-pd.DataFrame(rows).style.format({"beta": "{:.2f}", "max |autograd - Eq. 8|": "{:.1e}",
-                                 "max |gradient|": "{:.3f}"}).hide(axis="index")
+show(pd.DataFrame(rows), **{"beta": "{:.2f}", "max |autograd - Eq. 8|": "{:.1e}",
+                            "max |gradient|": "{:.3f}"})
 
 # %% [markdown]
 # ## The paper's and TRL's advantages
@@ -133,15 +137,17 @@ pd.DataFrame(rows).style.format({"beta": "{:.2f}", "max |autograd - Eq. 8|": "{:
 # They agree on which groups are dead.
 
 # %%
-grp = torch.tensor([[1.1, 0.9, -0.9, 1.1, -1.1, 0.9], [0.9] * 6, [1.0, -1.0, 1.0, 1.0, 1.0, 1.0]],
-                   dtype=torch.float64)
-a_paper = obj.grpo_advantages(grp, "paper")
-a_trl = obj.grpo_advantages(grp, "trl")
-pd.DataFrame({"group": ["live", "dead", "one wrong"],
-              "paper A_1": a_paper[:, 0].numpy(), "TRL A_1": a_trl[:, 0].numpy(),
-              "ratio": np.where(obj.dead_group_mask(grp).numpy(), np.nan, (a_paper[:, 0] / a_trl[:, 0]).numpy()),
-              "sqrt(G/(G-1))": np.sqrt(6 / 5),
-              "dead": obj.dead_group_mask(grp).numpy()}).round(4)
+grp = torch.tensor([[1.1, 0.9, -0.9, 1.1, -1.1, 0.9],
+                    [0.9] * 6,
+                    [1.0, -1.0, 1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)
+a_paper = obj.grpo_advantages(grp, "paper")[:, 0].numpy()
+a_trl = obj.grpo_advantages(grp, "trl")[:, 0].numpy()
+dead = obj.dead_group_mask(grp).numpy()
+show(pd.DataFrame({"group": ["live", "dead", "one wrong"],
+                   "paper A_1": a_paper, "TRL A_1": a_trl,
+                   "ratio": np.where(dead, np.nan, a_paper / a_trl),
+                   "sqrt(G/(G-1))": np.sqrt(6 / 5),
+                   "dead": dead}), 4)
 
 # %% [markdown]
 # ## A race with nothing but the estimator changed
@@ -157,18 +163,23 @@ pd.DataFrame({"group": ["live", "dead", "one wrong"],
 #   $q$ renormalised on them, the paper's *coverage dial* ($k$ look-ups per visit);
 # - **GRPO (Eq. 1)**: $G = 6$ samples from the policy, the same Eq. 1 reward;
 # - **GRPO (differential)**: as the paper's GRPO arm, with
-#   $0.95\, r_\text{diff} + 0.05\, r_\text{fmt}$ (every tabular completion parses).
+#   $0.95\, r_\text{diff} + 0.05\, r_\text{fmt}$ (every tabular completion parses);
+# - and any other method of the estimator registry named in the parameter `extra_arms`
+#   (by default RLOO and GRPO with PPO's clipped ratio, four updates per draw): the race
+#   reads its label, colour and loss from the registry, so a newly registered estimator
+#   joins it without another edit.
 #
-# A run's configuration is one dataclass:
+# A run's settings are one dataclass, `BanditConfig`; its fields and their defaults:
 
 # %% tags=["remove-input"]
-show_source(BanditConfig)
+show(settings_table(BanditConfig), verbatim=["setting"])
 
-# %%
+# %% tags=["hide-input"]
 table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
 arms = [BanditConfig(method="fgpo", epochs=epochs)]
 arms += [BanditConfig(method="fgpo-k", k=k, epochs=epochs) for k in (2, 4, 8)]
 arms += [BanditConfig(method="grpo", reward=rw, epochs=epochs) for rw in ("eq1", "differential")]
+arms += [BanditConfig(method=m.strip(), epochs=epochs) for m in extra_arms.split(",") if m.strip()]
 race = run_race(table, arms, n_seeds=n_seeds, seed=seed)
 ceil = table.ceilings()
 
@@ -191,9 +202,12 @@ _ = glue_number("no_tool", ceil["no_tool"])
 # all); for scale, the oracle scores {glue:text}`oracle`% on this table and No-Tool
 # {glue:text}`no_tool`%.
 
-# %%
+# %% tags=["hide-input"]
 summary = race.summary()
-summary.round(3)
+look = summary["reward look-ups"]
+if (look == look.round()).all():  # a count: every run of an arm pays the same look-ups
+    summary["reward look-ups"] = look.round().astype(int)
+show(summary.rename_axis("method"), 3)
 
 # %% [markdown]
 # ## The coverage dial
@@ -203,13 +217,13 @@ summary.round(3)
 # the tabular race the dial shows up most clearly early in training, before every arm
 # has had enough visits to find each question's best subset.
 
-# %%
-k_of = {cfg.name: (cfg.k if cfg.method == "fgpo-k" else 16) for cfg in arms if cfg.method != "grpo"}
+# %% tags=["hide-input"]
+k_of = {cfg.name: (cfg.k or table.n_actions) for cfg in arms if cfg.estimator_family in ("fgpo", "fgpo-k")}
 dial = summary.loc[list(k_of), ["accuracy after 1 epoch (%)", "final accuracy (%)"]]
 dial.index = pd.Index([k_of[n] for n in dial.index], name="k")
 dial = dial.sort_index()
 dial["paper: peak GenomeQA accuracy (%)"] = pd.Series(paper.COVERAGE_DIAL)
-dial.round(2)
+show(dial, 2)
 
 # %% tags=["remove-cell"]
 first_epoch = dial["accuracy after 1 epoch (%)"]
@@ -238,7 +252,7 @@ claim("dial-monotone", bool(np.all(np.diff(first_epoch.to_numpy()) >= 0)),
 # uniform starting policy and at the final policy of the first GRPO (Eq. 1) run, a
 # concentrated policy of the kind GRPO produces.
 
-# %%
+# %% tags=["hide-input"]
 estimators = {"GRPO G=2": ("grpo", 2), "GRPO G=6": ("grpo", 6), "GRPO G=16": ("grpo", 16),
               "k=2": ("fgpo-k", 2), "k=4": ("fgpo-k", 4), "k=8": ("fgpo-k", 8),
               f"k={table.n_actions} (exact)": ("fgpo-k", table.n_actions)}
@@ -255,7 +269,7 @@ plt.show()
 quality = study.groupby(["policy", "estimator"], sort=False).agg(
     mean_cosine=("cosine", "mean"), zero_estimates_pct=("zero", lambda z: 100 * z.mean()),
     rel_error_after_rescaling=("rel_error", "median")).unstack(0)
-quality.round(3)
+show(quality, 3)
 
 # %% tags=["remove-cell"]
 cos_u = quality[("mean_cosine", "uniform policy")]
@@ -292,17 +306,17 @@ claim("estimator-quality",
 # %% [markdown]
 # **This book** (synthetic table, tabular policies, % dead):
 
-# %%
+# %% tags=["hide-input"]
 trained = {"Uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
 trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
 t15 = dead_group_grid(trained, table.rewards("eq1"))
-t15.round(1)
+show(t15.rename_axis("policy"))
 
 # %% [markdown]
 # **Paper** (GenomeQA, Table 15, % dead):
 
 # %% tags=["remove-input"]
-paper.TABLE15
+show(paper.TABLE15.rename_axis("policy"))
 
 # %% [markdown]
 # One difference is structural. The paper's FGPO row is its *generation* distribution
@@ -319,25 +333,24 @@ claim("grpo-row-above-fgpo", bool((t15.loc[grpo_name, ["G=2", "G=4", "G=6"]] > t
 # %% [markdown]
 # ## Paper versus this book
 
-# %%
+# %% tags=["hide-input"]
 fg, gr = summary.loc["FGPO"], summary.loc[grpo_name]
 gr_diff = summary.loc[next(n for n in race.order if "differential" in n)]
 steps = race.steps
 last_epoch = steps[(steps.arm == gr_diff.name) & (steps.epoch > steps.epoch.max() - 1)]
-paper_vs_book({
+uniform_dead = dead_group_grid({"u": trained["Uniform"]}, table.rewards("eq1")).iloc[0]["G=6"]
+show(paper_vs_book({
     "FGPO accuracy (%)": (paper.MAIN_GENOMEQA["FGPO"], fg["final accuracy (%)"]),
     "GRPO accuracy (%)": (paper.MAIN_GENOMEQA["GRPO"], gr_diff["final accuracy (%)"]),
     "Oracle (%)": (paper.MAIN_GENOMEQA["Oracle"], ceil["oracle"]),
-    "Uniform policy, dead at G=6 (%)": (paper.DEAD_GROUPS["uniform_G6"],
-                                         dead_group_grid({"u": trained["Uniform"]}, table.rewards("eq1")).iloc[0]["G=6"]),
+    "Uniform policy, dead at G=6 (%)": (paper.DEAD_GROUPS["uniform_G6"], uniform_dead),
     "GRPO, dead at G=6, Eq. 1 classes (%)": (paper.DEAD_GROUPS["grpo_converged_G6"], gr["dead at G=6 (%)"]),
-    "GRPO (differential), observed dead groups, last epoch (%)": (
-        paper.DEAD_GROUPS["live_dead_end"],
-        last_epoch["dead_observed"].mean()),
+    "GRPO (differential), observed dead groups, last epoch (%)": (paper.DEAD_GROUPS["live_dead_end"],
+                                                                   last_epoch["dead_observed"].mean()),
     "share of dead mass on wrong answers, GRPO (%)": (paper.DEAD_GROUPS["dead_mass_on_wrong_answers"],
                                                        gr["dead mass on wrong answers (%)"]),
     "FGPO top-action mass": (paper.DEAD_GROUPS["fgpo_top_action_mass"], fg["top-action mass"]),
-}, paper_label="paper (GenomeQA)", book_label="this book (tabular bandit)", digits=2)
+}, paper_label="paper (GenomeQA)", book_label="this book (tabular bandit)", digits=2), 2)
 
 # %% [markdown]
 # The paper's GRPO accuracy is that of its differential-reward arm, so the table sets

@@ -47,35 +47,36 @@ import json
 import warnings
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import matplotlib.pyplot as plt
 import torch
 from IPython.display import display
 
-from fgpo_core.algorithms.grpo import TableReward
 from fgpo_core.book import paper
 from fgpo_core.book.build import REPO_ROOT
 from fgpo_core.book.chapter import show_source
-from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_p, glue_text
+from fgpo_core.book.claims import claim, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import set_style
 from fgpo_core.book.plots_lm import plot_lm_dev, plot_pool_course, plot_warmup
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.evaluation.metrics import live_agreement
-from fgpo_core.experiments.lm_reading import fixed_subset_matches, identical_groups, tool_value_by_family
-from fgpo_core.experiments.pool_report import (POOL_RUNS, accuracy_by_part, dev_course, pool_comparisons,
-                                               pool_configs, pool_snapshots, question_answers)
-from fgpo_core.experiments.report import (dev_table, format_summary, grpo_dead_groups, load_chosen, method_grid,
-                                          stopped_runs, training_cost, warmup_chain, warmup_curve,
-                                          warmup_format_checks)
 from fgpo_core.experiments.run import EVAL_SUITES
 from fgpo_core.experiments.snapshots import run_logs
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
+from fgpo_core.reports.lm_reading import (fixed_subset_matches, group_label, identical_groups, selector_table,
+                                          tool_value_table)
+from fgpo_core.reports.lm_runs import (dev_table, format_summary, grpo_dead_groups, load_chosen, method_grid,
+                                       stopped_runs, training_cost, warmup_chain, warmup_curve, warmup_format_checks)
+from fgpo_core.reports.pool import (POOL_RUNS, accuracy_by_part, checkpoint_costs, dev_course, pick_routing,
+                                    pool_comparisons, pool_configs, pool_snapshots, question_answers, versus_tests)
+from fgpo_core.reports.tables import show
 from fgpo_core.selectors import LMSelector
 from fgpo_core.selectors.lm import load_selector
 from fgpo_core.table import has_table, load_table, load_tables
 
+# %% tags=["remove-cell"]
 set_style()
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", message="Could not find a config file")
@@ -201,6 +202,8 @@ claim("warmup-format", fmt is not None and fmt.iloc[-1]["canonical_mass"] >= 95 
 # its reward, a table look-up:
 
 # %% tags=["remove-input"]
+from fgpo_core.algorithms.grpo import TableReward
+
 display(show_source(TableReward.__call__))
 
 # %% [markdown]
@@ -236,6 +239,7 @@ pool_steps, _ = run_logs(Path(pool_dir) / POOL_RUNS[G])
 pool_dead = grpo_dead_groups({"steps": pool_steps.to_dict("records"), "config": pool_cfg[G]})
 fig = plot_pool_course(course, {"All-Tools": dev_fixed[-1]}, pool_dead)
 plt.show()
+# %% tags=["remove-input"]
 cf, cg = course[course.run == F].set_index("step"), course[course.run == G].set_index("step")
 kept = {F: int(cf.index[cf.kept][0]), G: int(cg.index[cg.kept][0])}
 per_visit = {r: 3600 * c.cpu_hours.iloc[-1] / c.visits.iloc[-1] for r, c in ((F, cf), (G, cg))}
@@ -254,6 +258,7 @@ glue_number("pool_cost_ratio", per_visit[G] / per_visit[F], digits=1)
 table_calls = space.n_actions * train_pool.n_questions  # the reward table: every subset of every training question, once
 glue_number("pool_table_calls", table_calls, digits=0)
 glue_number("pool_calls_visits", table_calls / pool_cfg[G]["G"], digits=0)
+# %% tags=["remove-input"]
 later = course[course.step > 0]
 best_by = {r: int(train_pool.rewards(r).mean(0).argmax()) for r in ("eq1", "differential")}
 fixed_f = cf[(cf.index > 0) & (cf.subset >= 0)]
@@ -341,7 +346,8 @@ snaps = pool_snapshots(pool_dir, course)
 pairs = pool_comparisons(course, snaps)
 missing = {"equal visits", "equal time"} - set(pairs)
 if missing:
-    raise FileNotFoundError(f"{pool_dir} holds no evaluated snapshots of FGPO and GRPO at {' or '.join(sorted(missing))}: "
+    raise FileNotFoundError(f"{pool_dir} holds no evaluated snapshots of FGPO and GRPO at "
+                            f"{' or '.join(sorted(missing))}: "
                             "run `make lm-pool-eval`")
 ckpts = list(dict.fromkeys([(F, s) for s, _ in pairs.values()] + [(G, s) for _, s in pairs.values()]))
 ckpts.sort(key=lambda k: (k[0] != F, k[1]))
@@ -354,26 +360,23 @@ for k in ckpts:
 group_of = {k: ks for ks in alike.values() for k in ks}
 row_of = {k: f"{k[0]}, step{'s' if len(ks) > 1 else ''} {' and '.join(str(s) for _, s in ks)}"
           for k, ks in group_of.items()}
+# %% tags=["hide-input"]
 shown_rows = list(pool_sel) + ["All-Tools", "BestFixed*"]
 by_part = accuracy_by_part(ans, shown_rows)
 cost = {name_of[k]: course[(course.run == k[0]) & (course.step == k[1])].iloc[0] for k in ckpts}
-ck_table = pd.DataFrame({"visits": {m: c.visits for m, c in cost.items()},
-                      "CPU hours": {m: c.cpu_hours for m, c in cost.items()}}).reindex(shown_rows)
-ck_table.loc["Warm-up", ["visits", "CPU hours"]] = 0
-ck_table = ck_table.join(by_part)
+ck_table = checkpoint_costs(course, {name_of[k]: k for k in ckpts}, shown_rows).join(by_part)
 core_picks = pool_picks[pool_picks.suite == "core"]
-ck_table["tools (core)"] = {m: float(np.mean([space.sizes[a] if a >= 0 else 0 for a in core_picks[m]])) for m in pool_sel}
+ck_table["tools (core)"] = {m: float(np.mean([space.sizes[a] if a >= 0 else 0 for a in core_picks[m]]))
+                            for m in pool_sel}
 ck_table.columns = [f"{c} ({by_part.attrs['n'][c]:,})" if c in by_part.attrs["n"] else c for c in ck_table.columns]
 ck_table.index = [m if m not in ("All-Tools", "BestFixed*") else
                f"{m} ({subset_label(space.n_actions - 1 if m == 'All-Tools' else ans.attrs['best_fixed'])})"
                for m in ck_table.index]
-display(ck_table.style.format({c: (lambda v: fmt_number(v, 0)) if c == "visits" else (
-    (lambda v: fmt_number(v, 2)) if c == "tools (core)" else (lambda v: fmt_number(v, 1))) for c in ck_table.columns},
-    na_rep="–").set_caption("Accuracy (%) by free generation on the test questions (how many); visits and CPU hours "
-                            "of training to each checkpoint"))
+show(ck_table.rename_axis("checkpoint"), caption="Accuracy (%) by free generation on the test questions "
+     "(how many); visits and CPU hours of training to each checkpoint", **{"tools (core)": "{:.2f}"})
 
+# %% tags=["hide-input"]
 masks = by_part.attrs["masks"]
-pool_tests = {}
 same_pair = {}
 for what, pair in pairs.items():  # a pair that is two comparisons at once (equal visits and kept, say) is one row
     same_pair.setdefault(pair, []).append(what)
@@ -382,21 +385,11 @@ versus = {f"FGPO step {sf} vs GRPO step {sg} ({', '.join(whats)})": (name_of[(F,
 for ks in alike.values():
     versus[f"{row_of[ks[0]]} vs the warm-up"] = (name_of[ks[0]], "Warm-up")
     versus[f"{row_of[ks[0]]} vs the best fixed subset"] = (name_of[ks[0]], "BestFixed*")
-for row, (a, b) in versus.items():
-    pool_tests[row] = {part: compare([ans.loc[m, a].to_numpy()], [ans.loc[m, b].to_numpy()]) for part, m in masks.items()}
+pool_tests, ptab = versus_tests(ans, masks, versus)
+show(ptab.rename_axis("comparison"), caption="The first minus the second (points), exact McNemar p on the "
+     "same questions; * a difference by the book's rule")
 
-
-def versus_cell(row, part, v):
-    """A comparison's cell: the gap and McNemar's p, or "same answers" where no question tells them apart."""
-    a, b = versus[row]
-    if (ans.loc[masks[part], a] == ans.loc[masks[part], b]).all():
-        return "same answers"
-    return f"{fmt_number(v.gap, 1, signed=True)} (p {fmt_p(v.p_mcnemar[0])})" + ("\u00a0*" if v.is_difference else "")
-
-
-ptab = pd.DataFrame({row: {part: versus_cell(row, part, v) for part, v in t.items()} for row, t in pool_tests.items()}).T
-display(ptab.style.set_caption("The first minus the second (points), exact McNemar p on the same questions; "
-                               "* a difference by the book's rule"))
+# %% tags=["remove-input"]
 SHORT = {"equal visits": "ev", "equal time": "et", "kept": "kp"}
 for what, (sf, sg) in pairs.items():
     if what not in SHORT:
@@ -456,21 +449,11 @@ claim("pool-equal-time-close", 0.8 <= et_ratio <= 1.2, "at equal time the two sn
 # What each checkpoint picks on core, and how often it calls the motif scan:
 
 # %% tags=["hide-input"]
-pool_route = {}
-fam_core = core_picks.family.to_numpy()
 route_rows = {"Warm-up": "Warm-up", **{row_of[ks[0]]: name_of[ks[0]] for ks in alike.values()}}
-for row, m in route_rows.items():
-    p = core_picks[m].to_numpy()
-    counts = pd.Series(p[p >= 0]).value_counts()
-    t2 = (p >= 0) & ((np.where(p >= 0, p, 0) >> T2) & 1 == 1)
-    pool_route[row] = {"subsets picked": len(counts), "most picked": subset_label(counts.index[0]),
-                     "its share (%)": 100 * counts.iloc[0] / len(p),
-                     f"T{T2 + 1} on TF motifs (%)": 100 * t2[fam_core == "tf_motif"].mean(),
-                     f"T{T2 + 1} on the other families (%)": 100 * t2[fam_core != "tf_motif"].mean()}
-routing = pd.DataFrame(pool_route).T
-display(routing.style.format({c: (lambda v: fmt_number(v, 0)) for c in routing.columns if c != "most picked"})
-        .set_properties(**{"padding-left": "1.2em"})
-        .set_caption(f"What each selector picks on core ({len(core_picks):,} questions)"))
+routing = pick_routing({row: core_picks[m].to_numpy() for row, m in route_rows.items()}, core_picks.family, T2,
+                       subset_label)
+show(routing.rename_axis("selector"), caption=f"What each selector picks on core ({len(core_picks):,} questions)",
+     **{c: "{:.0f}" for c in routing.columns if c != "most picked"})
 trained_rows = routing.drop(index="Warm-up")
 glue_number("warm_t2_tf_pool", routing.loc["Warm-up", f"T{T2 + 1} on TF motifs (%)"], digits=0)
 et_row = routing.loc[row_of[(F, pairs["equal time"][0])]]
@@ -583,37 +566,18 @@ scoring = method_grid(runs, {"evidence reader": {"core": tables["evidence reader
                       methods=selectors).set_index("method").accuracy
 core_rows = grid[grid.suite == "core"].set_index("method")
 
-
-def group_name(g: list[str]) -> str:
-    """A group's row label: its members, and what made them one selector."""
-    if len(g) == 1:
-        return g[0]
-    order = [m for m in ("Warm-up", "FGPO", "FGPO + format term", "GRPO", "SFT", "DPO") if m in g]
-    order += [m for m in g if m not in order]
-    if "Warm-up" in g and all(trained[m].manifest.get("best_step") == 0 for m in g if m in trained):
-        why = "each RL run kept its starting adapter"
-    elif core_rows.loc[g[0], "tools"] == 0:
-        why = "each always picks the empty subset"
-    else:
-        why = "the same picks"
-    return " = ".join(order) + f" ({why})"
-
-
-label = {g[0]: group_name(g) for g in groups}
+kept_step = {m: r.manifest.get("best_step") for m, r in trained.items()}
+label = {g[0]: group_label(g, kept_step, core_rows["tools"]) for g in groups}
 rep = {m: g[0] for g in groups for m in g}  # each selector's row
 row_order = ["No-Tool", "Random", "All-Tools"] + [g[0] for g in groups] + ["BestFixed*", "Oracle"]
 acc = grid.pivot(index="method", columns="suite", values="accuracy").reindex(row_order)[TEST]
-main = acc.copy()
-main["tools (core)"] = core_rows["tools"].reindex(row_order)
-main["format failures, core (%)"] = core_rows["format_failures"].reindex(row_order)
-main["controlled scoring, core"] = scoring.reindex(row_order)
-main.index = [label.get(m, m) for m in row_order]
 n_q = {s: int(grid[grid.suite == s].n.iloc[0]) for s in TEST}
-main.columns = [f"{c} ({n_q[c]:,})" if c in n_q else c for c in main.columns]
-display(main.style.format({c: (lambda v: fmt_number(v, 2)) if c.startswith("tools") else (lambda v: fmt_number(v, 1))
-                           for c in main.columns}, na_rep="–")
-        .set_caption("Accuracy (%) by free generation (questions per suite); tools per question; "
-                     "format failures; controlled scoring (Eq. 6) on core"))
+main = selector_table(grid, scoring, row_order, label, TEST)
+show(main.rename_axis("selector"), caption="Accuracy (%) by free generation (questions per suite); "
+     "tools per question; format failures; controlled scoring (Eq. 6) on core",
+     **{c: "{:.2f}" for c in main.columns if c.startswith("tools")})
+
+# %% tags=["remove-input"]
 W = rep["FGPO"]  # the warm-up's row: FGPO, FGPO + format term and GRPO included
 for key, m in (("core", "core"), ("microbe", "microbe"), ("mosaic", "mosaic")):
     if m in acc:
@@ -714,18 +678,10 @@ claim("no-t2", base is not None and grpo_base is not None and not space.membersh
 # %% tags=["hide-input"]
 training_families = list(dict.fromkeys(np.asarray(train_all.family)))
 if base is not None:
-    parts = {}
-    for where, t in (("training families", train_all), ("dev", dev_table_)):
-        alone = tool_value_by_family(t, T2, 0)
-        added = tool_value_by_family(t, T2, base)
-        parts[where] = pd.DataFrame({"questions": alone.questions,
-                                     "T2 alone vs no tool (points)": alone.points,
-                                     f"T2 added to {subset_label(base)} (points)": added.points,
-                                     "Eq. 1 reward of adding T2": added.reward if where != "dev" else np.nan})
-    value = pd.concat(parts, names=["questions from", "family"])
-    display(value.style.format({"questions": "{:.0f}", "T2 alone vs no tool (points)": "{:+.1f}",
-                                f"T2 added to {subset_label(base)} (points)": "{:+.1f}",
-                                "Eq. 1 reward of adding T2": "{:+.3f}"}, na_rep="–"))
+    value = tool_value_table({"training families": train_all, "dev": dev_table_}, T2, base, subset_label(base),
+                             reward_on=["training families"])
+    show(value, **{"T2 alone vs no tool (points)": "{:+.1f}", f"T2 added to {subset_label(base)} (points)": "{:+.1f}",
+                   "Eq. 1 reward of adding T2": "{:+.3f}"})
     tr, dv = value.loc["training families"], value.loc["dev"]
     added_col = f"T2 added to {subset_label(base)} (points)"
     share_tf = dv.loc["tf_motif", "questions"] / dv.questions.sum()
@@ -743,8 +699,8 @@ if base is not None:
 # {glue:text}`t2_tf_added` points on top of {glue:text}`fgpo_subset`, and adding it lifts all of dev
 # by more than the {glue:text}`loss_min` to {glue:text}`loss_max` points the RL runs lost. Each run
 # learned, correctly for its training data, to stop paying for a tool only an unseen family needs,
-# and selection on dev vetoed every update. FGPO does move this selector: in the post-training
-# chapter ({ref}`post-training-lm`), keeping its *last* adapter after {glue:text}`pt_budget` visits,
+# and selection on dev vetoed every update. FGPO does move this selector: in
+# {doc}`post_training` ({ref}`post-training-lm`), keeping its *last* adapter after {glue:text}`pt_budget` visits,
 # FGPO at LoRA rank 4 ends {glue:text}`pt_gap` points above the start out of domain (p
 # {glue:text}`pt_p`, a difference).
 
@@ -761,7 +717,7 @@ claim("dev-gap-explains-drop", base is not None
       "adding T2 back to FGPO's subset gains more on dev than the RL runs lost, nearly all of it on TF motifs")
 pt = None
 if lm_companion_dir and (Path(lm_companion_dir) / "picks.parquet").exists():
-    from fgpo_core.experiments.companion_report import lm_companion_tests, load_lm_companion
+    from fgpo_core.reports.companion import lm_companion_tests, load_lm_companion
 
     pt_picks = load_lm_companion(lm_companion_dir)
     pt_tables = {s: tables["evidence reader"][s] for s in ("core", "microbe") if s in tables["evidence reader"]}

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Exact versus sampled on the real tables
 #
-# The chapter "Exact versus sampled, with no model" raced the estimators on a synthetic
+# The chapter {doc}`exact_vs_sampled` raced the estimators on a synthetic
 # table. Here they race on the real one: every training and test question, several seeds.
 # What makes this affordable on two CPU cores is the **policy-head selector**: the prompt
 # (the question, its options and four anonymous tool slots, exactly what the language-model
@@ -50,7 +50,7 @@ study_bench = "../data/benchmarks/cpu"  # the benchmark both were made from
 transfer_tables = "../data/tables/cpu/minilm,../data/tables/cpu/smollm2"  # other readers' tables ("": none)
 feature_comparison = "../runs/cpu/study-features"  # one small study per encoder ("": skip)
 capacity_study = "../runs/cpu/study-mlp"  # the same study with an MLP head ("": skip)
-rloo_kl_study = "../runs/cpu/study-rloo-kl"  # the worked example of a new estimator, same settings ("": skip)
+extra_studies = "../runs/cpu/study-rloo-kl,../runs/cpu/study-grpo-clip"  # new estimators, main settings ("": none)
 head_seeds = 2  # seeds of the small study (only when study_dir is empty)
 head_epochs = 3  # its epochs
 head_questions = 200  # its training questions and its questions per test suite
@@ -63,26 +63,26 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy.stats import ttest_ind
 from IPython.display import Markdown, display
+from scipy.stats import ttest_ind
 
 from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_study_accuracy, plot_study_curves, plot_tool_rates, set_style
-from fgpo_core.core import estimators as est
-from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
+from fgpo_core.book.plots_page import set_alt
+from fgpo_core.core.registry import RLOO_KL
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.core import registry
-from fgpo_core.core.registry import ESTIMATORS, RLOO_KL
-from fgpo_core.experiments.domains import (SPLITS, domain_accuracy, domain_verdicts, method_correct, split_masks,
-                                           study_training_table)
+from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
+from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, split_masks, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
 from fgpo_core.reasoners import REASONER_LABELS
-from fgpo_core.experiments.study_report import (coverage_rows, label, routing, study_baselines, study_scores,
-                                                study_summary)
+from fgpo_core.reports import extra as xr
+from fgpo_core.reports.study import coverage_rows, label, routing, study_baselines, study_scores, study_summary
+from fgpo_core.reports.tables import show
 from fgpo_core.table import load_tables
 
+# %% tags=["hide-input"]
 set_style()
 warnings.filterwarnings("ignore", message="IProgress not found")
 if not study_dir:  # the ci profile: the same study, small, trained now from the committed tables and features
@@ -105,18 +105,9 @@ tables = readers["evidence reader"]
 # ## The estimators in code
 #
 # Each is a function of the candidate scores, the rewards and, for the sampled ones, the
-# actions drawn; none knows which selector produced the scores. The exact objective:
-
-# %% tags=["remove-input"]
-display(show_source(est.fgpo_loss))
-
-# %% [markdown]
-# And GRPO's group-normalised advantages, checked with their loss's gradient against TRL's own
-# `GRPOTrainer._compute_loss`; the chapter "Exact versus sampled, with no model" walks through
-# the others.
-
-# %% tags=["remove-input"]
-display(show_source(est.grpo_advantages, drop_docstring=True))
+# actions drawn; none knows which selector produced the scores. The exact objective and GRPO's
+# group-normalised advantages are quoted in {doc}`exact_vs_sampled`, which walks through the
+# others; the tests check GRPO's loss gradient against TRL's own `GRPOTrainer._compute_loss`.
 
 # %% [markdown]
 # ## Which frozen features
@@ -164,11 +155,11 @@ claim("encoders-level", enc_p >= 0.05, "the two encoders' FGPO dev accuracies ar
 sw = st.sweep
 chosen = pd.Series(st.manifest["chosen_lr"], name="chosen learning rate")
 cost = sw.merge(chosen.rename("lr").rename_axis("method").reset_index(), on=["method", "lr"])
-display(pd.concat([chosen.map("{:g}".format),
-                   cost.groupby("method").reward_evaluations.mean().rename("reward evaluations per run"),
-                   cost.groupby("method").dev_accuracy.mean().rename("dev accuracy (kept heads, mean)")],
-                  axis=1).reindex(METHODS).rename(index=LABELS).style.format(
-    {"reward evaluations per run": "{:,.0f}", "dev accuracy (kept heads, mean)": "{:.1f}"}))
+show(pd.concat([chosen.map("{:g}".format),
+                cost.groupby("method").reward_evaluations.mean().rename("reward evaluations per run"),
+                cost.groupby("method").dev_accuracy.mean().rename("dev accuracy (kept heads, mean)")],
+               axis=1).reindex(METHODS).rename(index=LABELS).rename_axis("method"),
+     **{"reward evaluations per run": "{:,.0f}"})
 
 # %% [markdown]
 # How training went, on dev, against question visits (mean over seeds; the band spans
@@ -208,9 +199,9 @@ table2["paper (GenomeQA)"] = pd.Series({LABELS.get(k.lower(), k): v for k, v in 
 table2["paper tools"] = pd.Series({LABELS.get(k.lower(), k): v for k, v in paper.TOOL_ECONOMY.items()})
 table2.columns = [f"{c} ({int(scores[scores.suite == c].n.iloc[0]):,} questions)" if c in TEST else c
                   for c in table2.columns]
-display(table2.style.format(na_rep="–", precision=2).set_caption(
-    "Accuracy (%), mean ± sd over seeds; BestFixed* is the one subset best on each suite's own test questions, "
-    "chosen with hindsight (the star), Oracle the best subset per question"))
+show(table2.rename_axis("method"), 2, caption="Accuracy (%), mean ± sd over seeds; BestFixed* is the one "
+     "subset best on each suite's own test questions, chosen with hindsight (the star), Oracle the best "
+     "subset per question")
 means = summary[[f"{s} mean" for s in TEST]].set_axis(TEST, axis=1)
 sds = scores.groupby(["method", "suite"]).accuracy.std(ddof=1).unstack()[TEST].fillna(0)
 fig = plot_study_accuracy(means, sds, base, MAIN, LABELS)
@@ -236,7 +227,7 @@ dom = domain_accuracy(st, tables, MAIN, TEST, train_families)
 verdicts = domain_verdicts(st, tables, "fgpo", [m for m in MAIN if m != "fgpo"], TEST, train_families)
 shown = dom.drop(index="questions").rename(index={**LABELS, "BestFixed*": "best fixed subset"})
 shown.columns = [f"{c} ({int(dom.loc['questions', c]):,})" for c in SPLITS]
-display(shown.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds (questions)"))
+show(shown.rename_axis("method"), caption="Accuracy (%), mean over seeds (questions)")
 
 
 def cell(v):
@@ -247,65 +238,104 @@ def cell(v):
 
 p_table = pd.DataFrame({split: {("best fixed subset" if m == "BestFixed*" else LABELS[m]): cell(verdicts[(m, split)])
                                 for m in [m for m in MAIN if m != "fgpo"] + ["BestFixed*"]} for split in SPLITS})
-display(p_table.style.set_caption("FGPO minus each method (points): the paired t-test over seeds, and the seeds "
-                                  "whose McNemar test gives p < 0.05"))
+show(p_table.rename_axis("method"), caption="FGPO minus each method (points): the paired t-test over "
+     "seeds, and the seeds whose McNemar test gives p < 0.05")
 
 # %% [markdown]
 # ## Adding an estimator
 #
 # A method is one object in `fgpo_core.core.registry`: its name, label, colour, kind (exact,
-# budgeted, sampled or imitation), the reward it trains on, and `visit`, which turns one
-# minibatch's scores and rewards into a loss and the rewards it paid for. The training loop,
-# the method-name grammar, the palettes and this page read nothing else. The worked example is
-# RLOO with a KL penalty toward the uniform policy: this `visit` and one `register` line.
+# budgeted, sampled or imitation), the reward it trains on, and two functions: `draw`, what a
+# visit samples and pays for, and `loss`, the loss of the current scores on that draw (the loop
+# may take several optimiser steps per draw). The training loop, the method-name grammar, the
+# palettes and this page read nothing else. Every study folder named by this page's parameter
+# `extra_studies` was trained as every method here (same questions, seeds and learning rates,
+# the rate chosen on dev) on one more method, and shows up below with no other edit
+# ({glue:text}`extra_list`). Each new estimator's loss, and the `register` call that adds it:
 
 # %% tags=["remove-input"]
-if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
-    display(show_source(ESTIMATORS["rloo-kl"].visit))
+extras = xr.extra_studies(extra_studies)
+EXTRA = list(extras)
+glue_text("extra_list", ", ".join(label(m) for m in EXTRA) or "none this time")
+quoted = set()
+for e in xr.new_estimators(EXTRA):
+    parts = [] if e.loss in quoted else [show_source(e.loss)]
+    quoted.add(e.loss)
+    display(Markdown(f"**{e.label}**"), *parts, Markdown(f"```python\n{xr.registration(e.name)}\n```"))
+claim("extras-trained-alike", not any(xr.settings_differ(st, s) for s in extras.values()),
+      "every extra study was trained with the main study's settings, questions and learning rates")
 
 # %% [markdown]
-# Its test (`tests/test_registry.py`) checks that the sampled gradient matches the exact
-# gradient of RLOO's objective plus the KL term, averaged over many visits. It was trained as
-# every method here (same questions, seeds and learning rates, the rate chosen on dev).
+# Each comes with its tests (`tests/test_registry.py`, `tests/test_estimators.py`): RLOO + KL's
+# sampled gradient, averaged over many visits, is the exact gradient of RLOO's objective plus the
+# KL term; a clipped ratio moves off 1 after a draw's first update and stops the samples that
+# left the trust region. On the same test questions as the main table, beside its methods
+# (accuracy, and for the sampled ones how their last epoch of training went):
+
+# %% tags=["hide-input"]
+if EXTRA:
+    studies = {**{m: st for m in MAIN}, **extras}
+    x_ids, x_correct, x_suites, x_families = xr.pooled_correct(st, tables, TEST, studies)
+    x_masks = split_masks(tables, x_ids, train_families)
+    x_acc, x_sd = xr.split_accuracy(x_correct, x_masks), xr.split_accuracy(x_correct, x_masks, sd=True)
+    x_last = xr.last_epoch(studies, cfg["epochs"])
+    x_gaps = xr.extra_gaps(x_correct, xr.extra_pairs(EXTRA, MAIN), tables, x_ids, train_families, x_suites, x_families)
+    x_shown = x_acc.join(x_last.rename(columns={"dead_observed": "dead groups, last epoch (%)",
+                                                "entropy": "policy entropy, last epoch (nats)"}))
+    show(x_shown.rename(index=label).rename_axis("method"), caption="Accuracy (%, mean over seeds) on the "
+         "main table's test questions; for the sampled methods their own draws over the last epoch",
+         **{"policy entropy, last epoch (nats)": "{:.2f}"})
+    glue_text("extra_findings", xr.findings(x_acc, x_gaps, EXTRA, label))
+
+# %% tags=["hide-input"]
+if EXTRA:
+    two, shown_methods = ["in domain", "out of domain"], MAIN + EXTRA
+    fixed = pd.DataFrame({"suite": two, "method": "BestFixed*", "accuracy": dom.loc["BestFixed*", two].to_numpy()})
+    fig = plot_study_accuracy(x_acc[two], x_sd[two], fixed, shown_methods, {m: label(m) for m in shown_methods})
+    set_alt(fig, "Two bar charts, in domain and out of domain: test accuracy (%, mean over seeds, with the spread "
+            "over seeds) of the main study's methods and of " + ", ".join(label(m) for m in EXTRA) + ", each in "
+            "its registry colour, beside a dashed line at the best fixed subset.")
+    plt.show()
+    show(xr.gap_table(x_gaps, label).rename_axis("comparison"), caption="Each new method minus another "
+         "(points), with its 95% paired-bootstrap interval and the book's verdict")
+
+# %% [markdown]
+# By the book's rule (a gap is a difference when its 95% interval excludes zero, level only when
+# the interval lies within one point): {glue:text}`extra_findings`
 
 # %% tags=["remove-input"]
-if rloo_kl_study and (Path(rloo_kl_study) / "manifest.json").exists():
-    kl = load_study(rloo_kl_study)
-    kl_ids = {s: np.asarray(st.pick_matrix(s, "rloo")[0]) for s in TEST}
-    kl_masks = split_masks(tables, kl_ids, train_families)
-    kl_c = {"RLOO + KL to uniform": method_correct(kl, tables, "rloo-kl", kl_ids),
-            LABELS["rloo"]: method_correct(st, tables, "rloo", kl_ids)}
-    glue_number("kl_acc", float(np.mean([100 * x.mean() for x in kl_c["RLOO + KL to uniform"]])))
-    kl_v = {k: compare([x[m] for x in kl_c["RLOO + KL to uniform"]], [x[m] for x in kl_c[LABELS["rloo"]]])
-            for k, m in kl_masks.items()}
-    kl_fg = compare(kl_c["RLOO + KL to uniform"], method_correct(st, tables, "fgpo", kl_ids))
-    last = {}
-    for name, study, m in (("kl", kl, "rloo-kl"), ("rloo", st, "rloo")):
-        c = study.curves[study.curves.method == m]
-        c = c[c.step > c.step.max() * (cfg["epochs"] - 1) / cfg["epochs"]]  # the last epoch
-        last[name] = (float(c.dead_observed.mean()), float(c.entropy.mean()))
-        glue_number(f"{name}_dead", last[name][0], 0)
-        glue_number(f"{name}_entropy", last[name][1], 2)
+if "rloo-kl" in EXTRA:
+    kl_v = {k: f.set_index("b") for k, f in x_gaps[x_gaps.a == "rloo-kl"].groupby("split")}
     glue_number("kl_weight", RLOO_KL, 2)
-    glue_number("kl_gap", kl_v["pooled"].gap, signed=True)
-    glue_number("kl_gap_id", kl_v["in domain"].gap, signed=True)
-    glue_number("kl_vs_fgpo", kl_fg.gap, signed=True)
+    glue_number("kl_acc", x_acc.loc["rloo-kl", "pooled"])
+    for key, split in (("", "pooled"), ("_id", "in domain"), ("_ood", "out of domain")):
+        glue_number(f"kl_gap{key}", kl_v[split].loc["rloo", "gap"], signed=True)
+    glue_number("kl_vs_fgpo", kl_v["pooled"].loc["fgpo", "gap"], signed=True)
+    for name, m in (("kl", "rloo-kl"), ("rloo", "rloo")):
+        glue_number(f"{name}_dead", x_last.loc[m, "dead_observed"], 0)
+        glue_number(f"{name}_entropy", x_last.loc[m, "entropy"], 2)
 
 # %% [markdown]
-# With the KL weight at {glue:text}`kl_weight`, RLOO + KL scores {glue:text}`kl_acc`% over all
-# test questions: {glue:text}`kl_gap` points ahead of RLOO ({glue:text}`kl_gap_id` in domain),
-# both differences, and level out of domain. Against FGPO the gap is {glue:text}`kl_vs_fgpo`
-# points (RLOO + KL minus FGPO), no difference. The telemetry says why. Over the last epoch RLOO's policy had an entropy of
-# {glue:text}`rloo_entropy` nats and {glue:text}`rloo_dead`% of its groups were dead; the KL
-# term held the entropy at {glue:text}`kl_entropy` nats, and only {glue:text}`kl_dead`% of the
-# groups died. A sampled estimator that keeps its policy spread keeps its groups alive.
+# The worked example, RLOO with a KL penalty toward the uniform policy at weight
+# {glue:text}`kl_weight`, scores {glue:text}`kl_acc`% over all test questions:
+# {glue:text}`kl_gap` points ahead of RLOO ({glue:text}`kl_gap_id` in domain), both differences,
+# while out of domain ({glue:text}`kl_gap_ood`) the interval cannot tell them apart. Against FGPO
+# the gap is {glue:text}`kl_vs_fgpo` points (RLOO + KL minus FGPO), no difference. The telemetry
+# says why. Over the last epoch RLOO's policy had an entropy of {glue:text}`rloo_entropy` nats
+# and {glue:text}`rloo_dead`% of its groups were dead; the KL term held the entropy at
+# {glue:text}`kl_entropy` nats, and only {glue:text}`kl_dead`% of the groups died. A sampled
+# estimator that keeps its policy spread keeps its groups alive.
 
 # %% tags=["remove-input"]
-claim("kl-beats-rloo", kl_v["pooled"].a_better and kl_v["in domain"].a_better and not kl_v["out of domain"].is_difference,
-      "RLOO + KL is ahead of RLOO pooled and in domain, differences, and level out of domain")
-claim("kl-near-fgpo", not kl_fg.is_difference, "RLOO + KL does not differ from FGPO")
-claim("kl-keeps-groups-alive", last["kl"][0] < last["rloo"][0] - 10 and last["kl"][1] > last["rloo"][1],
-      "the KL term keeps the policy's entropy higher and fewer groups dead")
+if "rloo-kl" in EXTRA:
+    claim("kl-beats-rloo", kl_v["pooled"].loc["rloo", "difference"] and kl_v["pooled"].loc["rloo", "gap"] > 0
+          and kl_v["in domain"].loc["rloo", "difference"] and kl_v["in domain"].loc["rloo", "gap"] > 0
+          and not kl_v["out of domain"].loc["rloo", "difference"],
+          "RLOO + KL is ahead of RLOO pooled and in domain, differences, and not told apart out of domain")
+    claim("kl-near-fgpo", not kl_v["pooled"].loc["fgpo", "difference"], "RLOO + KL does not differ from FGPO")
+    claim("kl-keeps-groups-alive", x_last.loc["rloo-kl", "dead_observed"] < x_last.loc["rloo", "dead_observed"] - 10
+          and x_last.loc["rloo-kl", "entropy"] > x_last.loc["rloo", "entropy"],
+          "the KL term keeps the policy's entropy higher and fewer groups dead")
 
 # %% [markdown]
 # ## A tool that training never pays for
@@ -332,9 +362,8 @@ for pool, (study, fams) in pools.items():
         two[(pool, "T2 on TF-motif (%)")] = two.get((pool, "T2 on TF-motif (%)"), {})
         two[(pool, "T2 on TF-motif (%)")][m] = float(routing(study, tables["core"], "core", m).loc["tf_motif", T2_NAME])
 two = pd.DataFrame(two).rename(index={**LABELS, "BestFixed*": "best fixed subset"})
-display(two.style.format("{:.1f}", na_rep="–").set_caption(
-    "Accuracy (%, mean over seeds) on each pool's splits, and how often each selector calls the motif scan "
-    "on core's TF-motif questions"))
+show(two.rename_axis("method"), caption="Accuracy (%, mean over seeds) on each pool's splits, and how "
+     "often each selector calls the motif scan on core's TF-motif questions")
 first_v = domain_verdicts(first, tables, "fgpo", ["grpo"], TEST, first_families)
 glue_number("first_n_train", first.manifest["n_questions"]["train"], digits=0)
 for pool, key in (("first pool", "fp"), ("whole pool", "wp")):
@@ -427,8 +456,7 @@ pol = {"Uniform": np.full(correct_core.shape, 1 / correct_core.shape[1])}
 pol.update({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 t15_shown = dead_group_table(pol, correct_core, "eq1").rename(columns=lambda c: c.replace("=", " = "))
 t15_shown.columns.name, t15_shown.index.name = "group size", "policy (first seed's kept head)"
-display(t15_shown.style.format("{:.1f}").set_caption("Dead groups (%) at each group size G, on core")
-        .set_table_styles([{"selector": "th, td", "props": "padding: 0.2em 0.9em; text-align: right"}]))
+show(t15_shown, caption="Dead groups (%) at each group size G, on core")
 t16 = empty_subset_table({LABELS[m]: st.q_matrix(m, 0) for m in MAIN})
 
 # %% [markdown]
@@ -456,8 +484,7 @@ if cells:
     cells["FGPO − GRPO (points)"] = cells["FGPO"] - cells["GRPO"]
     cells["n"] = cells["n"].astype(int)
     cells.index.names = ["reader", "suite"]
-    display(cells.style.format("{:.1f}").format("{:d}", subset=["n"])
-            .set_caption("Accuracy (%), mean over seeds, of the same picks in another reader's table"))
+    show(cells, caption="Accuracy (%), mean over seeds, of the same picks in another reader's table")
 
 # %% tags=["remove-cell"]
 core_acc = summary["core mean"]
@@ -477,6 +504,8 @@ glue_number("tools_fgpo", tools.loc["fgpo", "core mean"], digits=2)
 glue_number("tools_grpo", tools.loc["grpo", "core mean"], digits=2)
 glue_number("paper_tools_fgpo", paper.TOOL_ECONOMY["FGPO"], digits=2)
 glue_number("paper_tools_grpo", paper.TOOL_ECONOMY["GRPO"], digits=2)
+
+# %% tags=["remove-cell"]
 glue_number("dead_grpo", t15.loc["GRPO", "G=6"])
 glue_number("dead_fgpo", t15.loc["FGPO", "G=6"])
 glue_number("paper_dead_grpo", paper.TABLE15.loc["GRPO", "G=6"])

@@ -58,9 +58,10 @@ from IPython.display import display
 from fgpo_core.book import paper
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.experiments.domains import (SPLITS, best_fixed_subset, domain_accuracy, domain_verdicts,
-                                          study_training_table)
+                                           study_training_table)
 from fgpo_core.experiments.study import load_study
-from fgpo_core.experiments.study_report import routing
+from fgpo_core.reports.study import routing
+from fgpo_core.reports.tables import show
 from fgpo_core.table import load_tables
 
 studies = {"": load_study(study_dir), "first_": load_study(first_pool_dir)}
@@ -78,7 +79,7 @@ def family_accuracy(table, family, subset):
     m = table.family == family
     return 100.0 * float(table.correct[m, subset].mean())
 
-
+# %% tags=["remove-cell"]
 acc, verdict, calls, train_gain, n_train = {}, {}, {}, {}, {}
 for key, st in studies.items():
     train = study_training_table(st, tables["train"])  # the questions this study trained on
@@ -101,6 +102,8 @@ for split in SPLITS:
     glue_number(f"n_{short[split]}", int(acc[""].loc["questions", split]), digits=0)
     glue_number(f"ood_change_{short[split]}", acc[""].loc["fgpo", split] - acc["first_"].loc["fgpo", split],
                 signed=True)
+
+# %% tags=["remove-cell"]
 ids = {s: studies[""].pick_matrix(s, "fgpo")[0] for s in TEST}
 best = best_fixed_subset(tables, {s: tables[s].select(ids[s]).question_ids for s in TEST})
 glue_text("best_subset", "+".join(tool_no[t] for t in core.labels()[best].split("+")) if best else "no tool")
@@ -150,7 +153,7 @@ POOL = {"": f"whole pool ({n_train['']:,} training questions)",
 shown = pd.concat({POOL[k]: acc[k].loc[["fgpo", "grpo", "BestFixed*"]].rename(index=LABEL) for k in studies}, axis=1)
 shown.columns = pd.MultiIndex.from_tuples([(pool, f"{c} ({int(acc[''].loc['questions', c]):,})")
                                            for pool, c in shown.columns])
-display(shown.style.format("{:.1f}").set_caption("Accuracy (%), mean over seeds (test questions)"))
+show(shown.rename_axis("method"), caption="Accuracy (%), mean over seeds (test questions)")
 
 # %% [markdown]
 # **Exact beats sampled, and every fixed choice.** Over all the test questions (gaps are
@@ -178,7 +181,7 @@ claim("fgpo-beats-best-pooled", verdict[""][("BestFixed*", "pooled")].a_better,
 # difference. Nothing here matches the paper's strongest transfer result, which moves the
 # trained selectors to other *reasoners* (FGPO ahead of GRPO in {glue:text}`paper_wins` of
 # {glue:text}`paper_cells` such settings, by {glue:text}`paper_margin` points on average);
-# the chapter "Exact versus sampled on the real tables" runs that test with the readers
+# the chapter {doc}`head_study` runs that test with the readers
 # this book has.
 
 # %% tags=["remove-input"]
@@ -229,22 +232,12 @@ from pathlib import Path
 import numpy as np
 
 from fgpo_core.book.claims import fmt_number
-from fgpo_core.experiments.pool_report import POOL_RUNS, dev_course, pool_comparisons, pool_snapshots, question_answers
-from fgpo_core.experiments.study_report import headline
+from fgpo_core.reports.pool import POOL_RUNS, dev_course, pool_comparisons, pool_snapshots, question_answers
+from fgpo_core.reports.study import headline, study_headline
 from fgpo_core.table import load_table
 
 
 POOL_FGPO, POOL_GRPO = POOL_RUNS  # the whole pool's runs: FGPO with the format term, and GRPO
-
-
-def study_headline(st, tabs, mask=None):
-    """FGPO and GRPO of a policy-head study on the suites of ``tabs`` pooled, against the best
-    fixed subset of those questions (``mask``: a part of them)."""
-    q = {s: np.asarray(st.pick_matrix(s, "fgpo")[0]) for s in tabs}
-    f, g = method_correct(st, tabs, "fgpo", q), method_correct(st, tabs, "grpo", q)
-    b = fixed_correct(tabs, q, best_fixed_subset(tabs, q))
-    m = np.ones(len(b), bool) if mask is None else mask(tabs, q)
-    return headline([x[m] for x in f], [x[m] for x in g], b[m])
 
 
 head = {("policy head, 4 tools", "pooled"): study_headline(studies[""], {s: tables[s] for s in TEST})}
@@ -264,6 +257,8 @@ for n, folder, sub in ((8, larger_eight, "reader-eight"), (12, larger_twelve, "r
         head[k] = study_headline(larger[n], core_n, in_split)
         trained_on[k] = larger[n].manifest["n_questions"]["train"]
         key[k] = f"h{n}" + {"core": "", "core, in domain": "_id", "core, out of domain": "_ood"}[split]
+
+# %% tags=["remove-cell"]
 lm_pairs = {}
 if pool_dir:  # the LM selector: FGPO (with the format term) against GRPO at equal question visits
     lm_course = dev_course(pool_dir)
@@ -280,6 +275,8 @@ if pool_dir:  # the LM selector: FGPO (with the format term) against GRPO at equ
         head[("language model†", split)] = headline([lm_ans.FGPO[m].to_numpy()], [lm_ans.GRPO[m].to_numpy()],
                                                     lm_ans["BestFixed*"][m].to_numpy())
         trained_on[("language model†", split)] = tables["train"].n_questions
+
+# %% tags=["remove-cell"]
 HEAD = list(head)
 paper_gap_grpo = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"]
 paper_gap_best = paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["BestFixed*"]
@@ -318,13 +315,13 @@ for k, h in head.items():
                "paper: FGPO − best fixed": paper_cols.get(k, (np.nan, np.nan))[1]}
 summary = pd.DataFrame.from_dict(rows, orient="index")
 summary.index = pd.MultiIndex.from_tuples(summary.index, names=["selector", "test questions"])
-display(summary.style.format({"FGPO (%)": "{:.1f}", "GRPO (%)": "{:.1f}", "best fixed (%)": "{:.1f}",
-                              "paper: FGPO − GRPO": "{:+.2f}", "paper: FGPO − best fixed": "{:+.2f}"}, na_rep="–")
-        .set_caption("Questions trained and tested on; accuracy (%, mean over seeds) and FGPO's gaps (points; * a difference by the book's rule: "
-                     "McNemar per seed and a paired t-test over seeds, one seed: McNemar alone). Paper: GenomeQA "
-                     "(Table 2) beside the 4-tool and language-model rows, its five-tool appendix beside the "
-                     "5-tool row; it has no GRPO there and no 8- or 12-tool library. † The LM selector on the whole pool: "
-                     "FGPO with the format term against GRPO at equal question visits (see FGPO versus GRPO)."))
+show(summary, caption="Questions trained and tested on; accuracy (%, mean over seeds) and FGPO's gaps "
+     "(points; * a difference by the book's rule: McNemar per seed and a paired t-test over seeds, one seed: "
+     "McNemar alone). Paper: GenomeQA (Table 2) beside the 4-tool and language-model rows, its five-tool "
+     "appendix beside the 5-tool row; it has no GRPO there and no 8- or 12-tool library. † The LM selector "
+     "on the whole pool: FGPO with the format term against GRPO at equal question visits (see "
+     "<a href=\"fgpo_vs_grpo.html\">FGPO versus GRPO</a>).",
+     **{"paper: FGPO − GRPO": "{:+.2f}", "paper: FGPO − best fixed": "{:+.2f}"})
 
 # %% [markdown]
 # The paper's result holds here for the policy head over an enumerable library of four or
@@ -405,10 +402,13 @@ claim("lm-not-above-best", len(LM_ROWS) == 3 and not any(head[k]["vs best fixed"
 #   execute any chapter again at another scale.
 #
 # The first part needs no model: it derives the dead-group probability in closed form
-# and races the exact gradient against sampled estimators on a synthetic table. The
-# second builds the tool library, benchmark suites made from real DNA, and the
-# exhaustive reward tables. The third trains selectors on those tables: the policy head
-# with every estimator and seed, then the language-model selector itself. The appendix
-# runs the paper's ablations; the post-training study asks what SFT, RL and their mix do in
-# and out of domain; and the last chapters go past enumeration (libraries of 8 and 12
-# tools) and show how to bring your own tools and questions.
+# ({doc}`dead_groups`) and races the exact gradient against sampled estimators on a
+# synthetic table ({doc}`exact_vs_sampled`). The second builds the tool library
+# ({doc}`tool_library`), benchmark suites made from real DNA ({doc}`benchmarks`), and the
+# exhaustive reward tables ({doc}`reward_table`). The third trains selectors on those
+# tables: the policy head with every estimator and seed ({doc}`head_study`), then the
+# language-model selector itself ({doc}`fgpo_vs_grpo`). The appendix ({doc}`appendix`)
+# runs the paper's ablations; the post-training study ({doc}`post_training`) asks what SFT,
+# RL and their mix do in and out of domain; and the last chapters go past enumeration
+# (libraries of 8 and 12 tools, {doc}`past_enumeration`) and show how to bring your own
+# tools and questions ({doc}`your_own`).

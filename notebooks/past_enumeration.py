@@ -60,15 +60,17 @@ from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_te
 from fgpo_core.book.plots import plot_budget, plot_shortlist_coverage, set_style
 from fgpo_core.core.dead_groups import dead_group_probability
 from fgpo_core.core.estimators import fgpo_loss
-from fgpo_core.experiments.ablation_report import verdicts
-from fgpo_core.experiments.larger_report import (budget_table, dead_by_epoch, library_rows, nearest_budget,
-                                                 seen_by_epoch, tool_effects)
 from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, split_scores, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
-from fgpo_core.experiments.study_report import label, study_scores
 from fgpo_core.genomics.tools.registry import make_tool
+from fgpo_core.reports.ablation import verdicts
+from fgpo_core.reports.larger import (budget_table, dead_by_epoch, library_rows, nearest_budget,
+                                      seen_by_epoch, tool_effects)
+from fgpo_core.reports.study import label, study_scores
+from fgpo_core.reports.tables import show
 from fgpo_core.table import load_table
 
+# %% tags=["remove-input"]
 set_style()
 warnings.filterwarnings("ignore")
 TABLES, FEATURES = Path(larger_tables), Path(larger_features)
@@ -90,13 +92,7 @@ ids = studies[12].picks[studies[12].picks.suite == "core"].question_id.unique()
 core = {n: t.select(list(ids)) for n, t in tables.items()}  # the test questions every study picked on
 n_train = studies[8].manifest["n_questions"]["train"]
 
-
-def show(df, digits=1, **formats):
-    """A table as a reader sees it: rounded, a dash where a value is missing."""
-    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None)
-            .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
-
-
+# %% tags=["remove-input"]
 glue_number("pe_n_train", n_train, 0)
 train_pool = load_table(TABLES / "reader" / "train")
 train_families = set(study_training_table(studies[8], train_pool).family)
@@ -122,7 +118,7 @@ glue_text("pe_seeds", f"{seeds[8]} seeds at both sizes" if seeds[8] == seeds[12]
 #
 # ## Twelve tools
 #
-# The first four are the book's library (chapter "The tool library"), homology is the
+# The first four are the book's library (chapter {doc}`tool_library`), homology is the
 # appendix's fifth; the other seven are new here. Each runs once per question through the same
 # library and renderer; the 8-tool library is the first four and the first four new ones.
 
@@ -192,7 +188,7 @@ show(eff[["alone", "marginal", "helps", "hurts"]].rename(columns={
 #
 # A shortlist is a per-question set of $K$ subsets, rebuilt from the current policy at every
 # epoch; inside it the objective is FGPO's, exact: $q$ renormalised on the set and the
-# expectation taken over all of it (the `mask` of `fgpo_loss`, the same code as the coverage
+# expectation taken over all of it (the `mask` of `fgpo_loss`, quoted in {doc}`exact_vs_sampled`, the same code as the coverage
 # dial). Two constructions. **Top**: the policy's most likely subsets plus a few uniform draws,
 # so the set keeps exploring.
 
@@ -206,14 +202,13 @@ display(show_source(shortlist_top))
 
 # %% tags=["remove-input"]
 display(show_source(shortlist_grow))
-display(show_source(fgpo_loss, drop_docstring=True))
 
 # %% [markdown]
 # Beside them, the **coverage dial** (FGPO on $k$ subsets drawn uniformly at every visit) and
 # **GRPO** with $G = 6$ draws from $q$ over the whole space, for 20 epochs and, to buy more
 # reasoner calls, for 40 and 80. Every method trains the same linear head on the same frozen
 # features, questions and order, with a learning rate chosen on dev per method
-# (chapter "Exact versus sampled on the real tables").
+# (chapter {doc}`head_study`).
 #
 # ## Accuracy against reasoner calls
 #
@@ -438,7 +433,7 @@ glue_number("pe_dead8_last", g20[8].iloc[-1], 0);
 # times the visits, almost no new pairs. At 12 tools the 20- and 40-epoch runs read
 # {glue:text}`pe_gc_12_20` and {glue:text}`pe_gc_12_40`; the 80-epoch run, whose rate chosen on
 # dev was lower ({glue:text}`pe_lr12_80` against {glue:text}`pe_lr12_20`), concentrated later
-# and read {glue:text}`pe_gc_12_80`. Once concentrated, its groups are dead (see "Dead groups"
+# and read {glue:text}`pe_gc_12_80`. Once concentrated, its groups are dead (see {doc}`dead_groups`
 # below): at 8 tools {glue:text}`pe_dead8_first`% of them in the first epoch,
 # {glue:text}`pe_dead8_last`% by the twentieth.
 

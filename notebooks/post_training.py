@@ -27,8 +27,7 @@
 #    pure RL;
 # 4. SFT benefits from a high LoRA rank, RL from a moderate one.
 #
-# This chapter asks the same questions of the policy-head selector of "Exact versus sampled on
-# the real tables" (sections 1–4) and of the language-model selector of "FGPO versus GRPO"
+# This chapter asks the same questions of the policy-head selector of {doc}`head_study` (sections 1–4) and of the language-model selector of {doc}`fgpo_vs_grpo`
 # (section 5). For the policy head, each stage trains a fresh head on top of the frozen heads
 # before it, its scores added to theirs (as the study merges each stage's LoRA adapter and
 # trains a fresh one); head width stands in for LoRA rank. SFT is cross-entropy to each
@@ -66,14 +65,16 @@ from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, fmt_number, fmt_p, glue_number, glue_text
 from fgpo_core.book.plots import plot_id_ood_panels, plot_id_ood_plane, plot_lm_companion, set_style
 from fgpo_core.evaluation.domains import domain_of
-from fgpo_core.experiments.companion_report import (domain_correct, domain_split, id_ood_checkpoints,
-                                                    id_ood_scores, id_ood_summary, id_ood_verdicts,
-                                                    lm_companion_costs, lm_companion_table, load_lm_companion)
 from fgpo_core.experiments.domains import study_training_table
 from fgpo_core.experiments.study import COMPANION, StudyConfig, load_study, run_study
+from fgpo_core.reports.companion import (domain_correct, domain_split, id_ood_checkpoints,
+                                         id_ood_scores, id_ood_summary, id_ood_verdicts,
+                                         lm_companion_costs, lm_companion_table, load_lm_companion)
+from fgpo_core.reports.tables import show
 from fgpo_core.selectors.head import StackedHead
 from fgpo_core.table import load_table, load_tables
 
+# %% tags=["remove-input"]
 set_style()
 warnings.filterwarnings("ignore")
 if not companion_dir:  # only when no study is given: the same study, small, trained now
@@ -95,7 +96,7 @@ curves = id_ood_checkpoints(st, train_families)
 fam_of = {(s, q): f for s in TEST for q, f in zip(test_tables[s].question_ids, test_tables[s].family)}
 MOTIF = 1 << list(test_tables["core"].names()).index("motif_scan")
 
-
+# %% tags=["remove-input"]
 def by_question(method):
     """A method's picks read question by question over every seed: ``domain, family, correct``."""
     c = pd.concat([domain_correct(f, test_tables, train_families) for _, f in st.picks[st.picks.method == method]
@@ -113,13 +114,6 @@ def tf_motif(method, other=False):
 def motif_share(method):
     """Share (%) of a method's test picks that call the motif scan."""
     return 100 * float(((st.picks["mask"][st.picks.method == method] & MOTIF) > 0).mean())
-
-
-
-def show(df, digits=1, **formats):
-    """A table as a reader sees it: rounded, a dash where a value is missing."""
-    display(df.style.format(precision=digits, na_rep="–", thousands=",", formatter=formats or None)
-            .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
 
 
 def summary(methods):
@@ -146,7 +140,7 @@ def tested(selector, comparison, a, b, picks=None):
     TESTS.append((selector, comparison, v))
     return v
 
-
+# %% tags=["remove-input"]
 # the empty subset (No-Tool) on the same questions, as a floor
 empty = domain_correct(pd.concat([pd.DataFrame({"suite": s, "question_id": ids[s], "mask": 0}) for s in TEST]),
                        test_tables, train_families)
@@ -185,7 +179,7 @@ show(split.pivot_table(index=["domain", "suite"], columns="family", values="n", 
 # pipeline's SFT stage is the same head; each RL stage's learning rate is chosen on dev. The
 # stacked head of a later stage:
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 display(show_source(StackedHead, drop_docstring=True))
 
 # %% [markdown]
@@ -360,8 +354,7 @@ glue_text("pt_paper_split", "/".join(str(x) for x in paper.COMPANION["budget_bes
 # %% [markdown]
 # Every split with RL in it beats pure SFT ({glue:text}`pt_b_sft_id`% ID,
 # {glue:text}`pt_b_sft_ood`% OOD) on both sides. Against pure RL ({glue:text}`pt_b_fgpo_id`% ID
-# and {glue:text}`pt_b_fgpo_ood`% OOD with FGPO; each run's last head, where "Exact versus sampled
-# on the real tables" keeps the head best on dev, hence its other numbers), a warm start trades one side for the other.
+# and {glue:text}`pt_b_fgpo_ood`% OOD with FGPO; each run's last head, where {doc}`head_study` keeps the head best on dev, hence its other numbers), a warm start trades one side for the other.
 # After 20% SFT, GRPO gains {glue:text}`pt_b_grpo20_gap_id` points
 # ID and loses {glue:text}`pt_b_grpo20_gap_ood` OOD; FGPO loses
 # {glue:text}`pt_b_fgpo20_gap_ood` OOD and is level ID. Those three gaps are differences, and
@@ -441,7 +434,7 @@ claim("width_none", not any(v[d].is_difference for v in wv.values() for d in ("I
 # (post-training-lm)=
 # ## 5. The language-model selector
 #
-# The same questions asked of the LM selector of "FGPO versus GRPO", under one budget of
+# The same questions asked of the LM selector of {doc}`fgpo_vs_grpo`, under one budget of
 # question visits: pure SFT, pure FGPO, and 20% SFT then 80% FGPO, at LoRA ranks 4, 16 and 64.
 # This selector trained on the pool's first {glue:text}`lm_budget` questions, which hold no
 # regulator question (their families: {glue:text}`lm_families`); no test question is of that family, so its ID and OOD questions are the policy head's. Every run starts
@@ -491,14 +484,16 @@ if lm_ready:
             lv[(a, "start", r)] = tested("LM", f"{ARM_LABELS[a]}, rank {r}, against the start", f"{a}-r{r}",
                                          f"start-r{r}", lm_picks)
         lv[("mix", "fgpo", r)] = tested("LM", f"{ARM_LABELS['sft20-fgpo80']} against FGPO, rank {r}",
-                                        f"sft20-fgpo80-r{r}", f"fgpo-r{r}",
-                                        lm_picks)
+                                        f"sft20-fgpo80-r{r}", f"fgpo-r{r}", lm_picks)
         lv[("mix", "sft", r)] = tested("LM", f"{ARM_LABELS['sft20-fgpo80']} against SFT, rank {r}",
                                        f"sft20-fgpo80-r{r}", f"sft-r{r}", lm_picks)
     for lo, hi in ((4, 16), (4, 64), (16, 64)):
         lv[("fgpo-rank", lo, hi)] = verdict(f"fgpo-r{lo}", f"fgpo-r{hi}", lm_picks)
         lv[("sft-rank", lo, hi)] = verdict(f"sft-r{lo}", f"sft-r{hi}", lm_picks)
     TESTS.append(("LM", "FGPO, rank 4 against rank 64", lv[("fgpo-rank", 4, 64)]))
+
+# %% tags=["remove-input"]
+if lm_ready:
     start = L[("start", ranks[0])]
     glue_number("lm_start_id", start.ID)
     glue_number("lm_start_ood", start.OOD)
@@ -514,6 +509,9 @@ if lm_ready:
     glue_number("lm_cost_min", lm_companion_costs(lm_companion_dir)["train seconds"].sum() / 60, 0)
     glue_number("lm_budget", lm_cfg["budget"], 0)
     glue_number("lm_threads", lm_cfg["threads"], 0)
+
+# %% tags=["remove-input"]
+if lm_ready:
     # the warm-up on the questions of "FGPO versus GRPO" (all it was evaluated on) and on this study's
     warm_eval = Path(lm_companion_dir).parent / lm_cfg["start"] / "eval"
     warm = pd.concat([pd.DataFrame({"suite": s, "question_id": e.question_id, "mask": e.generation_pick.astype(int)})
@@ -525,8 +523,7 @@ if lm_ready:
     glue_number("lm_warm_id_mosaic", 100 * wc.correct[(wc.domain == "ID") & (wc.suite == "mosaic")].mean())
 
 # %% [markdown]
-# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. "FGPO
-# versus GRPO" reports the same warm-up at {glue:text}`lm_warm_id_all`% in domain because its ID
+# The start scores {glue:text}`lm_start_id`% ID and {glue:text}`lm_start_ood`% OOD. {doc}`fgpo_vs_grpo` reports the same warm-up at {glue:text}`lm_warm_id_all`% in domain because its ID
 # questions include `mosaic`'s, on which it reads {glue:text}`lm_warm_id_mosaic`% (on all of
 # `core`'s, {glue:text}`lm_warm_id_core`%); here they are `core`'s first {glue:text}`lm_n_id`.
 #

@@ -46,19 +46,22 @@ import seaborn as sns
 from IPython.display import display
 
 from fgpo_core.book import paper
-from fgpo_core.genomics.benchmarks import build_all, load_benchmark, tool_library_for
 from fgpo_core.book.chapter import paper_vs_book, show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
-from fgpo_core.reasoners import REASONER_LABELS, get_reasoner
-from fgpo_core.genomics.curriculum import CurriculumSpec, check_disjoint, curriculum_library, make_curriculum
-from fgpo_core.reasoners.probe import probe_from_table, probe_live, probe_masks
-from fgpo_core.reasoners.reader import pair_texts
-from fgpo_core.reasoners.prompt import split_user_message
+from fgpo_core.book.plots_page import set_alt
 from fgpo_core.evaluation.metrics import live_agreement
+from fgpo_core.genomics.benchmarks import build_all, load_benchmark, tool_library_for
+from fgpo_core.genomics.curriculum import CurriculumSpec, check_disjoint, curriculum_library, make_curriculum
+from fgpo_core.reasoners import REASONER_LABELS, get_reasoner
+from fgpo_core.reasoners.probe import probe_from_table, probe_live, probe_masks
+from fgpo_core.reasoners.prompt import split_user_message
+from fgpo_core.reasoners.reader import pair_texts
+from fgpo_core.reports.tables import show
 from fgpo_core.table import has_table, load_tables
 from fgpo_core.table.build import build_table, cost_accounting, merge_table
 
+# %% tags=["hide-input"]
 set_style()
 if not bench_dir:
     bench_dir = tempfile.mkdtemp(prefix="fgpo-bench-")
@@ -88,7 +91,7 @@ tables = readers["evidence reader"]
 # `Analysis tool output for the sequence above:` and the evidence blocks, and finally
 # `Answer with a single letter.` The template is built in one place:
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(split_user_message)
 
 # %% [markdown]
@@ -128,7 +131,7 @@ print((pre + suf).replace(seq, seq[:20] + "..." + seq[-20:]))
 # question and the option in view, and adding the scores (a product of experts, one per
 # tool). Each block is a pair of texts for the encoder:
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(pair_texts)
 
 # %% [markdown]
@@ -182,7 +185,7 @@ _ = glue_number("train_minutes", reader_manifest["train_seconds"] / 60, 0)
 # near chance (25%) without it. For the two MiniLM readers the probe is read straight
 # from their tables (every evaluation question); SmolLM2 is called live on a sample.
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(probe_masks)
 
 # %% tags=["hide-input"]
@@ -230,21 +233,21 @@ _ = glue_number("smollm2_s", smollm2_s_per_call)
 # questions; SmolLM2 live on {glue:text}`n_probe`):
 
 # %% tags=["remove-input"]
-acc_all.round(1)
+show(acc_all)
 
 # %% [markdown]
 # By family, the evidence reader:
 
 # %% tags=["remove-input"]
-probes["evidence reader"][0].round(1)
+show(probes["evidence reader"][0])
 
 # %% [markdown]
 # With the decisive tool alone the evidence reader answers {glue:text}`reader_dec`%, with no evidence {glue:text}`reader_none`%, with an irrelevant
 # tool only {glue:text}`reader_irr`% and with every tool {glue:text}`reader_all`%; the
 # zero-shot MiniLM reader answers {glue:text}`minilm_dec`% with the decisive tool. By family
 # the evidence reader ranges from {glue:text}`fam_min`% ({glue:text}`fam_min_name`) to
-# {glue:text}`fam_max`% ({glue:text}`fam_max_name`); the benchmark chapter's answerability
-# table gives the cap each family's tools allow. SmolLM2 answers
+# {glue:text}`fam_max`% ({glue:text}`fam_max_name`); the answerability table of
+# {doc}`benchmarks` gives the cap each family's tools allow. SmolLM2 answers
 # {glue:text}`smollm2_dec`% of its sample with the decisive tool, no better than chance
 # allows on so few questions, and picks "A" {glue:text}`smollm2_a`% of the time.
 #
@@ -294,12 +297,15 @@ paper_rows = pd.DataFrame({"suite": "paper: GenomeQA", "policy": keys,
 plot["policy"], paper_rows["policy"] = plot.policy.map(POLICY), paper_rows.policy.map(POLICY)
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(10, 4))
+fig, ax = plt.subplots(figsize=(6.9, 4))
 sns.barplot(data=pd.concat([plot, paper_rows]), x="policy", y="accuracy (%)", hue="suite", ax=ax,
             palette=sns.color_palette("Blues", len(tables) + 1)[1:] + ["#444444"])
 ax.axhline(25, c="k", ls=":", lw=1)
 ax.set(title="What fixed policies and the oracle score, by suite", xlabel="")
-ax.legend(fontsize=8, ncol=2)
+ax.legend(ncol=2)
+set_alt(fig, "Grouped bars of accuracy (%) for each fixed policy and the oracle (" + ", ".join(plot.policy.unique())
+        + "), one bar per suite (" + ", ".join(plot.suite.unique()) + ") and one for the paper's GenomeQA, with a "
+        "dotted line at 25%, chance on four options.")
 plt.show()
 
 # %% [markdown]
@@ -325,8 +331,8 @@ paper_vs_book({
 # %% tags=["hide-input"]
 cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
          for label, tabs in readers.items() if name0 in tabs}
-(pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle", "empty_optimal"]]
- .astype(float).rename(columns=POLICY).style.format(precision=1).format("{:,.0f}", subset=["questions"]))
+show(pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle", "empty_optimal"]]
+     .astype(float).rename(columns=POLICY).rename_axis("reasoner"))
 
 # %% [markdown]
 # ## Every fixed subset, and each tool's worth
@@ -339,10 +345,12 @@ cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
 fam = pd.DataFrame({f: t_core.subset(t_core.family == f).fixed_subset_accuracy() for f in np.unique(t_core.family)})
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(9, 5.5))
+fig, ax = plt.subplots(figsize=(6.9, 5.5))
 sns.heatmap(fam, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, ax=ax, cbar_kws={"label": "accuracy (%)"})
 ax.set(title=f"Accuracy of each fixed subset by family ({name0})", xlabel="", ylabel="")
 ax.grid(False)
+set_alt(fig, f"A heat map of tool subset against question family on {name0}: the accuracy (%) of always choosing "
+        "each subset on the family's questions.")
 plt.tight_layout()
 plt.show()
 
@@ -352,7 +360,7 @@ removal.index = [f"-T{i + 1} ({n})" for i, n in enumerate(t_core.names())]
 both = pd.concat({"this book": removal.round(2),
                   "paper (GenomeQA)": paper.TABLE12_GENOMEQA.set_axis(removal.index)}, axis=1)
 both = both.rename(columns={"delta_oracle": "oracle (points)", "delta_best_fixed": "best fixed (points)"})
-both
+show(both.rename_axis("tool removed"), 2)
 
 # %% [markdown]
 # On the training pool the same question decides what a selector can learn, since it learns a
@@ -368,7 +376,7 @@ paid = gains[gains.best_added >= PAYS].groupby("tool", sort=False).family.agg(",
 worth = pd.DataFrame({"adds most on": top.family, "alone (points)": top.alone, "added (points)": top.best_added,
                       "added to": top.added_to, f"pays on (≥ {PAYS:.0f} points)": paid.reindex(top.index).fillna("–")})
 worth.index = [f"T{i + 1} {n}" for i, n in enumerate(top.index)]
-display(worth.style.format(precision=1))
+show(worth.rename_axis("tool"))
 unpaid = [f"T{i + 1} ({n})" for i, n in enumerate(top.index) if n not in paid.index]
 decisive = {n: round(float(gains[gains.tool == n].alone.max()), 6) for n in top.index}  # points, to float precision
 glue_text("unpaid_tools", " and ".join(unpaid) if unpaid else "none")
@@ -420,7 +428,7 @@ claim("every-tool-lengthens", all(tokens[m | (1 << i)] > tokens[m] for m in rang
 deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, t in tables.items()})
 deg["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
 deg.index.name = "tools in the library"
-deg.round(1)
+show(deg)
 
 # %% tags=["remove-input"]
 claim("fewer-degenerate", all(np.all(np.diff(deg[name].to_numpy()) < 0) for name in tables),
@@ -440,7 +448,7 @@ for name, t in tables.items():
     rows[f"this book: {name}"] = (c["table_calls"], c["grpo_calls"])
 cost = pd.DataFrame.from_dict(rows, orient="index", columns=["table calls", "GRPO schedule calls"])
 cost["GRPO / table"] = (cost["GRPO schedule calls"] / cost["table calls"]).round(2)
-cost
+show(cost.rename_axis("schedule"), 2)
 
 # %% [markdown]
 # ## A look-up equals a live call

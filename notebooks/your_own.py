@@ -29,7 +29,7 @@
 #    the new tool.
 # 4. **Reward tables**: `fgpo table build --questions FILE --plugin TOOL.py --tools ...`,
 #    the reasoner answering every question under every subset of the tools.
-# 5. **A selector**: the policy-head selector of "Exact versus sampled on the real tables"
+# 5. **A selector**: the policy-head selector of {doc}`head_study`
 #    trained with FGPO (and, for contrast, GRPO and SFT) on the tables, over seeds, and
 #    scored on the held-out questions with question-paired tests.
 #
@@ -67,13 +67,15 @@ from fgpo_core.book.plots import plot_subsets_and_methods, set_style
 from fgpo_core.cli import main as fgpo
 from fgpo_core.evaluation.picks import tool_rates_by_family
 from fgpo_core.experiments.byo import head_scores
-from fgpo_core.experiments.study_report import label, paired_tests, study_summary
 from fgpo_core.genomics.benchmarks import read_questions
 from fgpo_core.genomics.tools import library_from_names, load_plugin, references_from_file
 from fgpo_core.reasoners import get_reasoner
+from fgpo_core.reports.study import label, paired_tests, study_summary
+from fgpo_core.reports.tables import show
 from fgpo_core.selectors.features import load_features
 from fgpo_core.table import load_table
 
+# %% tags=["hide-input"]
 set_style()
 warnings.filterwarnings("ignore", message="IProgress not found")
 warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
@@ -85,7 +87,7 @@ for name, value in (("n_train", byo_train), ("n_dev", byo_dev), ("n_test", byo_t
                     ("n_epochs", byo_epochs)):
     glue_number(name, value, 0)
 
-
+# %% tags=["hide-input"]
 def plain(text: str) -> str:
     """Output as on a reader's screen: the working folder reads as ``work/``, the examples as
     ``examples/byo``, and progress bars are left out."""
@@ -137,12 +139,15 @@ def load_example(name: str):
 
 # %%
 maker = load_example("make_questions")
-print(Path(maker.__file__).read_text().split("def question", 1)[1].split("\n\n\n")[0].join(["def question", ""]))
-quietly(maker.main, ["--out", str(work / "questions"), "--n-train", str(byo_train), "--n-dev", str(byo_dev),
-                     "--n-test", str(byo_test), "--seed", str(seed)])
+source = Path(maker.__file__).read_text()
+print("def question" + source.split("def question", 1)[1].split("\n\n\n")[0])
+quietly(maker.main, ["--out", str(work / "questions"), "--seed", str(seed),
+                     "--n-train", str(byo_train), "--n-dev", str(byo_dev),
+                     "--n-test", str(byo_test)])
 files = {s: work / "questions" / f"{s}.jsonl" for s in ("train", "dev", "test")}
 first = json.loads(files["train"].read_text().splitlines()[0])
-print(json.dumps({**first, "question": first["question"][:90] + "...", "sequences": {"": "..."}}, indent=1))
+first.update(question=first["question"][:90] + "...", sequences={"": "..."})
+print(json.dumps(first, indent=1))
 
 # %% [markdown]
 # Any file in the schema, the book's or anyone's, is checked line by line; an error names
@@ -162,7 +167,8 @@ shell("benchmark", "validate", *map(str, files.values()))
 # a slot:
 
 # %%
-display(Markdown(f"`examples/byo/gene_tool.py`\n\n```python\n{(EXAMPLES / 'gene_tool.py').read_text().rstrip()}\n```"))
+code = (EXAMPLES / "gene_tool.py").read_text().rstrip()
+display(Markdown(f"`examples/byo/gene_tool.py`\n\n```python\n{code}\n```"))
 
 # %% [markdown]
 # The library here has three slots: the built-in composition tool (T1), the new
@@ -187,7 +193,7 @@ print(f"\nAnswer: {q0.options[q0.answer]}")
 # trained on nothing of the kind. Before paying for whole tables, both answer the dev
 # questions once with no evidence and once with the gene caller's alone:
 
-# %%
+# %% tags=["hide-input"]
 dev_qs = read_questions(files["dev"])
 gene_only = 1 << TOOLS.split(",").index("gene_call")
 probe = {}
@@ -199,7 +205,7 @@ for name in (f"reader:{reader_dir}", "minilm"):
         for what, m in (("no evidence", 0), ("gene caller only", gene_only))}
 probe = pd.DataFrame(probe).T
 REASONER = "minilm" if probe.iloc[1, 1] > probe.iloc[0, 1] else f"reader:{reader_dir}"
-probe.round(1).rename(columns=lambda c: f"dev accuracy, {c} (%)")
+show(probe.rename(columns=lambda c: f"dev accuracy, {c} (%)").rename_axis("reasoner"))
 
 # %% tags=["remove-cell"]
 _ = glue_text("reasoner_name", probe.index[1] if REASONER == "minilm" else probe.index[0])
@@ -218,11 +224,15 @@ _ = glue_text("reasoner_name", probe.index[1] if REASONER == "minilm" else probe
 
 # %%
 for split, path in files.items():
-    shell("table", "build", "--questions", str(path), "--plugin", str(EXAMPLES / "gene_tool.py"), "--tools", TOOLS,
-          "--references", str(files["train"]), "--reasoner", REASONER, "--out", str(work / "tables" / split))
+    shell("table", "build", "--questions", str(path),
+          "--plugin", str(EXAMPLES / "gene_tool.py"), "--tools", TOOLS,
+          "--references", str(files["train"]), "--reasoner", REASONER,
+          "--out", str(work / "tables" / split))
 tables = {s: load_table(work / "tables" / s) for s in files}
 baselines = tables["test"].baselines()
-display(baselines.round(2))
+subset_names = tables["test"].labels()
+subsets = [subset_names[a] if a >= 0 else "–" for a in baselines.subset]
+show(baselines.assign(subset=subsets).rename_axis("baseline"), 2)
 
 # %% [markdown]
 # ## 5. A selector trained on them
@@ -233,18 +243,19 @@ display(baselines.round(2))
 # subset for contrast, each over several seeds, the checkpoint chosen on dev:
 
 # %%
-shell("features", *[a for s, p in files.items() for a in ("--questions", f"{s}={p}")], "--n-tools", "3",
-      "--out", str(work / "features"))
+shell("features", *[a for s, p in files.items() for a in ("--questions", f"{s}={p}")],
+      "--n-tools", "3", "--out", str(work / "features"))
 features = load_features(work / "features")
-scores = head_scores(features, tables, methods=("fgpo", "grpo", "sft"), seeds=range(byo_seeds), epochs=byo_epochs)
+scores = head_scores(features, tables, methods=("fgpo", "grpo", "sft"),
+                     seeds=range(byo_seeds), epochs=byo_epochs)
 scores["method"] = scores["method"].map(label)
 summary = study_summary(scores)
-summary[["test"]].rename(columns={"test": "test accuracy (%), mean ± sd over seeds"})
+show(summary[["test"]].rename(columns={"test": "test accuracy (%), mean ± sd"}))
 
 # %% [markdown]
 # Each method trained with {glue:text}`n_seeds` seeds for {glue:text}`n_epochs` epochs.
 
-# %%
+# %% tags=["hide-input"]
 fixed = tables["test"].fixed_subset_accuracy()
 fig = plot_subsets_and_methods(fixed, scores, float(baselines.loc["Oracle", "accuracy"]))
 
@@ -252,9 +263,9 @@ fig = plot_subsets_and_methods(fixed, scores, float(baselines.loc["Oracle", "acc
 # Question-paired tests on the test questions (exact McNemar within each seed), FGPO
 # against each other method:
 
-# %%
-paired_tests(scores, ref=label("fgpo"), suite="test").style.format(
-    {"difference (points)": "{:.1f}", "median p": "{:.3f}", "largest p": "{:.3f}"}, precision=1)
+# %% tags=["hide-input"]
+show(paired_tests(scores, ref=label("fgpo"), suite="test").rename_axis("FGPO against"),
+     **{"median p": "{:.3f}", "largest p": "{:.3f}"})
 
 # %% tags=["remove-cell"]
 mean = summary["test mean"]
@@ -287,14 +298,14 @@ claim("more-tools-not-better", all_tools < fixed.max(), "All-Tools scores below 
 # reasoner's answer without evidence is already right, that optimum is the empty subset:
 # Eq. 1 charges every tool.
 
-# %%
+# %% tags=["hide-input"]
 test_qs = read_questions(files["test"])
 by_answer = [q.options[q.answer] for q in test_qs]
 fg0 = scores[(scores.method == label("fgpo")) & (scores.seed == 0)].iloc[0]
 names = TOOLS.split(",")
-display(pd.concat({"FGPO": tool_rates_by_family(fg0.picks, by_answer, names),
-                   "oracle": tool_rates_by_family(tables["test"].oracle_actions(), by_answer, names)},
-                  axis=1).round(0))
+show(pd.concat({"FGPO": tool_rates_by_family(fg0.picks, by_answer, names),
+                "oracle": tool_rates_by_family(tables["test"].oracle_actions(), by_answer, names)},
+               axis=1).rename_axis("answer"), 0)
 
 # %% [markdown]
 # ## What to take from this

@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 
 from fgpo_core.core.estimators import coverage_hit_probability
-from fgpo_core.experiments.ablation_report import (ablation_rows, checkpoint_table, coverage_table,
+from fgpo_core.reports.ablation import (ablation_rows, coverage_table,
                                                    group_size_table, imitation_table, removal_table, tool_invocation)
 from fgpo_core.experiments.study import Study
-from fgpo_core.experiments.study_report import label, study_scores
+from fgpo_core.reports.study import label, study_scores
 from fgpo_core.table import RewardTable
 
 N = 40
@@ -83,16 +83,11 @@ def test_coverage_group_size_imitation_and_checkpoints(setup):
     imi = imitation_table(st, scores, table, ["sft"])
     assert imi.loc["SFT", "argmax is empty (%)"] == pytest.approx(100 * (30 + N) / (2 * N))
     assert imi.attrs["empty_optimal"] == pytest.approx(100 * (table.oracle_actions() == 0).mean())
-    ck = checkpoint_table(st, ["grpo"])
-    assert ck.accuracy.tolist() == [42.0, 52.0] and ck.tools.tolist() == [2.0, 3.0]
-    st.checkpoints = None
-    with pytest.raises(ValueError, match="without checkpoints"):
-        checkpoint_table(st, ["grpo"])
 
 
 def test_verdicts_apply_the_books_rule_seed_by_seed(setup):
     from fgpo_core.evaluation.difference import compare
-    from fgpo_core.experiments.ablation_report import verdicts
+    from fgpo_core.reports.ablation import verdicts
 
     st, table, scores, picks = setup
     v = verdicts(scores, "fgpo", ["fgpo", "fgpo-noT1", "grpo", "absent"])

@@ -142,7 +142,7 @@ def test_rebuilding_reproduces_the_committed_cpu_benchmark(tmp_path):
     training pool's first block is the pool the committed first tables were built from."""
     manifest = build_all(tmp_path, "cpu", seed=0, progress=False)
     committed = json.loads((CPU / "manifest.json").read_text())
-    for name in ("dev", "core", "microbe", "mosaic", "train"):
+    for name in ("dev", "core", "microbe", "mosaic", "train", "indev"):
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (CPU / f"{name}.jsonl").read_bytes(), name
     assert (tmp_path / "references.jsonl").read_bytes() == (CPU / "references.jsonl").read_bytes()
     assert manifest["suites"]["train"]["later"] == committed["suites"]["train"]["later"]
@@ -164,7 +164,7 @@ def test_disjointness_holds_and_a_leak_is_caught(built):
 
 def test_planted_features_are_found_by_measurement(built):
     out, _ = built
-    qs = [q for n in ("core", "mosaic", "train", "microbe") for q in read_questions(out / f"{n}.jsonl")]
+    qs = [q for n in ("core", "mosaic", "train", "microbe", "indev") for q in read_questions(out / f"{n}.jsonl")]
     tf = family("tf_motif")
     model = load_maxent()
     checked = 0

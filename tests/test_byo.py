@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgpo_core.experiments.byo import head_scores
-from fgpo_core.experiments.study_report import paired_tests, study_summary
+from fgpo_core.reports.study import paired_tests, study_summary
 from fgpo_core.selectors.features import FeatureSet
 from fgpo_core.table import RewardTable
 

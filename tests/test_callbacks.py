@@ -59,3 +59,25 @@ def test_a_resumed_run_keeps_the_callbacks_cadence():
         cb.on_log(types.SimpleNamespace(), state, None, model=None, logs={})
     assert [h["step"] for h in cb.history] == [5, 9]
     assert [h["step"] for h in history if "dead_group_closed_form" in h] == [5, 9]
+
+
+def test_recount_logs_the_dead_fraction_of_the_groups_scored_since_the_last_log():
+    """The one Recount (TRL callback) of the GRPO runs, the cpu ones and the GPU one alike."""
+    from fgpo_core.algorithms.callbacks import Recount
+    from fgpo_core.algorithms.grpo import TableReward
+
+    reward = TableReward(np.zeros((2, 16), bool), 4, G=2)
+    reward.groups += [np.array([0.0, 0.0])]  # before the callback: not counted
+    cb = Recount(reward)
+    reward.groups += [np.array([1.0, 1.0]), np.array([0.0, 1.0]), np.array([0.05, 0.05]), np.array([0.0, 0.3])]
+    state = types.SimpleNamespace(global_step=3, log_history=[{"step": 3, "loss": 0.1}])
+    logs = {"frac_reward_zero_std": 0.5}
+    cb.on_log(None, state, None, logs=logs)
+    assert logs["dead_fraction_recount"] == 0.5 == state.log_history[-1]["dead_fraction_recount"]
+    again = {}
+    cb.on_log(None, state, None, logs=again)  # no new groups: nothing written
+    cb.on_log(None, state, None, logs={"train_runtime": 1.0})
+    assert again == {}
+    reward.groups += [np.array([1.0, 1.0])]
+    cb.on_log(None, state, None, logs=again)
+    assert again["dead_fraction_recount"] == 1.0

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from fgpo_core.evaluation.domains import domain_of
-from fgpo_core.experiments.companion_report import domain_split, id_ood_checkpoints, id_ood_scores
+from fgpo_core.reports.companion import domain_split, id_ood_checkpoints, id_ood_scores
 from fgpo_core.experiments.study import Study
 from fgpo_core.table import RewardTable
 
@@ -50,7 +50,7 @@ def test_scores_and_checkpoints_pool_questions_by_domain():
 
 
 def test_the_lm_study_table_and_tests_on_known_picks():
-    from fgpo_core.experiments.companion_report import (lm_companion_table, lm_companion_tests,
+    from fgpo_core.reports.companion import (lm_companion_table, lm_companion_tests,
                                                         parse_lm_companion_method)
 
     assert parse_lm_companion_method("sft20-fgpo80-r16") == ("sft20-fgpo80", 16)
@@ -78,30 +78,10 @@ def test_the_lm_study_table_and_tests_on_known_picks():
     assert tests.loc[(16, "ID", "fgpo"), "sft20-fgpo80 only"] == 8
 
 
-def test_capacity_compares_each_arms_ranks_question_by_question():
-    from fgpo_core.experiments.companion_report import lm_capacity_tests, lm_companion_table, lm_companion_tests
-
-    core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
-    tables = {"core": core}
-    ids = [f"c{i}" for i in range(20)]
-    ood = {4: [0] * 10, 16: [3] * 10, 64: [3] * 3 + [0] * 7}  # fgpo's OOD: 0, 100, 30% right
-    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
-                                     "mask": [3] * 10 + (ood[r] if arm == "fgpo" else [0] * 10)})
-                       for r in (16, 4, 64) for arm in ("start", "sft", "fgpo")], ignore_index=True)
-    cap = lm_capacity_tests(picks, tables, TRAIN)
-    assert sorted(set(cap.index.get_level_values(0))) == ["fgpo", "sft"]  # the start is the same at every rank
-    assert list(cap.xs(("fgpo", "OOD"), level=(0, 1)).index) == [(4, 16), (4, 64), (16, 64)]
-    row = cap.loc[("fgpo", "OOD", 4, 16)]
-    assert (row["rank (%)"], row["other rank (%)"], row["rank only"], row["other rank only"]) == (0.0, 100.0, 0, 10)
-    assert row["p"] == pytest.approx(2 * 0.5 ** 10) and cap.loc[("sft", "ID", 4, 64), "p"] == 1.0
-    t = lm_companion_table(picks, tables, TRAIN)  # picks hold ranks 16, 4, 64: the table goes rank by rank
-    assert list(t.index) == [(a, r) for r in (4, 16, 64) for a in ("start", "sft", "fgpo")]
-
-
 def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     import json
 
-    from fgpo_core.experiments.companion_report import (load_lm_companion, lm_companion_table, lm_companion_tests,
+    from fgpo_core.reports.companion import (load_lm_companion, lm_companion_table, lm_companion_tests,
                                                         with_start)
 
     core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
@@ -127,7 +107,7 @@ def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     (study / "sft-r4" / "manifest.json").write_text(json.dumps(
         {"objective": "sft", "n_train": 256, "config": {"epochs": 1, "lora_r": 4}, "train_seconds": 512.0}))
     (study / "fgpo-r4").mkdir()  # unfinished: no manifest
-    from fgpo_core.experiments.companion_report import lm_companion_costs
+    from fgpo_core.reports.companion import lm_companion_costs
 
     cost = lm_companion_costs(study)
     assert list(cost.index) == ["sft-r4"] and cost.loc["sft-r4", "seconds per visit"] == 2.0
@@ -163,10 +143,10 @@ def _seed_scores(means: dict, spread: dict | None = None, seeds: int = 5) -> pd.
     return pd.DataFrame(rows)
 
 
-def test_budget_and_width_tests_compare_settings_over_seeds():
+def test_budget_tests_compare_settings_over_seeds():
     from scipy.stats import ttest_rel
 
-    from fgpo_core.experiments.companion_report import against_best, budget_tests, width_effects
+    from fgpo_core.reports.companion import against_best, budget_tests
 
     per = pd.DataFrame({"a": [50.0, 51.0, 52.0], "b": [49.0, 49.5, 51.5], "c": [50.5, 51.2, 52.1]})
     t = against_best(per)
@@ -180,22 +160,11 @@ def test_budget_and_width_tests_compare_settings_over_seeds():
     assert budget_tests(scores, {0: "rl", 20: "mix"}, column="OOD").loc[0, "mean"] == pytest.approx(40.0)
     with pytest.raises(ValueError, match="none of the budget's methods"):
         budget_tests(scores, {0: "nope"})
-    # widths: the SFT head adds 2 points to ID at width 256, the RL head 1 point to OOD at width 0
-    grid, means = {}, {}
-    for ws in (0, 256):
-        for wr in (0, 256):
-            grid[(ws, wr)] = m = f"s{ws}-r{wr}"
-            means[m] = (50.0 + 2.0 * (ws == 256), 40.0 + 1.0 * (wr == 0))
-    w = width_effects(_seed_scores(means, {"s256-r0": 0.2, "s0-r256": 0.1}), grid)
-    assert w.loc[("SFT", "ID", 256), "best"] and w.loc[("SFT", "ID", 0), "mean"] == pytest.approx(50.0)
-    assert w.loc[("RL", "OOD", 0), "best"] and w.loc[("RL", "OOD", 256), "mean"] == pytest.approx(40.0)
-    assert w.loc[("SFT", "ID", 0), "p against best"] < 0.05
-    assert w.xs(("SFT", "OOD"), level=(0, 1))["p against best"].dropna().item() > 0.05  # SFT width leaves OOD
 
 
 def test_id_ood_verdicts_compare_two_methods_by_domain_with_the_books_rule():
     from fgpo_core.evaluation.difference import compare
-    from fgpo_core.experiments.companion_report import id_ood_verdicts
+    from fgpo_core.reports.companion import id_ood_verdicts
 
     rng = np.random.default_rng(1)
     fams = ["cpg"] * 30 + ["taxonomy"] * 30

@@ -7,7 +7,7 @@ from fgpo_core.book.build import REPO_ROOT
 from fgpo_core.experiments.domains import (best_fixed_subset, domain_accuracy, domain_verdicts, method_correct,
                                            split_scores, study_training_table)
 from fgpo_core.experiments.study import load_study
-from fgpo_core.experiments.study_report import study_scores
+from fgpo_core.reports.study import study_scores
 from fgpo_core.table import load_tables
 
 SUITES = ["core", "microbe", "mosaic"]

@@ -184,3 +184,126 @@ def test_book_grpo_advantages_and_loss_equal_trls_computation():
     torch.testing.assert_close(our_grad, trl_grad)
     # the surrogates differ by a constant: on policy TRL's ratio is exp(logp - logp.detach()) = 1
     torch.testing.assert_close(trl_loss, -trl_adv.mean())
+
+
+def _scipy_kl(p, q):
+    from scipy.stats import entropy as kl
+
+    return np.array([kl(a, b) for a, b in zip(p, q)])
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_each_regularizer_is_its_divergence_computed_independently(problem, masked):
+    """none, -H(q), KL(q || uniform) and KL(q || q_ref) per question, against scipy on numpy
+    copies; with a mask, q (and the reference) renormalised over the kept actions."""
+    from fgpo_core.core.regularizers import REGULARIZERS, regularizer
+
+    scores, _ = problem
+    B, A = scores.shape
+    g = torch.Generator().manual_seed(3)
+    ref_scores = torch.randn(B, A, generator=g, dtype=torch.float64)
+    mask = torch.rand(B, A, generator=g) < 0.6 if masked else torch.ones(B, A, dtype=torch.bool)
+    mask[:, 0] = True
+    m = mask.numpy()
+    z, rz = scores.numpy(), ref_scores.numpy()
+    q = np.where(m, np.exp(z), 0.0)
+    q /= q.sum(1, keepdims=True)
+    ref = np.where(m, np.exp(rz), 0.0)
+    ref /= ref.sum(1, keepdims=True)
+    uniform = m / m.sum(1, keepdims=True)
+    expect = {"none": np.zeros(B), "ent": -np.array([-(r[r > 0] * np.log(r[r > 0])).sum() for r in q]),
+              "klu": _scipy_kl(q, uniform), "klr": _scipy_kl(q, ref)}
+    assert set(expect) == set(REGULARIZERS)
+    ref_logq = torch.log_softmax(ref_scores, -1)
+    for name, want in expect.items():
+        got = regularizer(name)(scores, mask if masked else None, ref_logq).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+    with pytest.raises(ValueError, match="reference"):
+        regularizer("klr")(scores)
+    with pytest.raises(ValueError, match="unknown regularizer"):
+        regularizer("l2")
+
+
+def test_the_exact_objective_with_a_regularizer_has_the_gradient_of_its_value(problem):
+    """exact_objective with KL to uniform: autograd of the folded objective against central
+    differences, and FGPO's objective is exact_objective with the entropy penalty, bit for bit."""
+    from fgpo_core.core.regularizers import kl_uniform, negative_entropy
+
+    scores, rewards = problem
+    z = scores.clone().requires_grad_(True)
+    (auto,) = torch.autograd.grad(est.exact_objective(z, rewards, None, kl_uniform, 0.2).sum(), z)
+    h, fd = 1e-6, torch.zeros_like(scores)
+    for i in range(scores.shape[1]):
+        e = torch.zeros_like(scores)
+        e[:, i] = h
+        fd[:, i] = (est.exact_objective(scores + e, rewards, None, kl_uniform, 0.2)
+                    - est.exact_objective(scores - e, rewards, None, kl_uniform, 0.2)) / (2 * h)
+    torch.testing.assert_close(auto, fd, atol=1e-7, rtol=1e-6)
+    assert torch.equal(est.fgpo_objective(scores, rewards, 0.03),
+                       est.exact_objective(scores, rewards, None, negative_entropy, 0.03))
+
+
+def _clipped_setup(seed=0, B=6, A=8, G=5, step=2.0):
+    """Scores, a draw from them (actions, their old log-probabilities, advantages) and scores
+    after one large update, so some ratios leave [1 - eps, 1 + eps]."""
+    g = torch.Generator().manual_seed(seed)
+    old_scores = torch.randn(B, A, generator=g, dtype=torch.float64)
+    actions = est.draw_groups(torch.softmax(old_scores, -1), G, g)
+    r = torch.rand(B, A, generator=g, dtype=torch.float64).round()
+    adv = est.grpo_advantages(r.gather(1, actions), "trl")
+    old = torch.log_softmax(old_scores, -1).gather(1, actions)
+    new_scores = old_scores + step * torch.randn(B, A, generator=g, dtype=torch.float64)
+    return old_scores, new_scores, actions, old, adv
+
+
+def test_the_clipped_ratio_stops_the_samples_that_left_the_trust_region():
+    """After an update the ratio is no longer 1: GRPO-clip's gradient differs from plain GRPO's,
+    is zero for every sample whose ratio left [1 - eps, 1 + eps] in its advantage's direction, and
+    is ``A_i rho_i d log q(a_i)`` / (B G) for the others (brute force, per sample)."""
+    eps = 0.2
+    old_scores, new_scores, actions, old, adv = _clipped_setup()
+    B, G = actions.shape
+    z = new_scores.clone().requires_grad_(True)
+    logp = torch.log_softmax(z, -1).gather(1, actions)
+    (clipped,) = torch.autograd.grad(est.clipped_policy_loss(logp, old, adv, eps), z)
+    (plain,) = torch.autograd.grad(est.policy_gradient_loss(z, actions, adv), z)
+    rho = torch.exp(logp.detach() - old)
+    stopped = ((adv > 0) & (rho > 1 + eps)) | ((adv < 0) & (rho < 1 - eps))
+    assert stopped.any() and (~stopped & (adv != 0)).any()  # both cases occur
+    brute = torch.zeros_like(new_scores)
+    q = torch.softmax(new_scores, -1)
+    for b in range(B):
+        for i in range(G):
+            if stopped[b, i]:
+                continue
+            dlogq = -q[b].clone()
+            dlogq[actions[b, i]] += 1.0  # d log q(a) / d scores
+            brute[b] -= adv[b, i] * rho[b, i] * dlogq / (B * G)
+    torch.testing.assert_close(clipped, brute, atol=1e-12, rtol=1e-10)
+    assert (clipped - plain).abs().max() > 1e-3
+    # on policy (the first update on a draw) the clipped gradient is GRPO's
+    z0 = old_scores.clone().requires_grad_(True)
+    logp0 = torch.log_softmax(z0, -1).gather(1, actions)
+    (c0,) = torch.autograd.grad(est.clipped_policy_loss(logp0, old, adv, eps), z0)
+    (p0,) = torch.autograd.grad(est.policy_gradient_loss(z0, actions, adv), z0)
+    torch.testing.assert_close(c0, p0, atol=0, rtol=0)
+
+
+def test_gspo_ratio_is_the_length_normalised_sequence_ratio():
+    """With token lengths, each sample's ratio is exp((log q - log q_old) / |y|), clipped per
+    sequence: the loss against a brute-force sum, and lengths of 1 give GRPO-clip's loss."""
+    eps = 0.1
+    _, new_scores, actions, old, adv = _clipped_setup(seed=1, step=0.5)
+    lengths = torch.randint(1, 9, actions.shape, generator=torch.Generator().manual_seed(2)).double()
+    logp = torch.log_softmax(new_scores, -1).gather(1, actions)
+    got = est.clipped_policy_loss(logp, old, adv, eps, lengths)
+    total = 0.0
+    for b in range(actions.shape[0]):
+        for i in range(actions.shape[1]):
+            s = float(np.exp(float(logp[b, i] - old[b, i]) / float(lengths[b, i])))
+            a = float(adv[b, i])
+            total += min(s * a, min(max(s, 1 - eps), 1 + eps) * a)
+    assert float(got) == pytest.approx(-total / actions.numel(), rel=1e-12)
+    assert torch.equal(est.clipped_policy_loss(logp, old, adv, eps, torch.ones_like(lengths)),
+                       est.clipped_policy_loss(logp, old, adv, eps))
+    assert abs(float(got) - float(est.clipped_policy_loss(logp, old, adv, eps))) > 1e-4

@@ -4,6 +4,8 @@ import importlib.util
 import numpy as np
 import pytest
 
+from fgpo_core.core.settings import EstimatorSettings
+
 import helpers
 
 pytestmark = pytest.mark.skipif(
@@ -17,14 +19,12 @@ def question(i):
 
 def tiny_selector(tiny_lm):
     """An LM selector on a tiny random model with SmolLM2's tokenizer and a LoRA adapter."""
-    from transformers import AutoTokenizer
+    from conftest import smollm2_tokenizer
 
-    from fgpo_core.reasoners.causal_lm import smollm2_path
     from fgpo_core.selectors import LMSelector
     from fgpo_core.selectors.lm import add_lora
 
-    d, f = smollm2_path()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
+    tok = smollm2_tokenizer()  # read from the GGUF file once per process
     model, tok = tiny_lm(eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id)
     return LMSelector(add_lora(model), tok, n_tools=4, keep=8)
 
@@ -72,7 +72,8 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
             return r + extra, masks
 
     res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
-                     GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
+                     GRPOConfig(settings=EstimatorSettings(G=4),
+                                prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
                      tmp_path / "run", progress=False, reward=Mixed(correct, 4, 4))
     reward = res.extra["table_reward"]
     assert len(res.steps) == 2 and len(reward.calls) == 2
@@ -111,7 +112,8 @@ def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
         seen[step] = [p.detach().clone() for p in selector.model.parameters() if p.requires_grad]
         return {"accuracy": [10.0, 30.0, 20.0][step], "format_failures": 0.0}
 
-    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1,
+    cfg = GRPOConfig(settings=EstimatorSettings(G=4),
+                     prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1,
                      snapshots=True)
     with pytest.raises(ValueError, match="select_by"):
         train_grpo(sel, qs, correct, qs[:2], correct[:2], GRPOConfig(select_by="best"), tmp_path / "bad")
@@ -156,7 +158,7 @@ def test_an_interrupted_grpo_run_resumes_with_the_dead_group_counts_of_its_earli
     def count(calls):
         return [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in calls]
 
-    cfg = GRPOConfig(G=4, prompts_per_step=4, max_steps=3, max_completion_length=6, lr=1e-3)
+    cfg = GRPOConfig(settings=EstimatorSettings(G=4), prompts_per_step=4, max_steps=3, max_completion_length=6, lr=1e-3)
     first = Lengths(correct, 4, 4, stop_at=3)
     with pytest.raises(Stop):  # stopped during step 3: steps 1 and 2 are in checkpoints
         train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", progress=False, reward=first,
@@ -190,7 +192,8 @@ def test_trls_dead_group_count_misses_groups_whose_float32_mean_rounds(tmp_path,
     qs = [question(i) for i in range(4)]
     correct = np.zeros((4, 16), dtype=bool)
     res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
-                     GRPOConfig(G=6, prompts_per_step=4, max_steps=1, max_completion_length=4, lr=1e-3),
+                     GRPOConfig(settings=EstimatorSettings(G=6),
+                                prompts_per_step=4, max_steps=1, max_completion_length=4, lr=1e-3),
                      tmp_path / "run", progress=False, reward=Constant(correct, 4, 6), dead_group_probe=0)
     assert res.steps["dead_fraction_recount"].tolist() == [1.0]
     # TRL's own count in a real run is what trl_constant_groups predicts for the two values
@@ -205,7 +208,8 @@ def test_grpo_with_dev_scoring_logs_fgpos_dev_fields_and_keeps_by_free_generatio
     sel = tiny_selector(tiny_lm)
     qs = [question(i) for i in range(4)]
     table = RewardTable(np.random.default_rng(0).random((4, 16)) < 0.5, 4, question_ids=np.array([q.id for q in qs]))
-    cfg = GRPOConfig(G=2, prompts_per_step=2, max_steps=1, max_completion_length=6, lr=1e-3, eval_every=1,
+    cfg = GRPOConfig(settings=EstimatorSettings(G=2),
+                     prompts_per_step=2, max_steps=1, max_completion_length=6, lr=1e-3, eval_every=1,
                      dev_scoring=True)
     rec = OBJECTIVES["grpo"].train(sel, TrainData(qs, table, qs[:2], table.select(table.question_ids[:2])), cfg,
                                    tmp_path / "ckpt", progress=False)
@@ -215,3 +219,25 @@ def test_grpo_with_dev_scoring_logs_fgpos_dev_fields_and_keeps_by_free_generatio
     assert all({"accuracy", "J", "gen_accuracy", "gen_format_failures", "visits", "cpu_seconds"} <= set(d) for d in dev)
     best = max(dev, key=lambda d: (d["gen_accuracy"], -d["step"]))
     assert rec["best_step"] == best["step"]
+
+
+def test_the_one_trl_config_honours_the_estimator_settings(tmp_path, tiny_lm):
+    """make_grpo_trainer, the one place TRL's config is built (the cpu runs' and the GPU run's): group
+    size, updates per draw (``num_iterations``), clip range (``epsilon``), a klr regularizer's weight
+    (KL ``beta``), micro-batches and checkpoints from the run's config."""
+    from fgpo_core.algorithms.grpo import GRPOConfig, TableReward, grpo_dataset, make_grpo_trainer, trl_kl_beta
+
+    sel = tiny_selector(tiny_lm)
+    qs = [question(i) for i in range(4)]
+    reward = TableReward(np.zeros((4, 16), bool), 4, 2)
+    cfg = GRPOConfig(settings=EstimatorSettings(G=2, updates=3, clip=0.1), prompts_per_step=4, micro_batch=2)
+    args = make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward, cfg, tmp_path, 1,
+                             checkpoints=False).args
+    assert (args.num_generations, args.num_iterations, args.epsilon, args.beta) == (2, 3, 0.1, 0.0)
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.save_strategy) == (4, 2, "no")
+    assert trl_kl_beta(EstimatorSettings(regularizer="klr", weight=0.1)) == 0.1
+    with pytest.raises(ValueError, match="klr"):
+        trl_kl_beta(EstimatorSettings(regularizer="ent"))
+    with pytest.raises(ValueError, match="micro_batch"):
+        make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward,
+                          GRPOConfig(prompts_per_step=4, micro_batch=3), tmp_path, 1)

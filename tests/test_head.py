@@ -9,6 +9,7 @@ import torch
 
 from fgpo_core.algorithms.head import HeadConfig, method_kind, parse_method, train_head
 from fgpo_core.core.method_names import ALL_METHODS
+from fgpo_core.core.settings import EstimatorSettings
 from fgpo_core.selectors.head import PolicyHead
 from fgpo_core.table import RewardTable
 
@@ -71,19 +72,25 @@ def test_fgpo_answers_every_family_right_and_parsimony_lowers_its_tools():
 def test_method_modifiers_parse_into_the_settings_they_name():
     base = HeadConfig()
     assert parse_method("fgpo-lambda0").config(base).lam == 0.0
-    assert parse_method("fgpo-k4-beta0.08-T0.7").config(base).beta == 0.08
+    c = parse_method("fgpo-k4-beta0.08-T0.7").config(base)
+    assert (c.settings.regularizer, c.settings.weight, c.settings.k, c.temperature) == ("ent", 0.08, 4, 0.7)
     assert parse_method("fgpo-k4-beta0.08-T0.7").k == 4
     assert parse_method("fgpo-T0.7").config(base).temperature == 0.7
-    assert parse_method("dpo-beta0.1").config(base).dpo_beta == 0.1  # DPO's beta, not the entropy bonus
-    assert parse_method("dpo-beta0.1").config(base).beta == base.beta
+    d = parse_method("dpo-beta0.1").config(base).settings
+    assert d.dpo_beta == 0.1 and d.regularizer is None  # DPO's beta, not the entropy bonus
     g = parse_method("grpo-eq1-G16-h64")
-    assert (g.base, g.config(base).G, g.config(base).hidden, g.config(base).method) == ("grpo-eq1", 16, 64,
-                                                                                          "grpo-eq1-G16-h64")
+    assert (g.base, g.config(base).settings.G, g.config(base).hidden, g.config(base).method) == (
+        "grpo-eq1", 16, 64, "grpo-eq1-G16-h64")
     s = parse_method("fgpo-noT3-n250-e8")
     assert (s.drop_tool, s.n_train, s.config(base).epochs) == (3, 250, 8)
-    for bad in ("ppo", "fgpox", "fgpo-zz", "grpo-G1.5", "fgpo-noT0", "fgpo-n0", "fgpo-k", "fgpo-lambda"):
+    for bad in ("ppo", "fgpox", "fgpo-zz", "grpo-G1.5", "fgpo-noT0", "fgpo-n0", "fgpo-k", "fgpo-lambda", "fgpo-G16",
+                "grpo-lambda0.05", "dpo-G4", "fgpo-u0"):
         with pytest.raises(ValueError):
             parse_method(bad)
+    # the flat keywords of older configs still mean what they meant
+    assert HeadConfig(G=4, dpo_beta=0.1, max_draws=2).settings == EstimatorSettings(G=4, dpo_beta=0.1, max_draws=2)
+    assert HeadConfig(beta=0.03).settings == EstimatorSettings()
+    assert HeadConfig(beta=0.0).settings == EstimatorSettings(regularizer="ent", weight=0.0)
 
 
 @pytest.mark.parametrize("k", [1, 4, 8])
@@ -306,8 +313,8 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     with pytest.raises(ValueError, match="picks only"):
         st.q_matrix("fgpo", 0)
 
-    from fgpo_core.experiments.larger_report import budget_table, library_rows, method_family, seen_by_epoch
-    from fgpo_core.experiments.study_report import label, study_scores
+    from fgpo_core.reports.larger import budget_table, library_rows, method_family, seen_by_epoch
+    from fgpo_core.reports.study import label, study_scores
     from fgpo_core.table import load_table
 
     test = load_table(tmp_path / "tables" / "core")
@@ -328,7 +335,7 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     fig = plot_budget({6: b}, no_tool={6: 25.0})
     assert len(fig.axes) == 1 and fig.axes[0].get_xscale() == "log"
 
-    from fgpo_core.experiments.larger_report import budget_tests, dead_by_epoch, tool_effects
+    from fgpo_core.reports.larger import budget_tests, dead_by_epoch, tool_effects
 
     sc = study_scores(st, {"core": test})
     dead = dead_by_epoch(st)

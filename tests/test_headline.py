@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fgpo_core.evaluation.difference import compare
-from fgpo_core.experiments.study_report import headline
+from fgpo_core.reports.study import headline
 
 
 def test_accuracies_are_means_over_seeds_and_gaps_are_fgpo_minus_the_other():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fgpo_core.evaluation.metrics import mcnemar
-from fgpo_core.experiments.larger_report import budget_tests, nearest_budget, tool_effects
+from fgpo_core.reports.larger import budget_tests, nearest_budget, tool_effects
 from fgpo_core.table import RewardTable
 
 

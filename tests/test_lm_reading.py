@@ -2,9 +2,10 @@
 subsets, one tool's value family by family."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from fgpo_core.experiments.lm_reading import fixed_subset_matches, identical_groups, tool_value_by_family
+from fgpo_core.reports.lm_reading import fixed_subset_matches, identical_groups, tool_value_by_family
 from fgpo_core.table import RewardTable
 
 
@@ -46,3 +47,41 @@ def test_tool_value_by_family():
     assert v.loc["a", "reward"] < 0  # the same answers for one more tool: Eq. 1 charges for it
     with pytest.raises(ValueError):
         tool_value_by_family(t, tool=0, base=1)
+
+
+def test_group_label_names_members_and_why_they_are_one():
+    from fgpo_core.reports.lm_reading import group_label
+
+    assert group_label(["SFT"], {}, {"SFT": 0.0}) == "SFT"
+    kept = {"GRPO": 0, "FGPO": 0}
+    assert group_label(["GRPO", "Warm-up", "FGPO"], kept, {"GRPO": 3.6}) == \
+        "Warm-up = FGPO = GRPO (each RL run kept its starting adapter)"
+    assert group_label(["DPO", "SFT"], {"SFT": 4, "DPO": 4}, {"DPO": 0.0}) == \
+        "SFT = DPO (each always picks the empty subset)"
+    assert group_label(["FGPO", "GRPO"], {"FGPO": 3, "GRPO": 2}, {"FGPO": 2.0}) == "FGPO = GRPO (the same picks)"
+
+
+def test_selector_table_orders_labels_and_heads_suites_with_their_questions():
+    from fgpo_core.reports.lm_reading import selector_table
+
+    grid = pd.DataFrame({"method": ["A", "B", "A", "B"], "suite": ["core", "core", "microbe", "microbe"],
+                         "accuracy": [50.0, 40.0, 30.0, 20.0], "n": [1000, 1000, 250, 250],
+                         "tools": [2.0, 1.0, 2.5, 1.5], "format_failures": [0.0, 5.0, 0.0, 4.0]})
+    t = selector_table(grid, pd.Series({"A": 55.0, "B": 41.0}), ["B", "A"], {"A": "A = C (the same picks)"},
+                       ["core", "microbe"])
+    assert list(t.index) == ["B", "A = C (the same picks)"]
+    assert list(t.columns) == ["core (1,000)", "microbe (250)", "tools (core)", "format failures, core (%)",
+                               "controlled scoring, core"]
+    assert t.loc["B"].tolist() == [40.0, 20.0, 1.0, 5.0, 41.0]
+
+
+def test_tool_value_table_stacks_tables_and_reads_the_reward_where_asked():
+    from fgpo_core.reports.lm_reading import tool_value_table
+
+    t = _table()
+    v = tool_value_table({"train": t, "dev": t}, tool=1, base=1, base_label="T1", reward_on=["train"])
+    assert list(v.index.names) == ["questions from", "family"]
+    assert v.loc[("train", "b"), "T2 added to T1 (points)"] == 50.0
+    assert v.loc[("train", "b"), "T2 alone vs no tool (points)"] == tool_value_by_family(t, 1, 0).loc["b", "points"]
+    assert np.isnan(v.loc[("dev", "a"), "Eq. 1 reward of adding T2"])
+    assert v.loc[("train", "a"), "Eq. 1 reward of adding T2"] == tool_value_by_family(t, 1, 1).loc["a", "reward"]

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from fgpo_core.core import estimators as obj
+from fgpo_core.core.settings import EstimatorSettings
 
 
 
@@ -137,3 +138,36 @@ def test_grpo_input_errors():
         obj.grpo_advantages(torch.zeros(2, 1))
     with pytest.raises(ValueError):
         obj.grpo_advantages(torch.zeros(2, 3), variant="other")
+
+
+def test_lm_configs_embed_the_estimator_settings_and_read_their_older_records():
+    """``fgpo train`` flags reach the embedded settings (``--G``, ``--regularizer``), and the committed
+    runs' manifests (a top-level ``G``, FGPO's ``beta``) read back as the configs that trained them."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    from fgpo_core.algorithms.fgpo import FGPOConfig
+    from fgpo_core.algorithms.grpo import GRPOConfig
+    from fgpo_core.configs import add_dataclass_args, dataclass_from_args
+    from fgpo_core.experiments.run import config_differences
+
+    ap = argparse.ArgumentParser()
+    add_dataclass_args(ap, GRPOConfig)
+    cfg = dataclass_from_args(GRPOConfig, ap.parse_args(["--G", "8", "--regularizer", "klr", "--weight", "0.1"]))
+    assert cfg.G == cfg.settings.G == 8 and cfg.settings.regularizer == "klr" and cfg.settings.weight == 0.1
+    ap = argparse.ArgumentParser()
+    add_dataclass_args(ap, FGPOConfig)
+    cfg = dataclass_from_args(FGPOConfig, ap.parse_args(["--method", "rloo-klu0.05", "--k", "4"]))
+    assert cfg.method == "rloo-klu0.05" and cfg.settings.k == 4 and cfg.settings.G == 6
+    root = Path(__file__).resolve().parents[1] / "runs" / "cpu" / "lm"
+    fgpo = json.loads((root / "fgpo-lr1e-4" / "manifest.json").read_text())["config"]
+    grpo = json.loads((root / "grpo" / "manifest.json").read_text())["config"]
+    assert "beta" in fgpo and "G" in grpo  # the older records
+    assert config_differences(FGPOConfig(lr=1e-4, epochs=2, eval_every=8), fgpo) == []
+    assert config_differences(GRPOConfig(lr=3e-4, epochs=2, eval_every=8), grpo) == []
+    assert config_differences(FGPOConfig(lr=1e-4, epochs=2, eval_every=8, settings=EstimatorSettings(weight=0.1)),
+                              fgpo) == ["settings"]
+    assert config_differences(GRPOConfig(lr=3e-4, epochs=2, eval_every=8, settings=EstimatorSettings(G=4)),
+                              grpo) == ["settings"]
+    assert FGPOConfig.from_record({**fgpo, "beta": 0.1}).settings.weight == 0.1

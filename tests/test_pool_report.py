@@ -3,10 +3,11 @@ its evaluated snapshots, and the pairs compared at equal visits, at equal time a
 on hand-made runs whose answers are known."""
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.experiments.pool_report import dev_course, pool_comparisons, pool_configs, pool_snapshots, snapshot_folder
+from fgpo_core.reports.pool import dev_course, pool_comparisons, pool_configs, pool_snapshots, snapshot_folder
 
 RUNS = {"F": "f", "G": "g"}
 
@@ -74,8 +75,8 @@ def test_a_pair_whose_snapshots_are_not_evaluated_is_left_out(tmp_path):
 def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     import numpy as np
 
-    from fgpo_core.experiments.pool_report import accuracy_by_part, question_answers
-    from fgpo_core.experiments.report import SelectorRun
+    from fgpo_core.reports.pool import accuracy_by_part, question_answers
+    from fgpo_core.reports.lm_runs import SelectorRun
     from fgpo_core.table import RewardTable
 
     # 1 tool, 2 subsets: subset 0 right on q0 and m0, subset 1 right on q1, q2 and m1
@@ -126,3 +127,42 @@ def test_equal_visits_pairs_the_nearest_visits_not_the_last_grpo_step(tmp_path):
     pairs = pool_comparisons(c, {("F", 4), ("F", 12), ("G", 4), ("G", 6)}, fgpo="F", grpo="G")
     assert pairs["equal visits"] == (4, 4) and pairs["equal time"] == (12, 6)
     assert pool_comparisons(c, {("F", 4), ("F", 12), ("G", 6)}, fgpo="F", grpo="G")["equal visits"] == (4, 6)
+
+
+def test_pick_routing_counts_subsets_and_a_tools_calls_by_family():
+    from fgpo_core.reports.pool import pick_routing
+
+    family = ["tf_motif", "tf_motif", "cpg", "cpg"]
+    picks = {"A": [0b0010, 0b0010, 0b0001, -1],  # T2 on both TF-motif questions, none elsewhere
+             "B": [0b0011, 0b0011, 0b0011, 0b0011]}
+    r = pick_routing(picks, family, tool=1, subset_label=lambda a: f"s{a}")
+    assert r.loc["A", "subsets picked"] == 2 and r.loc["A", "most picked"] == "s2"
+    assert r.loc["A", "its share (%)"] == pytest.approx(50.0)  # the format failure counts in the share's base
+    assert r.loc["A", "T2 on TF motifs (%)"] == 100.0 and r.loc["A", "T2 on the other families (%)"] == 0.0
+    assert r.loc["B", "subsets picked"] == 1 and r.loc["B", "T2 on the other families (%)"] == 100.0
+
+
+def test_checkpoint_costs_read_the_course_at_each_step():
+    from fgpo_core.reports.pool import checkpoint_costs
+
+    course = pd.DataFrame({"run": ["F", "F", "G"], "step": [0, 20, 5], "visits": [0, 320, 80],
+                           "cpu_hours": [0.0, 0.3, 0.9]})
+    t = checkpoint_costs(course, {"F, step 20": ("F", 20), "G, step 5": ("G", 5)},
+                         ["Warm-up", "F, step 20", "G, step 5", "All-Tools"])
+    assert t.loc["F, step 20", "visits"] == 320 and t.loc["G, step 5", "CPU hours"] == 0.9
+    assert t.loc["Warm-up", "visits"] == 0 and np.isnan(t.loc["All-Tools", "visits"])
+
+
+def test_versus_tests_compare_by_the_books_rule_and_say_when_answers_are_the_same():
+    from fgpo_core.evaluation.difference import compare
+    from fgpo_core.reports.pool import versus_tests
+
+    rng = np.random.default_rng(0)
+    a = rng.random(200) < 0.7
+    ans = pd.DataFrame({"A": a, "B": np.zeros(200, bool), "C": a.copy()})
+    masks = {"all": pd.Series(True, index=ans.index), "first half": pd.Series(np.arange(200) < 100)}
+    tests, table = versus_tests(ans, masks, {"A vs B": ("A", "B"), "A vs C": ("A", "C")})
+    want = compare([a], [np.zeros(200, bool)])
+    assert tests["A vs B"]["all"].gap == pytest.approx(want.gap) and want.is_difference
+    assert table.loc["A vs B", "all"].startswith(f"+{want.gap:.1f}") and table.loc["A vs B", "all"].endswith("*")
+    assert (table.loc["A vs C"] == "same answers").all()

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.experiments.report import SelectorRun, _evals, method_grid, p_gen_matrix
+from fgpo_core.reports.lm_runs import SelectorRun, _evals, method_grid
 from fgpo_core.experiments.run import best_dev
 from fgpo_core.table.reward_table import RewardTable
 
@@ -70,7 +70,6 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
     assert grid.set_index(["reasoner", "method"]).loc[("B", "FGPO"), "n"] == 2
     fg = grid.set_index(["reasoner", "method"]).loc[("A", "FGPO")]
     assert fg["format_failures"] == 25.0 and fg["tools"] == 0.5  # the failure counts as no tool
-    assert p_gen_matrix(runs["FGPO"], "core").shape == (4, 16)
 
 
 def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
@@ -86,7 +85,7 @@ def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
 
 
 def test_study_summary_and_paired_tests_pair_within_seeds():
-    from fgpo_core.experiments.study_report import coverage_rows, paired_tests, study_summary
+    from fgpo_core.reports.study import coverage_rows, paired_tests, study_summary
 
     a = np.array([True] * 30 + [False] * 10)
     b = np.array([True] * 10 + [False] * 30)
@@ -106,7 +105,8 @@ def test_study_summary_and_paired_tests_pair_within_seeds():
 
 def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp_path, capsys):
     from fgpo_core.cli import main
-    from fgpo_core.experiments.report import CHOSEN_FILE, choose_runs, load_chosen
+    from fgpo_core.experiments.chosen import CHOSEN_FILE, choose_runs
+    from fgpo_core.reports.lm_runs import load_chosen
 
     ids = ["a", "b"]
     write_run(tmp_path / "lm" / "fgpo-lr1e-3", "fgpo", np.array([1, 1]), ids, dev_acc=(10.0, 40.0))
@@ -140,7 +140,7 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
 
 
 def test_grpo_dead_groups_reads_the_per_step_recount_and_the_older_list():
-    from fgpo_core.experiments.report import grpo_dead_groups
+    from fgpo_core.reports.lm_runs import grpo_dead_groups
 
     steps = [{"step": i, "frac_reward_zero_std": 0.25 * i} for i in (3, 1, 2)]
     steps[0]["dead_fraction_recount"] = 0.75  # step 3 only: a run resumed before step 3 by older code
@@ -161,7 +161,7 @@ def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summaris
 
     matplotlib.use("Agg")
     from fgpo_core.book.plots_lm import plot_warmup
-    from fgpo_core.experiments.report import format_summary, warmup_curve
+    from fgpo_core.reports.lm_runs import format_summary, warmup_curve
 
     def stage(masses, mass_weight):
         log = [{"epoch": e, "step": s, "loss": 3.0, "train_mass": 0.5, "learning_rate": 1e-3}
@@ -201,7 +201,7 @@ def test_method_grid_compares_on_the_first_evaluated_selector_when_fgpo_has_not_
 
 
 def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_path):
-    from fgpo_core.experiments.report import stopped_runs, warmup_chain
+    from fgpo_core.reports.lm_runs import stopped_runs, warmup_chain
 
     def manifest(folder, objective, init=""):
         folder.mkdir(parents=True)
@@ -221,7 +221,7 @@ def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_pa
     manifest(lm / "loop-b", "warmup", str(lm / "loop-a"))
     with pytest.raises(ValueError, match="loop"):
         warmup_chain(lm / "loop-a")
-    from fgpo_core.experiments.report import warmup_format_checks
+    from fgpo_core.reports.lm_runs import warmup_format_checks
 
     for folder in (lm / "untrained", lm / "warmup"):
         folder.mkdir(exist_ok=True)
@@ -241,7 +241,7 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
 
     matplotlib.use("Agg")
     from fgpo_core.book.plots_lm import plot_lm_dev
-    from fgpo_core.experiments.report import dev_table
+    from fgpo_core.reports.lm_runs import dev_table
 
     fgpo = {"objective": "fgpo", "config": {"batch_size": 16}, "best_step": 8,
             "dev": [{"step": 0, "visits": 0, "gen_accuracy": 50.0, "accuracy": 55.0, "gen_format_failures": 0.0,
@@ -266,7 +266,7 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
 
 
 def test_fixed_subsets_answer_question_by_question_and_domains_pool_over_suites(tmp_path):
-    from fgpo_core.experiments.report import domain_accuracy
+    from fgpo_core.reports.lm_runs import domain_accuracy
 
     ids = ["a", "b", "c", "d"]
     write_run(tmp_path / "w", "warmup", np.array([1, 1, 0, -1]), ids)
@@ -302,7 +302,7 @@ def test_family_routing_picks_each_training_familys_best_subset_and_falls_back_f
 
 
 def test_training_cost_keeps_a_resumed_runs_every_step():
-    from fgpo_core.experiments.report import training_cost
+    from fgpo_core.reports.lm_runs import training_cost
 
     whole = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 600.0,
              "steps": [{"step": 1, "step_time": 100.0}, {"step": 2, "step_time": 100.0}]}

@@ -29,7 +29,7 @@ def test_flags_round_trip_to_the_dataclass():
     assert (cfg.G, cfg.lr, cfg.loss_type, cfg.temperature) == (8, 3e-5, "dapo", 1.0)
 
 
-@pytest.mark.parametrize("objective,own,other", [("fgpo", "--beta", "--dpo-beta"), ("grpo", "--G", "--beta"),
+@pytest.mark.parametrize("objective,own,other", [("fgpo", "--weight", "--prompts-per-step"), ("grpo", "--G", "--beta"),
                                                  ("sft", "--micro-batch", "--G"), ("dpo", "--dpo-beta", "--G"),
                                                  ("warmup", "--target-mass", "--G")])
 def test_train_offers_each_objectives_own_config(objective, own, other, capsys):

@@ -155,33 +155,6 @@ def test_fgpo_stops_once_dev_has_not_improved_for_an_epoch_and_keeps_snapshots(t
     assert again.extra == res.extra and len(again.steps) == 4 and next(dev) == 30.0
 
 
-def test_generation_drift_measures_each_step_and_restores_the_adapter(tiny_lm):
-    from fgpo_core.core.estimators import shared_token_weight
-    from fgpo_core.selectors import LMSelector
-    from fgpo_core.evaluation.analyses import generation_drift
-    from fgpo_core.selectors.lm import add_lora
-
-    model, tok = tiny_lm()
-    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
-    qs, rewards, _ = _tiny_problem(4)
-    before = [p.detach().clone() for p in sel.model.parameters() if p.requires_grad]
-    drift = generation_drift(sel, qs, rewards, lr=0.05, steps=3)
-    assert list(drift.step) == [0, 1, 2, 3]
-    assert drift.J.iloc[-1] > drift.J.iloc[0]  # the updates are FGPO's: J rises
-    # step 0 is the untouched selector, measured directly
-    pairs = [sel.scores_and_p_gen(q) for q in qs]
-    scores = torch.stack([a for a, _ in pairs]).double()
-    assert drift.p_gen_valid.iloc[0] == pytest.approx(float(torch.stack([m for _, m in pairs]).sum(-1).mean()))
-    w = shared_token_weight(scores, torch.as_tensor(rewards), sel.cand_mask.sum(1), 0.03)
-    assert drift.closing_weight.iloc[0] == pytest.approx(float(w.mean()))
-    assert ((drift.p_gen_valid > 0) & (drift.p_gen_valid <= 1 + 1e-9)).all()
-    assert drift.format_failures.between(0, 100).all()
-    for a, b in zip(before, [p for p in sel.model.parameters() if p.requires_grad]):
-        assert torch.equal(a, b)
-    with pytest.raises(ValueError, match="steps"):
-        generation_drift(sel, qs, rewards, lr=0.05, steps=0)
-
-
 def test_dev_key_ranks_by_the_chosen_accuracy_then_j_then_earlier_step():
     from fgpo_core.algorithms.fgpo import dev_key
 
@@ -410,7 +383,7 @@ def test_an_fgpo_run_interrupted_mid_epoch_resumes_to_the_same_weights_and_logs(
 
     whole = fresh()
     ref = fgpo.train_fgpo(whole, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path / "a", progress=False)
-    real_step, calls = fgpo.fgpo_step, []
+    real_step, calls = fgpo.fgpo_visit, []
 
     def counted(*a, **k):
         calls.append(1)
@@ -418,7 +391,7 @@ def test_an_fgpo_run_interrupted_mid_epoch_resumes_to_the_same_weights_and_logs(
             raise KeyboardInterrupt
         return real_step(*a, **k)
 
-    monkeypatch.setattr(fgpo, "fgpo_step", counted)
+    monkeypatch.setattr(fgpo, "fgpo_visit", counted)
     cut = fresh()
     with pytest.raises(KeyboardInterrupt):
         fgpo.train_fgpo(cut, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path / "b", progress=False)
@@ -433,3 +406,96 @@ def test_an_fgpo_run_interrupted_mid_epoch_resumes_to_the_same_weights_and_logs(
     assert (res.steps.cpu_seconds > 0).all() and (res.dev.seconds > 0).all()
     for p, q in zip(trainable_parameters(resumed.model), trainable_parameters(whole.model)):
         torch.testing.assert_close(p, q)
+
+
+def test_the_lm_loop_trains_any_registered_estimator_with_any_regularizer(tmp_path, tiny_lm):
+    """RLOO with a KL penalty to the uniform policy trains the LM selector through the same loop as
+    FGPO: its draws pay G rewards per question (once per draw, however many updates it takes), its
+    loss is the registry's; a finished run resumed trains and draws nothing."""
+    from fgpo_core.algorithms.fgpo import FGPOConfig, train_fgpo
+    from fgpo_core.core.settings import EstimatorSettings
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+    qs, rewards, correct = _tiny_problem()
+    config = FGPOConfig(lr=0.1, epochs=3, batch_size=4, lora_r=4, lora_alpha=8, method="rloo-klu0.05",
+                        settings=EstimatorSettings(G=4, updates=2), micro_batch=2)
+    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False)
+    assert res.reward_evaluations == 3 * len(qs) * 4  # G = 4 draws per question visit
+    assert {"dead_observed", "best_seen"} <= set(res.steps.columns) and len(res.steps) == 3 * 2 * 2
+    assert list(res.steps["update"][:4]) == [1, 2, 1, 2] and list(res.dev["step"]) == [0, 4, 8, 12]
+    assert res.dev["J"].iloc[-1] > res.dev["J"].iloc[0]
+    again = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False)
+    assert again.steps.equals(res.steps)
+    with pytest.raises(ValueError, match="hidden"):
+        train_fgpo(sel, qs, rewards, qs, rewards, correct, FGPOConfig(method="rloo-h64"), progress=False)
+
+
+def test_fgpo_step_is_the_registrys_fgpo_one_question_at_a_time(prefilled):
+    """The default loop's step (the registry's FGPO with its entropy bonus) has the gradient of
+    ``fgpo_loss`` on the batch's scores, back-propagated question by question."""
+    from fgpo_core.algorithms.fgpo import fgpo_step
+
+    qs, _, _ = _tiny_problem(3)
+    r = np.random.default_rng(0).random((3, 16))
+    params = [p for p in prefilled.model.parameters() if p.requires_grad] or list(prefilled.model.parameters())
+    for p in params:
+        p.grad = None
+    fgpo_step(prefilled, qs, r, 0.03)
+    got = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    scores = prefilled.candidate_scores(qs)
+    fgpo_loss(scores, torch.as_tensor(r, dtype=scores.dtype), 0.03).backward()
+    for g, p in zip(got, params):
+        torch.testing.assert_close(g, p.grad, atol=1e-10, rtol=1e-7)
+        p.grad = None
+    for q, row in zip(qs, r):  # the loop's former per-question code: the same gradients, bit for bit
+        s_q = prefilled.scores_and_log_mass(q)[0][None]
+        (fgpo_loss(s_q, torch.as_tensor(row[None], dtype=s_q.dtype), 0.03) / len(qs)).backward()
+    assert all(torch.equal(g, p.grad) for g, p in zip(got, params))
+    for p in params:
+        p.grad = None
+
+
+def test_kl_to_the_reference_policy_keeps_the_starting_policy_in_the_checkpoint(tmp_path, tiny_lm):
+    """The klr regularizer on the LM selector: its reference is the selector's q before training,
+    computed once and kept in the checkpoint, so a resumed run regularizes towards the same policy."""
+    from fgpo_core.algorithms.fgpo import FGPOConfig, train_fgpo
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    torch.manual_seed(0)
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+    qs, rewards, correct = _tiny_problem(4)
+    sel.model.eval()
+    with torch.no_grad():
+        start = torch.log_softmax(sel.candidate_scores(qs), -1)
+    config = FGPOConfig(lr=0.05, epochs=1, batch_size=2, lora_r=4, lora_alpha=8, method="fgpo-klr0.5")
+    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
+                     evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0})
+    assert len(res.steps) == 2
+    torch.testing.assert_close(torch.load(tmp_path / "last.pt", weights_only=True)["reference"], start.float(),
+                               atol=1e-5, rtol=1e-5)
+
+
+def test_a_shortlist_trains_the_lm_selector_on_candidates_rebuilt_each_epoch(tmp_path, tiny_lm):
+    """The policy head's shortlist estimators on the LM selector: K candidates per question, rebuilt
+    from the current policy at each epoch's start and kept in the checkpoint; K rewards per visit."""
+    from fgpo_core.algorithms.fgpo import FGPOConfig, train_fgpo
+    from fgpo_core.selectors import LMSelector
+    from fgpo_core.selectors.lm import add_lora
+
+    torch.manual_seed(0)
+    model, tok = tiny_lm()
+    sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
+    qs, rewards, correct = _tiny_problem(4)
+    config = FGPOConfig(lr=0.05, epochs=2, batch_size=2, lora_r=4, lora_alpha=8, method="shortlist-top4")
+    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
+                     evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0})
+    assert res.reward_evaluations == 2 * 4 * 4 and len(res.steps) == 4
+    shortlist = torch.load(tmp_path / "last.pt", weights_only=True)["shortlist"]
+    assert shortlist.shape == (4, 16) and (shortlist.sum(1) == 4).all()

@@ -224,7 +224,7 @@ def test_grown_features_equal_the_whole_build(bench, tmp_path):
     import json
 
     from fgpo_core.selectors.features import build_features
-    from fgpo_core.table.grow import grow_features
+    from fgpo_core.selectors.features import grow_features
 
     out, qs, _ = bench
 

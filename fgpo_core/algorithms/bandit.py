@@ -2,13 +2,17 @@
 
 Each question ``s`` of a synthetic reward table gets its own vector of ``2**n``
 logits (a tabular policy, ``q = softmax(logits[s])``), so the only thing that
-differs between the arms is the gradient estimator:
+differs between the arms is the gradient estimator, any of the registry's
+(:data:`fgpo_core.core.registry.ESTIMATORS`, by method name), for instance:
 
 * ``fgpo``: the exact objective over all ``2**n`` subsets (Eq. 2, 5);
-* ``fgpo-k``: the coverage dial, the same objective on ``k`` subsets drawn uniformly per visit,
+* ``fgpo-k4``: the coverage dial, the same objective on ``k`` subsets drawn uniformly per visit,
   ``q`` renormalised over them (``k = 2**n`` is FGPO; its arms are labelled ``k-subset (k=...)``);
 * ``grpo``: ``G`` actions sampled from the policy, group-normalised
   advantages (Eq. 3), with Eq. 1 or the paper's differential reward.
+
+Training and the single-visit gradient study both run the registry's own losses (the study
+differentiates them by autograd), so a newly registered estimator races here unchanged.
 
 Every arm sees the same questions in the same order; what differs is how many
 rewards each visit reads (``2**n``, ``k`` or ``G``). The tables are the synthetic
@@ -18,7 +22,6 @@ statistics; a stand-in, not data) or any real reward table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -26,12 +29,15 @@ import torch
 from tqdm import tqdm
 
 from ..core.dead_groups import dead_group_probability
-from ..core.estimators import BETA, entropy, fgpo_logit_gradient, grpo_advantages
-from ..core.registry import estimator
+from ..core.estimators import entropy, fgpo_logit_gradient
+from ..core.registry import Estimator
+from ..core.settings import EstimatorSettings
 from ..table.reward_table import RewardTable
-from .loop import run_visits, visit_context
+from .loop import run_visits
+from .methods import context, method_of, resolve_method, visit_gradient
 
 __all__ = [
+    "BANDIT_SETTINGS",
     "BanditConfig",
     "BanditRun",
     "train_bandit",
@@ -94,60 +100,102 @@ def temperature_policies(table: RewardTable, temperatures, kind: str = "eq1") ->
 # ---------------------------------------------------------------------------
 # Training
 # ---------------------------------------------------------------------------
+BANDIT_SETTINGS = EstimatorSettings(grpo_variant="paper")
+"""The bandit's estimator settings: the library's, but Eq. 3's population standard deviation (the paper's)."""
+
+_REWARDS = ("eq1", "binary", "differential")
+_REWARD_LABELS = {"eq1": "Eq. 1", "binary": "Eq. 1", "differential": "differential"}
+
+
 @dataclass
 class BanditConfig:
     """One tabular training run (one arm of the teaching experiment)."""
 
-    method: Literal["fgpo", "fgpo-k", "grpo"] = "fgpo"
-    """Gradient estimator: exact (fgpo), the coverage dial (fgpo-k: k uniformly drawn subsets), or GRPO."""
-    reward: Literal["eq1", "binary", "differential"] = "eq1"
-    """Reward the arm optimises (Eq. 1, Eq. 1 with lambda=0, or GRPO's differential reward)."""
+    method: str = "fgpo"
+    """Any method name of the estimator registry (:func:`~fgpo_core.core.method_names.parse_method`): ``fgpo``,
+    the coverage dial ``fgpo-k4`` (k uniformly drawn subsets; k = 2**n is FGPO), ``grpo``, ``grpo-eq1``, ``rloo``,
+    ``dapo``, ... with modifiers (``grpo-G16``)."""
+    settings: EstimatorSettings = field(default_factory=lambda: BANDIT_SETTINGS)
+    """What the estimator reads: ``G``, ``k``, ``reward`` (``eq1``, ``binary``: Eq. 1 with lambda = 0, or
+    ``differential``; None: the estimator's own), its regularizer (None: FGPO's entropy bonus, none for the
+    sampled ones, as in the paper), ``grpo_variant`` (the standard deviation of Eq. 3)."""
     epochs: int = 20
     """Passes over the questions; every arm visits each question once per epoch."""
     batch_size: int = 16
     """Questions per minibatch (the paper: 16 for FGPO)."""
     lr: float = 2.0
     """SGD step size per question visit (each question's logits move only when it is visited)."""
-    beta: float = BETA
-    """Entropy bonus of FGPO and the coverage dial (GRPO has none, as in the paper)."""
-    group_size: int = 6
-    """G, rollouts per question for GRPO."""
-    k: int = 16
-    """Subsets evaluated per visit by the coverage dial (fgpo-k; k = 2**n is FGPO)."""
-    grpo_variant: Literal["paper", "trl"] = "paper"
-    """Standard deviation of Eq. 3: population ("paper") or Bessel with eps 1e-4 ("trl")."""
     eval_every: int = 25
     """Steps between full-table evaluations."""
     seed: int = 0
     """Seeds question order, sampling and nothing else: runs are deterministic."""
 
+    @property
+    def G(self) -> int:
+        """The group size the arm trains with (its method name's ``-G``, else ``settings.G``)."""
+        return self.resolved()[1].G
+
+    @property
+    def k(self) -> int | None:
+        """The subsets per visit of a budgeted arm (``fgpo-k4``: 4), else ``settings.k``."""
+        return self.resolved()[1].k
+
+    def resolved(self) -> tuple[Estimator, EstimatorSettings, dict]:
+        """The arm's estimator, its settings with the method name's modifiers applied, and the
+        config fields a modifier sets (``lr``, ``epochs``). A modifier the bandit has no use for
+        (a head's hidden units, a tool dropped) raises ValueError."""
+        return resolve_method(self.method, self.settings, run_fields=("lr", "epochs"))
+
     def validate(self, n_actions: int) -> None:
-        if self.method not in ("fgpo", "fgpo-k", "grpo"):
-            raise ValueError(f"unknown method {self.method!r}")
-        if self.reward not in ("eq1", "binary", "differential"):
-            raise ValueError(f"unknown reward {self.reward!r}")
+        est, s, _ = self.resolved()
+        reward = s.reward or est.reward
+        if reward not in _REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(_REWARDS)}")
         if self.epochs < 1 or self.batch_size < 1 or self.eval_every < 1:
             raise ValueError("epochs, batch_size and eval_every must be >= 1")
-        if self.method == "fgpo-k" and not 1 <= self.k <= n_actions:
-            raise ValueError(f"k must lie in 1..{n_actions}, got {self.k}")
-        if self.method == "grpo" and self.group_size < 2:
-            raise ValueError("GRPO needs group_size >= 2")
+        if est.kind == "budgeted" and not 1 <= (s.k or 0) <= n_actions:
+            raise ValueError(f"k must lie in 1..{n_actions}, got {s.k}")
+        if est.kind == "sampled" and s.G < 2:
+            raise ValueError(f"{est.name} needs G >= 2, got {s.G}")
         if self.lr <= 0:
             raise ValueError("lr must be > 0")
 
     @property
     def estimator_family(self) -> str:
-        """The arm's estimator in :data:`fgpo_core.core.registry.ESTIMATORS` (the method's own name;
-        ``group_size`` is GRPO's ``G``)."""
-        return self.method
+        """The arm's estimator in :data:`fgpo_core.core.registry.ESTIMATORS`."""
+        return self.resolved()[0].name
 
     @property
     def name(self) -> str:
-        if self.method == "fgpo":
+        est, s, _ = self.resolved()
+        reward = s.reward or est.reward
+        if est.name == "fgpo" and self.method == "fgpo":
             return "FGPO"
-        if self.method == "fgpo-k":
-            return f"k-subset (k={self.k})"
-        return f"GRPO ({'differential' if self.reward == 'differential' else 'Eq. 1'}, G={self.group_size})"
+        if est.name == "fgpo-k":
+            return f"k-subset (k={s.k})"
+        if est.name in ("grpo", "grpo-eq1"):
+            return f"GRPO ({_REWARD_LABELS[reward]}, G={s.G})"
+        if est.kind == "sampled":  # RLOO (differential, G=6); GRPO (clipped ratio; differential, G=6)
+            detail = f"{_REWARD_LABELS.get(reward, reward)}, G={s.G}"
+            return f"{est.label[:-1]}; {detail})" if est.label.endswith(")") else f"{est.label} ({detail})"
+        return est.label.format(s.k) if est.dial else (est.label if self.method == est.name else self.method)
+
+
+_dataclass_init = BanditConfig.__init__
+
+
+def _init_with_older_spelling(self, *args, k=None, reward=None, group_size=None, beta=None, grpo_variant=None,
+                              **kwargs):
+    """``BanditConfig(method="fgpo-k", k=4)``, ``BanditConfig(method="grpo", reward="eq1", group_size=6)``: the
+    chapter's earlier spelling, its values put into ``settings`` (``beta``: the entropy weight)."""
+    _dataclass_init(self, *args, **kwargs)
+    older = {"k": k, "reward": reward, "G": group_size, "weight": beta, "grpo_variant": grpo_variant}
+    older = {f: v for f, v in older.items() if v is not None}
+    if older:
+        self.settings = replace(self.settings, **older)
+
+
+BanditConfig.__init__ = _init_with_older_spelling
 
 
 @dataclass
@@ -167,40 +215,41 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
 
     The policy starts uniform. The run is the policy head's loop
     (:func:`~fgpo_core.algorithms.loop.run_visits`) with a table of free logits as the policy and
-    plain SGD: the arm's estimator (:attr:`BanditConfig.estimator`) logs its visit telemetry in
+    plain SGD: the arm's estimator (:meth:`BanditConfig.resolved`) logs its visit telemetry in
     percent (``best_seen``; for GRPO ``dead_observed``, the groups whose ``G`` rewards are all
     equal: TRL's ``frac_reward_zero_std``), then the step's loss, the batch's expected Eq. 1
     reward and entropy. Every ``eval_every`` steps it logs :func:`policy_metrics` over the table.
     """
     N, A = table.n_questions, table.n_actions
     config.validate(A)
+    est, settings, run = config.resolved()
+    lr, epochs = run.get("lr", config.lr), run.get("epochs", config.epochs)
     gen = torch.Generator().manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    train_r = torch.as_tensor(table.rewards(config.reward), dtype=torch.float64)
+    train_r = torch.as_tensor(table.rewards(settings.reward or est.reward), dtype=torch.float64)
     eq1_r = torch.as_tensor(table.rewards("eq1"), dtype=torch.float64)
     logits = torch.zeros(N, A, dtype=torch.float64, requires_grad=True)
     # plain SGD: the loss is a batch mean, so scale the rate to one step per visited question
-    opt = torch.optim.SGD([logits], lr=config.lr * config.batch_size)
-    n_batches = -(-N // config.batch_size)
-    est = estimator(config.estimator_family)
-    ctx = visit_context(est, eq1_r, beta=config.beta, G=config.group_size,
-                        k=config.k if config.method == "fgpo-k" else None, grpo_variant=config.grpo_variant)
+    opt = torch.optim.SGD([logits], lr=lr * config.batch_size)
+    per_epoch = -(-N // config.batch_size) * settings.updates  # optimiser steps per epoch
+    ctx = context(est, settings, eq1_r)
     evals = []
 
     def evaluate(step: int, state) -> None:
         with torch.no_grad():
             probs = torch.softmax(logits, 1).numpy()
-        evals.append({"step": step, "epoch": step / n_batches, "reward_evaluations": state.n_reward,
-                      **policy_metrics(probs, table, config.group_size)})
+        evals.append({"step": step, "epoch": step / per_epoch, "reward_evaluations": state.n_reward,
+                      **policy_metrics(probs, table, settings.G)})
 
     def after_step(idx, state) -> dict:
         with torch.no_grad():
             q = torch.softmax(logits[idx], 1)
             return {"J": float((q * eq1_r[idx]).sum(1).mean()), "entropy": float(entropy(q).mean())}
 
-    bar = tqdm(total=config.epochs * n_batches, desc=config.name, disable=not progress, leave=False)
-    state = run_visits(est, lambda idx: logits[idx], train_r, ctx, opt, config.epochs, config.batch_size, rng, gen,
-                       config.eval_every, evaluate, after_step, on_step=lambda step: bar.update())
+    bar = tqdm(total=epochs * per_epoch, desc=config.name, disable=not progress, leave=False)
+    state = run_visits(est, lambda idx: logits[idx], train_r, ctx, opt, epochs, config.batch_size, rng, gen,
+                       config.eval_every, evaluate, after_step, n_tools=table.space.n_tools,
+                       on_step=lambda step: bar.update())
     bar.close()
     with torch.no_grad():
         probs = torch.softmax(logits, 1).numpy()
@@ -225,8 +274,8 @@ class Race:
         """Every step log of every run, with ``arm``, ``run`` and ``epoch``."""
         out = []
         for (a, i), r in self.runs.items():
-            n_batches = -(-self.table.n_questions // r.config.batch_size)
-            out.append(r.steps.assign(arm=a, run=i, epoch=r.steps["step"] / n_batches))
+            per_epoch = -(-self.table.n_questions // r.config.batch_size) * r.config.resolved()[1].updates
+            out.append(r.steps.assign(arm=a, run=i, epoch=r.steps["step"] / per_epoch))
         return pd.concat(out, ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
@@ -270,60 +319,48 @@ def run_race(table: RewardTable, arms: list[BanditConfig], n_seeds: int = 1, see
 # ---------------------------------------------------------------------------
 # Gradient estimators against the exact gradient
 # ---------------------------------------------------------------------------
-def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators: dict[str, tuple[str, int]],
-                             n_draws: int = 200, seed: int = 0) -> pd.DataFrame:
+def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators: dict, n_draws: int = 200,
+                             seed: int = 0, settings: EstimatorSettings = BANDIT_SETTINGS) -> pd.DataFrame:
     """Compare single-visit gradient estimates with the exact logit gradient (Eq. 8).
 
-    For every question (row of ``probs``, ``rewards``) and ``n_draws`` visits,
-    each estimator ``name -> ("grpo", G)`` or ``("fgpo-k", k)`` (the coverage dial) produces a
-    logit gradient; the exact one is ``q (r - J)`` (beta = 0). Returns one row
-    per (estimator, question, draw) with the cosine similarity to the exact
-    gradient (0 for a zero estimate), whether the estimate is zero, and the
-    relative squared error ``||g_hat - g||^2 / ||g||^2`` of the estimate
-    rescaled by the least-squares factor (so GRPO's normalisation does not count
-    against it). Questions whose exact gradient is zero are skipped.
+    For every question (row of ``probs``, ``rewards``) and ``n_draws`` visits, each estimator
+    ``name -> method`` (any method name of the registry: ``grpo-G6``, ``fgpo-k4``, ``rloo``; or the
+    older ``("grpo", G)``, ``("fgpo-k", k)``) visits the question once, with the scores
+    ``log probs`` and the given rewards, and its logit gradient is the registry's loss differentiated
+    by autograd (:func:`~fgpo_core.algorithms.methods.visit_gradient`) under ``settings`` with no
+    regularizer; the exact one is ``q (r - J)`` (beta = 0). Returns one row per (estimator, question,
+    draw) with the cosine similarity to the exact gradient (0 for a zero estimate), whether the
+    estimate is zero, and the relative squared error ``||g_hat - g||^2 / ||g||^2`` of the estimate
+    rescaled by the least-squares factor (so GRPO's normalisation does not count against it).
+    Questions whose exact gradient is zero are skipped.
     """
-    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
     p = np.asarray(probs, dtype=float)
-    r = np.asarray(rewards, dtype=float)
+    r = torch.as_tensor(np.asarray(rewards, dtype=float))
     N, A = p.shape
-    logp = np.log(np.clip(p, 1e-300, None))
-    exact = fgpo_logit_gradient(torch.as_tensor(logp), torch.as_tensor(r)).numpy()
+    logp = torch.as_tensor(np.log(np.clip(p, 1e-300, None)))
+    exact = fgpo_logit_gradient(logp, r).numpy()
     live = np.linalg.norm(exact, axis=1) > 1e-12
     frames = []
-    for name, (kind, size) in estimators.items():
-        est = np.zeros((n_draws, N, A))
-        if kind == "grpo":
-            cdf = np.cumsum(p, 1)
-            cdf[:, -1] = 1.0
-            u = rng.random((n_draws, N, size))
-            draws = (u[..., None] > cdf[None, :, None, :]).sum(-1)  # [D, N, G]
-            gr = np.take_along_axis(np.broadcast_to(r, (n_draws, N, A)), draws, 2)
-            adv = grpo_advantages(torch.as_tensor(gr.reshape(-1, size))).numpy().reshape(gr.shape)
-            # d/dz of (1/G) sum_i A_i log q(a_i) = (1/G) sum_i A_i (e_{a_i} - q)
-            onehot = np.zeros((n_draws, N, size, A))
-            np.put_along_axis(onehot, draws[..., None], 1.0, 3)
-            est = (adv[..., None] * (onehot - p[None, :, None, :])).mean(2)
-        elif kind == "fgpo-k":
-            keys = rng.random((n_draws, N, A))
-            kth = np.sort(keys, 2)[..., size - 1:size]
-            mask = keys <= kth
-            zk = np.where(mask, logp[None], -np.inf)
-            zk = zk - zk.max(2, keepdims=True)
-            qk = np.where(mask, np.exp(zk), 0.0)
-            qk /= qk.sum(2, keepdims=True)
-            Jk = (qk * r[None]).sum(2, keepdims=True)
-            est = qk * (r[None] - Jk)
-        else:
-            raise ValueError(f"unknown estimator kind {kind!r}")
-        g = np.broadcast_to(exact, est.shape)
-        dot = (est * g).sum(2)
-        ne = np.linalg.norm(est, axis=2)
+    for name, method in estimators.items():
+        est, s, _ = resolve_method(method_of(*method) if isinstance(method, tuple) else method,
+                                   replace(settings, regularizer="none"))
+        ctx = context(est, s, r)
+        rows = torch.arange(N).repeat(n_draws)  # every draw of every question in one visit
+        if est.candidates is not None:  # a shortlist: its candidates from the policy
+            ctx.candidates = torch.as_tensor(est.candidates(None, p, r.numpy(), int(np.log2(A)), s.k,
+                                                            np.random.default_rng(seed)))[rows]
+        bctx = replace(ctx, idx=rows, optimal=ctx.optimal[rows])
+        g_hat, _ = visit_gradient(est, logp[rows], r[rows], gen, bctx)
+        est_g = g_hat.numpy().reshape(n_draws, N, A)
+        g = np.broadcast_to(exact, est_g.shape)
+        dot = (est_g * g).sum(2)
+        ne = np.linalg.norm(est_g, axis=2)
         ng = np.linalg.norm(g, axis=2)
         zero = ne <= 1e-12
         cos = np.where(zero, 0.0, dot / np.maximum(ne * ng, 1e-300))
         scale = np.where(zero, 0.0, dot / np.maximum(ne ** 2, 1e-300))
-        rel = (np.linalg.norm(scale[..., None] * est - g, axis=2) / np.maximum(ng, 1e-300)) ** 2
+        rel = (np.linalg.norm(scale[..., None] * est_g - g, axis=2) / np.maximum(ng, 1e-300)) ** 2
         d, q_idx = np.meshgrid(np.arange(n_draws), np.arange(N), indexing="ij")
         keep = np.broadcast_to(live[None, :], cos.shape)
         frames.append(pd.DataFrame({"estimator": name, "question": q_idx[keep], "draw": d[keep],

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.dead_groups import DEFAULT_ATOL, dead_group_probability
 
-__all__ = ["DeadGroupCallback", "lm_selector_p_gen", "closed_form_dead_groups"]
+__all__ = ["DeadGroupCallback", "Recount", "lm_selector_p_gen", "closed_form_dead_groups"]
 
 
 def closed_form_dead_groups(p_gen: np.ndarray, rewards: np.ndarray, G: int, failure_reward=None,
@@ -125,4 +125,26 @@ class DeadGroupCallback(_callback_base()):
             state.log_history[-1].update(vals)
         self.history.append({"step": state.global_step, **vals,
                              "frac_reward_zero_std": logs.get("frac_reward_zero_std", float("nan"))})
+        return control
+
+
+class Recount(_callback_base()):
+    """Writes the exact dead-group fraction of the groups a reward function scored since the last log
+    (``reward.groups``, ``reward.dead_fraction``: :class:`~fgpo_core.algorithms.grpo.TableReward`) into
+    the step's log entry as ``dead_fraction_recount``, beside TRL's ``frac_reward_zero_std`` (TRL keeps
+    its log history in every checkpoint, so a resumed run keeps the counts of its earlier steps)."""
+
+    def __init__(self, reward):
+        self.reward = reward
+        self.seen = len(reward.groups)
+
+    def on_log(self, args, state, control, logs=None, **kw):
+        new = len(self.reward.groups) - self.seen
+        if logs is None or "train_runtime" in logs or not new:
+            return control
+        self.seen = len(self.reward.groups)
+        value = self.reward.dead_fraction(last=new)
+        logs["dead_fraction_recount"] = value
+        if state.log_history and state.log_history[-1].get("step") == state.global_step:
+            state.log_history[-1]["dead_fraction_recount"] = value
         return control

@@ -1,17 +1,17 @@
-"""What every training loop of the library shares: its trainable parameters, the cosine
-learning-rate schedule and atomic, resumable checkpoints (its own, and TRL trainers')."""
+"""What every training loop of the library shares: its trainable parameters and atomic, resumable
+checkpoints (its own, and TRL trainers'); the cosine learning-rate schedule is
+:func:`fgpo_core.core.schedules.cosine_schedule`."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..io import atomic_path
+from ..io import CorruptResult, atomic_file
 
-__all__ = ["trainable_parameters", "cosine_schedule", "save_checkpoint", "load_checkpoint", "record_config",
-           "trainer_resume", "resumed_step"]
+__all__ = ["trainable_parameters", "save_checkpoint", "load_checkpoint", "record_config",
+           "trainer_resume", "resumed_step", "resume_checkpoint"]
 
 
 def trainable_parameters(model) -> list[torch.nn.Parameter]:
@@ -21,15 +21,6 @@ def trainable_parameters(model) -> list[torch.nn.Parameter]:
     if not params:
         raise ValueError("the model has no trainable parameters: wrap it with add_lora first")
     return params
-
-
-def cosine_schedule(opt: torch.optim.Optimizer, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Cosine decay from the optimiser's learning rate to zero over ``total_steps`` (no warm-up),
-    as the paper trains (Table 6)."""
-    if total_steps < 1:
-        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
-    return torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total_steps) / total_steps)))
 
 
 def _plain(obj):
@@ -44,16 +35,52 @@ def _plain(obj):
 
 
 def save_checkpoint(path, state: dict) -> Path:
-    """Write ``state`` (tensors, optimiser and scheduler states, plain logs) atomically."""
-    with atomic_path(path) as tmp:
-        torch.save(_plain(state), tmp)
+    """Write ``state`` (tensors, optimiser and scheduler states, plain logs) atomically; written
+    through a file object, so equal states give equal bytes (a path would put the temporary
+    file's random name inside the archive)."""
+    with atomic_file(path) as fh:
+        torch.save(_plain(state), fh)
     return Path(path)
+
+
+class ForeignCheckpoint(CorruptResult):
+    """A checkpoint file holding objects other than tensors and plain Python (refused unread)."""
 
 
 def load_checkpoint(path) -> dict:
     """Read a checkpoint written by :func:`save_checkpoint`, tensors and plain Python only
-    (``weights_only=True``: no code is unpickled)."""
-    return torch.load(path, weights_only=True)
+    (``weights_only=True``: no code is unpickled). A file holding anything else (a hostile pickle)
+    or a torn one is a one-line :class:`~fgpo_core.io.CorruptResult`."""
+    import pickle
+    import zipfile
+
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError:
+        raise ForeignCheckpoint(f"{path} holds objects other than tensors and plain Python: refused (weights_only); "
+                            "not a checkpoint this library wrote") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise CorruptResult(f"{path} is torn or not a checkpoint ({reason})") from None
+
+
+def resume_checkpoint(path) -> dict | None:
+    """The checkpoint a run resumes from: None where there is none, or where it is torn (it is
+    moved aside to ``<name>.torn`` and the run starts that part again, instead of failing at
+    every restart); a checkpoint holding foreign objects is refused (:func:`load_checkpoint`)."""
+    import sys
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return load_checkpoint(path)
+    except CorruptResult as exc:
+        if isinstance(exc, ForeignCheckpoint):
+            raise
+        path.replace(path.with_name(path.name + ".torn"))
+        print(f"warning: {exc}; moved aside to {path.name}.torn, starting again", file=sys.stderr)
+        return None
 
 
 def record_config(out_dir, config) -> None:
@@ -68,7 +95,10 @@ def record_config(out_dir, config) -> None:
     out.mkdir(parents=True, exist_ok=True)
     want = json.loads(json.dumps(asdict(config), default=str))
     path = out / "config.json"
-    if path.exists() and json.loads(path.read_text()) != want:
+    have = json.loads(path.read_text()) if path.exists() else want
+    if hasattr(type(config), "from_record"):  # a config that reads its older records (renamed, nested fields)
+        have = json.loads(json.dumps(asdict(type(config).from_record(have)), default=str))
+    if have != want:
         raise ValueError(f"{out} holds a run with another configuration; use another folder or delete it")
     write_json(path, want)
 
@@ -90,7 +120,7 @@ def resumed_step(out_dir) -> int:
     trl = [int(p.name.split("-")[1]) for p in out.glob("checkpoint-*") if p.name.split("-")[1].isdigit()]
     if trl:
         return max(trl)
-    if (out / "last.pt").exists():
-        state = load_checkpoint(out / "last.pt")
+    state = resume_checkpoint(out / "last.pt")
+    if state is not None:
         return int(state.get("step", len(state.get("steps", []))))  # per-epoch checkpoints: their logged steps
     return 0

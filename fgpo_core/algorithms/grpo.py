@@ -27,11 +27,12 @@ import pandas as pd
 
 from ..genomics.benchmarks.schema import Question
 from ..core.rewards import differential_reward
+from ..core.settings import EstimatorSettings
 from ..core.subsets import ActionSpace
 from ..io import write_json
 
 __all__ = ["GRPOConfig", "GRPOResult", "TableReward", "grpo_dataset", "make_grpo_trainer", "train_grpo",
-           "trl_constant_groups"]
+           "trl_constant_groups", "trl_kl_beta"]
 
 
 @dataclass
@@ -41,8 +42,10 @@ class GRPOConfig:
 
     lr: float = 1e-4
     """Peak learning rate (cosine decay); the same as FGPO's at this scale."""
-    G: int = 6
-    """Completions sampled per prompt (the paper: 6)."""
+    settings: EstimatorSettings = field(default_factory=EstimatorSettings)
+    """The estimator settings TRL honours: ``G`` completions per prompt (the paper: 6), ``updates``
+    (TRL's ``num_iterations``), ``clip`` (its ``epsilon``) and a ``klr`` regularizer's weight (its KL
+    ``beta``; none by default, as the paper)."""
     prompts_per_step: int = 16
     """Prompts per optimiser step (the paper: 64; FGPO's minibatch here: 16)."""
     max_steps: int = 0
@@ -73,6 +76,42 @@ class GRPOConfig:
     snapshots: bool = False
     """Also keep the trainable weights of every dev evaluation (``step-<N>.pt``, half precision), as
     FGPO's ``snapshots``, so the two runs can be compared at equal visits and at equal time."""
+    evals_per_epoch: int = 0
+    """Instead of ``eval_every``: dev evaluations at the steps nearest each 1/N of an epoch (0: off)."""
+    micro_batch: int = 1
+    """Prompts per forward/backward pass (must divide ``prompts_per_step``; 1: one group at a time)."""
+
+    def __post_init__(self):
+        trl_kl_beta(self.settings)  # a regularizer TRL has no term for: ValueError
+        if self.micro_batch < 1 or self.prompts_per_step % self.micro_batch:
+            raise ValueError(f"micro_batch ({self.micro_batch}) must divide prompts_per_step ({self.prompts_per_step})")
+
+    @property
+    def G(self) -> int:
+        """Completions sampled per prompt (``settings.G``)."""
+        return self.settings.G
+
+    @classmethod
+    def from_record(cls, record: dict) -> "GRPOConfig":
+        """The config a run's manifest (or ``config.json``) records, older records (a top-level ``G``)
+        included; a missing field has its default."""
+        rec = dict(record)
+        settings = dict(rec.pop("settings", None) or {})
+        if "G" in rec:
+            settings.setdefault("G", int(rec.pop("G")))
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in rec.items() if k in names}, settings=EstimatorSettings(**settings))
+
+
+def trl_kl_beta(settings: EstimatorSettings) -> float:
+    """TRL's KL ``beta`` of ``settings``: a ``klr`` regularizer's weight (KL to the reference policy,
+    the adapter's base), 0 for none; any other regularizer is refused (TRL has no such term)."""
+    reg = settings.regularizer
+    if reg in (None, "none"):
+        return 0.0
+    if reg == "klr":
+        return float(settings.weight if settings.weight is not None else 0.04)
+    raise ValueError(f"GRPO through TRL takes the regularizers none and klr, got {reg!r}")
 
 
 class TableReward:
@@ -168,25 +207,36 @@ def grpo_dataset(selector, questions: Sequence[Question]):
 
 
 def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOConfig, out_dir, max_steps: int,
-                      callbacks=(), progress: bool = False):
-    """A TRL GRPOTrainer on CPU with the paper's sampling settings (KL beta 0, group scaling)."""
+                      callbacks=(), progress: bool = False, device: str = "cpu", bf16: bool = False,
+                      checkpoints: bool = True):
+    """A TRL GRPOTrainer with the paper's sampling settings (KL beta 0, group scaling), the one place
+    its ``trl.GRPOConfig`` is built: on ``device`` (``cuda`` with ``bf16`` for the GPU run), with a
+    checkpoint every step (``checkpoints``: a step costs minutes on CPU, a LoRA checkpoint a few MB)."""
     import trl
+    from transformers.trainer_callback import PrinterCallback
 
+    if cfg.micro_batch < 1 or cfg.prompts_per_step % cfg.micro_batch:
+        raise ValueError(f"micro_batch ({cfg.micro_batch}) must divide prompts_per_step ({cfg.prompts_per_step})")
+    save = {"save_strategy": "steps", "save_steps": 1, "save_total_limit": 2} if checkpoints else \
+        {"save_strategy": "no"}
     args = trl.GRPOConfig(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
-                      # one group per forward/backward, accumulated over the step's prompts: the same update
-                      # as one batch of G x prompts_per_step, in a fraction of the memory
-                      per_device_train_batch_size=cfg.G, gradient_accumulation_steps=cfg.prompts_per_step,
-                      num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
-                      temperature=cfg.temperature, top_p=1.0, beta=0.0, loss_type=cfg.loss_type,
-                      # a checkpoint every step: a step costs minutes on CPU, a LoRA checkpoint a few MB
-                      scale_rewards="group", max_steps=max_steps, logging_steps=1, save_strategy="steps",
-                      save_steps=1, save_total_limit=2, report_to=[], use_cpu=True, bf16=False,
-                      seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=not progress, remove_unused_columns=False,
-                      dataloader_num_workers=0, log_completions=False, gradient_checkpointing=False)
+                          # micro_batch groups per forward/backward, accumulated over the step's prompts: the
+                          # same update as one batch of G x prompts_per_step, in a fraction of the memory
+                          per_device_train_batch_size=cfg.G * cfg.micro_batch,
+                          gradient_accumulation_steps=cfg.prompts_per_step // cfg.micro_batch,
+                          num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
+                          temperature=cfg.temperature, top_p=1.0, beta=trl_kl_beta(cfg.settings),
+                          num_iterations=cfg.settings.updates, epsilon=cfg.settings.clip, loss_type=cfg.loss_type,
+                          scale_rewards="group", max_steps=max_steps, logging_steps=1, **save, report_to=[],
+                          use_cpu=device == "cpu", bf16=bf16, seed=cfg.seed, data_seed=cfg.seed,
+                          disable_tqdm=not progress, remove_unused_columns=False, dataloader_num_workers=0,
+                          log_completions=False, gradient_checkpointing=False)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return trl.GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                       processing_class=tokenizer, callbacks=list(callbacks))
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+                              processing_class=tokenizer, callbacks=list(callbacks))
+    trainer.remove_callback(PrinterCallback)  # TRL's per-step dicts; the run's ``steps`` keeps them
+    return trainer
 
 
 @dataclass
@@ -206,7 +256,9 @@ class GRPOResult:
 
 def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray, dev_qs: Sequence[Question],
                dev_correct: np.ndarray, cfg: GRPOConfig, out_dir, evaluate=None,
-               progress: bool = True, reward: TableReward | None = None, dead_group_probe: int = 16) -> GRPOResult:
+               progress: bool = True, reward: TableReward | None = None, dead_group_probe: int = 16,
+               device: str = "cpu", bf16: bool = False, checkpoints: bool = True, time_limit: float = 0,
+               log=None) -> GRPOResult:
     """Train ``selector.model`` (LoRA-wrapped) with TRL's GRPOTrainer; resumes from the last
     checkpoint in ``out_dir``. ``evaluate(selector, dev_qs, None, dev_correct) -> dict`` (the
     signature FGPO's dev evaluation shares; GRPO has no reward rows to give it) is called on dev
@@ -216,18 +268,25 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     ``out_dir/best.pt`` as it appears and loaded into the model after training.
     ``dead_group_probe``: the first this many training questions are the probe of a
     :class:`~fgpo_core.algorithms.callbacks.DeadGroupCallback`, which logs Eq. 7's closed form for
-    the current p_gen beside TRL's ``frac_reward_zero_std`` at every evaluation step (0: none)."""
+    the current p_gen beside TRL's ``frac_reward_zero_std`` at every evaluation step (0: none).
+    ``device``, ``bf16``, ``checkpoints``: :func:`make_grpo_trainer`'s. ``time_limit`` (seconds, 0:
+    none): past it, training stops after the step in progress, which is evaluated (``extra``:
+    ``stopped_early``, ``visits_done``)."""
     import torch
     from transformers import TrainerCallback
 
+    from .callbacks import Recount
     from .common import load_checkpoint, save_checkpoint, trainer_resume
+    from .fgpo import eval_steps
 
     if cfg.select_by not in ("generation", "last"):
         raise ValueError(f"select_by must be 'generation' or 'last', got {cfg.select_by!r}")
     out = Path(out_dir)
     resume = trainer_resume(out, cfg)  # refuses a folder of another configuration before reading its logs
     steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * len(train_qs) / cfg.prompts_per_step))
+    per_epoch = math.ceil(len(train_qs) / cfg.prompts_per_step)
     every = cfg.eval_every or max(1, steps // 8)
+    at = set(eval_steps(per_epoch, cfg.epochs, cfg.evals_per_epoch)) if cfg.evals_per_epoch else None
     if reward is None:
         reward = TableReward(train_correct, selector.space.n_tools, cfg.G, prefill=selector.prefill)
     dev_rows: list[dict] = []
@@ -254,16 +313,29 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
     def timed_evaluation(step: int) -> dict:
         wall, cpu = time.perf_counter(), time.process_time()
         row = evaluate(selector, dev_qs, None, dev_correct)
-        return {"step": step, "visits": step * cfg.prompts_per_step, **row,
+        if log is not None:
+            log(f"grpo dev step {step}: generation {row.get('gen_accuracy', row.get('accuracy', 0)):.1f}%")
+        return {"step": step, "epoch": step / per_epoch, "visits": step * cfg.prompts_per_step, **row,
                 "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
 
+    def due(step: int) -> bool:
+        return step in at if at is not None else (step % every == 0 or step == steps)
+
     class DevEval(TrainerCallback):
+        def __init__(self):
+            self.t0, self.stopped = time.time(), False
+
         def on_step_end(self, args, state, control, **kw):
-            if evaluate is not None and (state.global_step % every == 0 or state.global_step == steps) \
-                    and all(d["step"] != state.global_step for d in dev_rows):
+            step = state.global_step
+            if time_limit and time.time() - self.t0 > time_limit and step < steps:
+                self.stopped = control.should_training_stop = True
+                if log is not None:
+                    log(f"grpo stopped by its time guard ({time_limit:.0f} s) after step {step} of {steps}")
+            if evaluate is not None and (due(step) or self.stopped) and all(d["step"] != step for d in dev_rows):
                 selector.model.eval()
-                record(timed_evaluation(state.global_step))
+                record(timed_evaluation(step))
                 selector.model.train()
+            return control
 
     class StepTime(TrainerCallback):
         """Each optimiser step's wall and CPU seconds (sampling, scoring and the update; not the dev
@@ -287,26 +359,9 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
         out.mkdir(parents=True, exist_ok=True)
         record(timed_evaluation(0))
 
-    class Recount(TrainerCallback):
-        """Writes the exact dead-group fraction of the groups scored since the last log into the
-        log entry of the step (TRL keeps its log history in every checkpoint)."""
-
-        def __init__(self):
-            self.seen = len(reward.groups)
-
-        def on_log(self, args, state, control, logs=None, **kw):
-            new = len(reward.groups) - self.seen
-            if logs is None or "train_runtime" in logs or not new:
-                return control
-            self.seen = len(reward.groups)
-            value = reward.dead_fraction(last=new)
-            logs["dead_fraction_recount"] = value
-            if state.log_history and state.log_history[-1].get("step") == state.global_step:
-                state.log_history[-1]["dead_fraction_recount"] = value
-            return control
-
     ds = grpo_dataset(selector, train_qs)
-    callbacks = [StepTime(), DevEval(), Recount()]
+    dev_eval = DevEval()
+    callbacks = [StepTime(), dev_eval, Recount(reward)]
     if dead_group_probe:
         from .callbacks import DeadGroupCallback, lm_selector_p_gen
 
@@ -316,7 +371,7 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
                                     G=cfg.G, every=every)
         callbacks.append(dead_cb)
     trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, callbacks,
-                                progress)
+                                progress, device, bf16, checkpoints)
     trainer.train(resume_from_checkpoint=resume)
     logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
     best_step = None
@@ -329,6 +384,8 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
             for p, v in zip(trainable, best["params"]):
                 p.copy_(v)
         best_step = int(best["step"])
-    return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), steps * cfg.prompts_per_step * cfg.G,
-                      {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []},
-                      best_step)
+    done = trainer.state.global_step
+    extra = {"table_reward": reward, "dead_groups": dead_cb.history if dead_group_probe else []}
+    if dev_eval.stopped:
+        extra.update(stopped_early=True, visits_done=min(done * cfg.prompts_per_step, len(train_qs) * cfg.epochs))
+    return GRPOResult(cfg, logs, pd.DataFrame(dev_rows), done * cfg.prompts_per_step * cfg.G, extra, best_step)

@@ -13,7 +13,9 @@ is how a visit turns rewards into a gradient (:mod:`fgpo_core.core.estimators`):
   future work for large libraries; :func:`shortlist_top`, :func:`shortlist_grow`);
 * ``grpo``: ``G`` subsets drawn from q, the paper's differential reward, group-normalised
   advantages as TRL computes them (Eq. 3); ``grpo-eq1``: the same on Eq. 1 rewards;
-* ``rloo``: the same draws and reward, leave-one-out baselines;
+* ``rloo``: the same draws and reward, leave-one-out baselines (``rloo-kl``: with KL(q || uniform));
+* ``grpo-clip`` and ``gspo``: GRPO's draws with PPO's clipped ratio per action, or GSPO's
+  sequence-level ratio, ``-u<n>`` optimiser updates per draw (TRL's ``num_iterations``);
 * ``dapo``: GRPO with DAPO's dynamic sampling: dead groups are drawn again (up to ``max_draws``
   groups) and those still dead are dropped; every draw is paid for;
 * ``sft``: cross-entropy to each question's reward-optimal subset (Eq. 1);
@@ -22,10 +24,12 @@ is how a visit turns rewards into a gradient (:mod:`fgpo_core.core.estimators`):
 
 A method name may carry modifiers after its base name, each ``-<key><value>``, so that an
 ablation is one more name in ``fgpo study --methods`` (:func:`parse_method`, generated from
-:data:`fgpo_core.core.method_names.MODIFIERS`): ``-lambda0.05``
-(Eq. 1's lambda), ``-beta0.01`` (FGPO's entropy bonus; DPO's beta, its own row of the table, for ``dpo``), ``-T0.7``
+:data:`fgpo_core.core.method_names.MODIFIERS`; :func:`train_head` applies them itself):
+``-lambda0.05`` (Eq. 1's lambda), ``-ent0.03``, ``-klu0.05``, ``-klr0.05``, ``-noreg`` (any
+estimator's regularizer), ``-beta0.01`` (the entropy bonus, as ``-ent``; DPO's beta for ``dpo``), ``-T0.7``
 (listwise temperature of q), ``-G16`` (group size), ``-h64`` (hidden units), ``-e8`` (epochs),
-``-n250`` (only the first 250 training questions), ``-noT3`` (the library without tool 3,
+``-clip0.1`` and ``-u4`` (a clipped ratio's range, updates per draw), ``-n250`` (only the first
+250 training questions), ``-noT3`` (the library without tool 3,
 retrained on the table restricted to the other tools) and ``-lr0.1`` (a fixed learning rate,
 outside the study's sweep).
 
@@ -45,25 +49,24 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 import pandas as pd
 import torch
 
 from ..core.dead_groups import dead_group_probability
-from ..core.estimators import BETA, entropy
+from ..core.estimators import entropy
 from ..core.method_names import METHODS, MethodSpec, method_kind, parse_method, parse_stages
+from ..core.registry import resolve_regularizer
+from ..core.schedules import cosine_schedule
+from ..core.settings import EstimatorSettings, with_flat_keys
 from ..core.shortlists import shortlist_grow, shortlist_top
 from ..selectors.head import PolicyHead, StackedHead
-from .common import cosine_schedule
 from .loop import run_visits, visit_context
 
-__all__ = ["METHODS", "SHORTLISTS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind",
-           "parse_method", "parse_stages", "policy_telemetry", "shortlist_top", "shortlist_grow"]
-
-SHORTLISTS = ("shortlist-top", "shortlist-grow")
-"""The two constructions of a compact candidate set (``<name><K>``)."""
+__all__ = ["METHODS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind", "parse_method",
+           "parse_stages", "policy_telemetry", "shortlist_top", "shortlist_grow"]
 
 
 @dataclass
@@ -82,16 +85,11 @@ class HeadConfig:
     """Hidden units of the head (0: a linear head)."""
     temperature: float = 1.0
     """Listwise temperature of q."""
-    beta: float = BETA
-    """Entropy bonus of the exact objective (FGPO and the coverage dial; Eq. 5)."""
     lam: float = 0.10
     """Parsimony weight lambda of Eq. 1 (the rewards FGPO, SFT, DPO and grpo-eq1 use)."""
-    G: int = 6
-    """Group size of the sampled methods (the paper: 6)."""
-    max_draws: int = 4
-    """Dynamic sampling: groups drawn per question at most before a dead one is dropped."""
-    dpo_beta: float = 0.3
-    """DPO's beta (the paper: 0.3)."""
+    settings: EstimatorSettings = field(default_factory=EstimatorSettings)
+    """What the estimator and its regularizer read (G, clip, updates, DPO's beta, the regularizer);
+    the method name's modifiers override it."""
     weight_decay: float = 0.0
     """Adam's decoupled weight decay."""
     eval_every: int = 0
@@ -100,6 +98,14 @@ class HeadConfig:
     """Group size of the closed-form dead-group telemetry."""
     seed: int = 0
     """Seeds the question order, the draws and the head's initialisation."""
+    beta: InitVar[float | None] = None
+    G: InitVar[int | None] = None
+    max_draws: InitVar[int | None] = None
+    dpo_beta: InitVar[float | None] = None
+
+    def __post_init__(self, beta, G, max_draws, dpo_beta):
+        """The flat keywords of older configs (``beta``, ``G``, ``max_draws``, ``dpo_beta``) go into ``settings``."""
+        self.settings = with_flat_keys(self.settings, beta, G, max_draws, dpo_beta)
 
 
 @dataclass
@@ -141,8 +147,9 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
                progress: bool = False, snapshot_steps=(), base: torch.nn.Module | None = None,
                keep: str = "best", policy: torch.nn.Module | None = None) -> HeadRun:
     """Train one policy head; deterministic under ``config.seed``. ``*_x`` are the questions'
-    prompt features ``[N, d]`` in the order of the tables' rows. The run-level modifiers of the
-    method name (``-n``, ``-noT``) are the caller's to apply (:func:`fgpo_core.experiments.study`).
+    prompt features ``[N, d]`` in the order of the tables' rows. The method name's modifiers are
+    applied here (``fgpo-lambda0-G2`` trains as its name says, ``HeadRun.config`` holds the result);
+    the run-level ones (``-n``, ``-noT``) are the caller's to apply (:func:`fgpo_core.experiments.study`).
 
     ``snapshot_steps``: optimiser steps after which a frozen copy of the head is kept, in
     ``HeadRun.extra["snapshots"]`` (``{step: head}``), for checkpoint curves.
@@ -156,7 +163,11 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     from tqdm.auto import tqdm
 
     spec = parse_method(config.method)
-    est, k = spec.estimator, spec.k
+    config = spec.config(config)
+    est, k, settings = spec.estimator, spec.k, config.settings
+    if settings.k != k:
+        raise ValueError(f"{config.method}: a budget per visit is a dial's number in the method name "
+                         f"(fgpo-k{settings.k}), not a setting")
     snapshot_steps, snapshots = set(int(x) for x in snapshot_steps), {}
     if keep not in ("best", "last"):
         raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
@@ -172,7 +183,7 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
                PolicyHead(train_x.shape[1], A, config.hidden, config.temperature)).double()
     opt = torch.optim.AdamW(trained.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     head = trained if base is None else StackedHead(copy.deepcopy(base).double(), trained)
-    n_batches = math.ceil(N / config.batch_size)
+    n_batches = math.ceil(N / config.batch_size) * settings.updates  # optimiser steps per epoch
     total = n_batches * config.epochs
     sched = cosine_schedule(opt, total)
     X = torch.as_tensor(train_x, dtype=torch.float64)
@@ -180,8 +191,11 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     r_eq1, r_diff = (torch.as_tensor(r) for r in _rewards(train_table, config.lam))
     dev_r1, dev_rd = _rewards(dev_table, config.lam)
     sizes = train_table.space.sizes
-    ctx = visit_context(est, r_eq1, beta=config.beta, G=config.G, k=k, max_draws=config.max_draws,
-                        dpo_beta=config.dpo_beta)
+    reference = None
+    if resolve_regularizer(est, settings)[0].needs_reference:  # the policy at the start of training
+        with torch.no_grad():
+            reference = torch.log_softmax(head(X), -1)
+    ctx = visit_context(est, r_eq1, settings=settings, reference=reference)
     dev_rows, best = [], {"key": None, "state": None}
 
     def evaluate(step: int, state) -> None:
@@ -209,7 +223,8 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
             snapshots[step] = copy.deepcopy(head).float().eval()
         bar.update()
 
-    state = run_visits(est, lambda idx: head(X[idx]), r_eq1 if est.reward == "eq1" else r_diff, ctx, opt,
+    reward = settings.reward or est.reward
+    state = run_visits(est, lambda idx: head(X[idx]), r_eq1 if reward == "eq1" else r_diff, ctx, opt,
                        config.epochs, config.batch_size, rng, gen, config.eval_every, evaluate, after_step,
                        row_start=lambda epoch, b: {"visits": epoch * N + min((b + 1) * config.batch_size, N)},
                        sched=sched, n_tools=train_table.n_tools, on_step=on_step)

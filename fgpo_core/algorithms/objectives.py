@@ -49,16 +49,16 @@ def _logs(res) -> dict:
 
 def _fgpo(selector, data: TrainData, config, out: Path, progress: bool = True) -> dict:
     from ..evaluation.picks import evaluate_dev
-    from .common import load_checkpoint
-    from .fgpo import train_fgpo
+    from .fgpo import train_fgpo, training_reward
+    from .methods import resolve_method
 
-    res = train_fgpo(selector, data.train_qs, data.train_table.rewards("eq1"), data.dev_qs,
+    est = resolve_method(config.method, config.settings)[0]
+    res = train_fgpo(selector, data.train_qs, data.train_table.rewards(training_reward(config)), data.dev_qs,
                      data.dev_table.rewards("eq1"), data.dev_table.correct, config, out_dir=out, progress=progress,
-                     evaluate=evaluate_dev)
-    best = load_checkpoint(Path(out) / "best.pt")  # the kept head: the best dev step's parameters
-    for p, v in zip([p for p in selector.model.parameters() if p.requires_grad], best["params"]):
-        p.data.copy_(v)
-    return {**_logs(res), "reward_evaluations": 0, **res.extra}
+                     evaluate=evaluate_dev, restore_best=True)  # the kept head: the best dev step's parameters
+    # FGPO reads the table's rows, built beforehand (0, as every committed FGPO run records); a sampled
+    # estimator's look-ups are its draws
+    return {**_logs(res), "reward_evaluations": 0 if est.kind == "exact" else res.reward_evaluations, **res.extra}
 
 
 def _grpo(selector, data: TrainData, config, out: Path, progress: bool = True) -> dict:

@@ -128,7 +128,8 @@ def _exact_epoch(selector, questions: Sequence[Question], cfg: "WarmupConfig", e
     import torch
     from tqdm.auto import tqdm
 
-    from .common import cosine_schedule, trainable_parameters
+    from ..core.schedules import cosine_schedule
+    from .common import trainable_parameters
 
     params = trainable_parameters(selector.model)
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
@@ -167,7 +168,7 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
     holding a warm-up with another config is refused."""
     from tqdm.auto import tqdm
 
-    from .common import load_checkpoint, save_checkpoint, trainable_parameters
+    from .common import resume_checkpoint, save_checkpoint, trainable_parameters
 
     if not 0 < cfg.target_mass <= 1:
         raise ValueError(f"target_mass must lie in (0, 1], got {cfg.target_mass}")
@@ -179,8 +180,8 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
     out.mkdir(parents=True, exist_ok=True)
     params = trainable_parameters(selector.model)
     curve, logs = [], []
-    if (out / RESUME_FILE).exists():
-        state = load_checkpoint(out / RESUME_FILE)
+    state = resume_checkpoint(out / RESUME_FILE)  # None: none yet, or torn (moved aside)
+    if state is not None:
         same = {k: v for k, v in state["config"].items() if k != "max_epochs"} == \
             {k: v for k, v in asdict(cfg).items() if k != "max_epochs"}
         if not same:

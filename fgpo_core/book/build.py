@@ -10,11 +10,16 @@ MathJax 3, so the rendered book needs no network.
 
 Executed chapters are cached in ``book/cache/<profile>/`` under a key that hashes
 everything their outputs depend on: the chapter's source, the parameters it receives,
-the library's source (``fgpo_core/**/*.py``), the lock (``constraints.txt``) and every
-file under each path the parameters name (the committed tables, runs and studies it
-reads). A chapter whose key matches its cached copy is not executed again; one whose
-inputs changed is. The cpu profile's cache is committed, so a fresh clone renders the
-book from it in minutes.
+the source of the library modules the chapter imports, transitively (its import closure,
+:mod:`fgpo_core.import_closure`: a docstring edit in a module no chapter's closure holds
+re-executes none), the lock (``constraints.txt``) and every file under each path the
+parameters name (the committed tables, runs and studies it reads). A chapter whose key
+matches its cached copy is not executed again; one whose inputs changed is. The key file
+names the sha256 of the cached notebook, so a torn or altered copy is a miss (executed
+again), never copied into ``executed/``. A profile given as a YAML file outside
+``profiles/`` caches under ``book/cache/file-<digest of its path>``, never over a named
+profile's cache. The cpu profile's cache is committed, so a fresh clone renders the book
+from it in minutes.
 """
 from __future__ import annotations
 
@@ -30,8 +35,11 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["REPO_ROOT", "PROFILES", "CACHE", "ChapterResult", "chapters", "load_profile", "execute_chapter",
-           "chapter_inputs", "chapter_key", "cached_chapter", "build_book"]
+from ..import_closure import all_modules, closure_files, import_closure
+
+__all__ = ["REPO_ROOT", "PROFILES", "CACHE", "KEY_FORMAT", "ChapterResult", "chapters", "load_profile",
+           "execute_chapter", "chapter_modules", "chapter_inputs", "chapter_key", "cached_chapter", "cache_name",
+           "build_book"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ("ci", "cpu", "gpu")
@@ -39,6 +47,9 @@ EXECUTED = "executed"
 HIDDEN_TAGS = ("parameters", "injected-parameters")
 CACHE = Path("book") / "cache"
 """Executed chapters by profile (``CACHE/<profile>/NAME.ipynb``) with their keys (``NAME.key.json``)."""
+KEY_FORMAT = 2
+"""What a key is made of (part of every key): 2 hashes the chapter's import closure, 1 hashed the
+whole library. Raise it when a key's recipe or how a chapter is executed changes."""
 
 
 @dataclass
@@ -168,18 +179,30 @@ def _tree_digest(files: list[Path], base: Path) -> str:
     return h.hexdigest()
 
 
+def chapter_modules(name: str, root: Path = REPO_ROOT) -> list[str]:
+    """The library modules (``fgpo_core.…``) chapter ``name`` imports, transitively, with the
+    package ``__init__`` files on the way (:func:`fgpo_core.import_closure.import_closure`); every
+    module when a source does not parse (the chapter then fails when executed, and says where)."""
+    try:
+        return import_closure(sources=[root / "notebooks" / f"{name}.py"], lib_root=root / "fgpo_core")
+    except (SyntaxError, ValueError):
+        return all_modules(root / "fgpo_core")
+
+
 def chapter_inputs(name: str, params: dict, root: Path = REPO_ROOT) -> dict:
     """What chapter ``name``'s outputs depend on, each as a SHA-256: its source, the
-    parameters it declares (with the values ``params`` gives them), the library's source,
-    the lock, and, for every parameter whose value names existing paths (relative to
-    ``notebooks/``; a comma-separated list names several), the files under them."""
+    parameters it declares (with the values ``params`` gives them), the source of the library
+    modules it imports (:func:`chapter_modules`, named under ``modules``), the lock, and, for
+    every parameter whose value names existing paths (relative to ``notebooks/``; a
+    comma-separated list names several), the files under them."""
     declared = declared_parameters(read_chapter(name, root))
     chosen = {**declared, **{k: v for k, v in params.items() if k in declared}}
-    lib = sorted((root / "fgpo_core").rglob("*.py"))
+    modules = chapter_modules(name, root)
+    lib = closure_files(modules, root / "fgpo_core")
     lock = root / "constraints.txt"
-    inputs = {"chapter": _file_digest(root / "notebooks" / f"{name}.py"),
+    inputs = {"format": KEY_FORMAT, "chapter": _file_digest(root / "notebooks" / f"{name}.py"),
               "parameters": hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest(),
-              "library": _tree_digest(lib, root),
+              "modules": modules, "library": _tree_digest(sorted(lib), root),
               "lock": _file_digest(lock) if lock.exists() else "", "data": {}}
     for key, value in sorted(chosen.items()):
         if not isinstance(value, str) or not value.strip():
@@ -196,33 +219,63 @@ def chapter_key(inputs: dict) -> str:
 
 
 def cached_chapter(name: str, profile_name: str, inputs: dict, root: Path = REPO_ROOT) -> Path | None:
-    """The cached executed notebook of ``name`` under ``profile_name`` if its key matches ``inputs``."""
+    """The cached executed notebook of ``name`` under ``profile_name`` if its key matches ``inputs``
+    and the notebook is the one the key file names (its sha256): a torn, altered or unreadable copy
+    or key file is a miss, so the chapter is executed again."""
+    from ..io import file_digest
+
     folder = root / CACHE / profile_name
     nb, key = folder / f"{name}.ipynb", folder / f"{name}.key.json"
-    if not (nb.exists() and key.exists()):
-        return None
     try:
+        if not (nb.is_file() and key.is_file()):
+            return None
         recorded = json.loads(key.read_text())
-    except json.JSONDecodeError:
+        if not isinstance(recorded, dict) or recorded.get("key") != chapter_key(inputs):
+            return None
+        if recorded.get("notebook_sha256") != file_digest(nb):  # read afresh: never a memo
+            print(f"[fgpo book] {name}: the cached notebook {nb} does not match its key file; executing it again",
+                  file=sys.stderr, flush=True)
+            return None
+    except (OSError, ValueError):  # unreadable, not JSON, not text
         return None
-    return nb if recorded.get("key") == chapter_key(inputs) else None
+    return nb
 
 
 def _store_in_cache(name: str, profile_name: str, inputs: dict, executed: Path, root: Path) -> None:
-    from ..io import atomic_path, write_json
+    from ..io import atomic_path, file_digest, write_json
 
     folder = root / CACHE / profile_name
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_path(folder / f"{name}.ipynb") as tmp:
         shutil.copyfile(executed, tmp)
-    write_json(folder / f"{name}.key.json", {"key": chapter_key(inputs), "inputs": inputs}, indent=1)
+        digest = file_digest(tmp)
+    # the key file is written last: it commits the notebook it names
+    write_json(folder / f"{name}.key.json", {"key": chapter_key(inputs), "notebook_sha256": digest,
+                                             "inputs": inputs}, indent=1)
+
+
+def cache_name(profile: str, root: Path = REPO_ROOT) -> str:
+    """The folder under ``book/cache/`` of ``profile``: a named profile's name, and so for its own
+    file ``profiles/NAME.yaml``; any other YAML file's ``file-<sha256 of its resolved path>``, so a
+    file elsewhere called ``cpu.yaml`` never reads or overwrites the committed cpu cache."""
+    path = Path(profile)
+    if not path.suffix:
+        return profile
+    resolved = path.resolve()
+    if path.stem in PROFILES and resolved == (root / "profiles" / f"{path.stem}.yaml").resolve():
+        return path.stem
+    return "file-" + hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
 
 
 def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_ROOT,
                     timeout: int | None = None) -> ChapterResult:
-    """Execute one chapter headless with ``params`` into ``out_dir/NAME.ipynb``."""
+    """Execute one chapter headless with ``params`` into ``out_dir/NAME.ipynb``, written whole or not
+    at all (a killed or crashed run leaves no partial notebook there; a failing cell's notebook is
+    written, with its error)."""
     import nbformat
     import papermill as pm
+
+    from ..io import atomic_path
 
     t0 = time.time()
     nb = read_chapter(name, root)
@@ -235,14 +288,15 @@ def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_RO
     if not os.environ.get("PATH", "").startswith(env_bin):
         os.environ["PATH"] = env_bin + os.pathsep + os.environ.get("PATH", "")
     ok, message = True, ""
-    try:
-        pm.execute_notebook(nb, str(out), parameters=chosen, kernel_name="python3", progress_bar=False,
-                            cwd=str(root / "notebooks"), execution_timeout=timeout, log_output=False)
-    except pm.PapermillExecutionError as exc:
-        ok, message = False, _describe_failure(name, nbformat.read(out, as_version=4), exc)
-    executed = nbformat.read(out, as_version=4)
-    _hide_parameter_cells(executed)
-    nbformat.write(executed, out)
+    with atomic_path(out, suffix=".ipynb") as tmp:
+        try:
+            pm.execute_notebook(nb, str(tmp), parameters=chosen, kernel_name="python3", progress_bar=False,
+                                cwd=str(root / "notebooks"), execution_timeout=timeout, log_output=False)
+        except pm.PapermillExecutionError as exc:
+            ok, message = False, _describe_failure(name, nbformat.read(tmp, as_version=4), exc)
+        executed = nbformat.read(tmp, as_version=4)
+        _hide_parameter_cells(executed)
+        nbformat.write(executed, tmp)
     return ChapterResult(name, ok, time.time() - t0, message)
 
 
@@ -259,19 +313,22 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     if only:
         unknown = [n for n in only if n not in names]
         if unknown:
-            raise SystemExit(f"unknown chapter(s) {', '.join(unknown)}; chapters are: {', '.join(names)}")
+            raise ValueError(f"unknown chapter(s) {', '.join(unknown)}; chapters are: {', '.join(names)}")
         names = [n for n in names if n in only]
     params = load_profile(profile, root)
     out_dir = root / EXECUTED
     results: list[ChapterResult] = []
-    profile_name = Path(profile).stem
+    profile_name = cache_name(profile, root)
     if execute:
         for name in names:
             inputs = chapter_inputs(name, params, root) if cache else None
             hit = cached_chapter(name, profile_name, inputs, root) if cache else None
             if hit is not None:
+                from ..io import atomic_path
+
                 out_dir.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(hit, out_dir / f"{name}.ipynb")
+                with atomic_path(out_dir / f"{name}.ipynb") as tmp:
+                    shutil.copyfile(hit, tmp)
                 results.append(ChapterResult(name, True, 0.0, cached=True))
                 print(f"[fgpo book] {name}: inputs unchanged, taken from {CACHE / profile_name}", flush=True)
                 continue

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 
 __all__ = ["CITATION", "GENOMEQA_CEILINGS", "TABLE15", "DEAD_GROUPS", "COVERAGE_DIAL", "MAIN_GENOMEQA",
-           "TABLE12_GENOMEQA", "OUTCOME_DEGENERATE_BY_LIBRARY_SIZE", "TABLE_COST", "MAIN_CROSS", "TRANSFER",
-           "TOOL_ECONOMY", "INPUT_TOKENS", "RESCUES", "CONTROLLED_VS_FREE", "EMPTY_SUBSET", "HYPERPARAMETERS",
-           "LIVE_AGREEMENT_POINTS", "DPO_BETAS"]
+           "TABLE12_GENOMEQA", "OUTCOME_DEGENERATE_BY_LIBRARY_SIZE", "TABLE_COST", "TRANSFER", "TOOL_ECONOMY",
+           "EMPTY_SUBSET", "LIVE_AGREEMENT_POINTS", "HYPERPARAMETERS", "PARSIMONY", "SENSITIVITY", "DATA_SCALE",
+           "FIVE_TOOL", "COMPANION_CITATION", "COMPANION"]
 
 CITATION = ("Liu, Ma, Chen, Wang, Tang (2026). Why Sample What You Can Enumerate? Exact Policy "
             "Optimization for Genomic Tool Selection. arXiv:2609.10221.")
@@ -75,11 +75,6 @@ OUTCOME_DEGENERATE_BY_LIBRARY_SIZE = {1: 73.5, 4: 37.7}
 TABLE_COST = {"table_calls": 32_032, "grpo_calls": 76_800}
 """Reasoner calls: the exhaustive table (16 x 2,002) against GRPO's 200 steps x 64 prompts x 6 rollouts."""
 
-MAIN_CROSS = {
-    "GenBench-X": {"GRPO": 51.90, "FGPO": 65.20, "Oracle": 90.60},
-    "BM4": {"GRPO": 52.30, "FGPO": 54.80, "Oracle": 86.90},
-}
-"""Table 2, the cross-domain columns the paper reports in the text (training reasoner Qwen3-8B)."""
 
 TRANSFER = {"cells": 15, "fgpo_wins": 15, "margin_min": 0.92, "margin_median": 4.48, "margin_max": 14.20,
             "margin_mean": 6.75, "fgpo_beats_best_fixed": 10}
@@ -88,14 +83,8 @@ TRANSFER = {"cells": 15, "fgpo_wins": 15, "margin_min": 0.92, "margin_median": 4
 TOOL_ECONOMY = {"FGPO": 1.40, "GRPO": 2.36, "All-Tools": 4.00, "Tools w/ Desc": 1.03}
 """Tools per question on GenomeQA (Section 3.3)."""
 
-INPUT_TOKENS = {"FGPO": 1300, "All-Tools": 4486}
-"""Mean reasoner input tokens (question + evidence) on GenomeQA."""
 
-RESCUES = {"fgpo_only": 418, "grpo_only": 161}
-"""Questions FGPO gets right and GRPO wrong, and the reverse (GenomeQA)."""
 
-CONTROLLED_VS_FREE = {"GRPO": (45.46, 45.13), "SFT": (42.17, 39.30), "FGPO": (52.62, 51.84)}
-"""(free generation, controlled candidate scoring) accuracy on GenomeQA (Appendix)."""
 
 EMPTY_SUBSET = {"empty_optimal": 61.9, "sft_argmax_empty": 92.8, "dpo_chosen_empty": 58.1}
 """Empty-subset facts (Table 16 and Section 3): the reward-optimal share of the empty subset,
@@ -104,8 +93,6 @@ SFT's argmax on it, and the share of DPO's chosen responses that are empty."""
 LIVE_AGREEMENT_POINTS = (0.05, 0.06)
 """How far apart (accuracy points) the paper's live pipeline, cached table and per-epoch harness were."""
 
-DPO_BETAS = (0.1, 0.3, 0.5)
-"""The DPO betas the paper tried (all at the no-tool floor)."""
 
 HYPERPARAMETERS = {"lr": 1e-5, "schedule": "cosine", "batch_size": 16, "epochs": 4, "grpo_prompts_per_step": 64,
                    "G": 6, "grpo_steps": 200, "temperature": 1.0, "beta": 0.03, "lambda": 0.10, "dpo_beta": 0.3,
@@ -130,15 +117,7 @@ FIVE_TOOL = {"fgpo_final": 45.38, "all_five": 44.51, "best_fixed": 45.18,
 """Appendix, the five-tool library (32 subsets): FGPO's final accuracy against All-Five and the
 best fixed subset, its accuracy over four epochs, and each tool's invocation rate (%)."""
 
-GRPO_CHECKPOINTS = {"steps": (25, 50, 75, 100, 125, 150, 175, 200),
-                    "accuracy": (42.31, 44.85, 45.46, 45.24, 44.90, 45.32, 45.29, 45.13),
-                    "tools": (1.33, 1.92, 2.36, 2.18, 2.17, 2.25, 2.15, 2.17), "other_configs": (43.90, 45.57)}
-"""Appendix, GRPO's checkpoints every 25 steps: GenomeQA accuracy and mean tools per question, and
-the range its other configurations reached."""
 
-TABLE12_CROSS = {"GenBench-X -T4": (-15.50, -20.50), "BM4 -T4": (-14.40, -10.00)}
-"""Table 12's cross-domain rows: (delta oracle, delta best fixed) of removing T4; removing T3 costs
-the best fixed subset at most 0.30 points anywhere."""
 
 COMPANION_CITATION = ("Fesser et al. (2026). A controlled study of post-training for biological reasoning models. "
                       "arXiv:2606.16517.")

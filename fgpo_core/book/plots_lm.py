@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
-from .palette import color, variant_styles
+from .palette import check_distinct, color, spare_colour, variant_styles
+from .plots_page import PAGE_WIDTH, legend_below, set_alt
 
 __all__ = ["plot_warmup", "plot_lm_dev", "plot_pool_course"]
 
 
 def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
-    """The format warm-up (:func:`fgpo_core.experiments.report.warmup_curve`): p_gen's mass on the
+    """The format warm-up (:func:`fgpo_core.reports.lm_runs.warmup_curve`): p_gen's mass on the
     policy strings, on dev after each epoch (mean and least question) and on each training batch,
     with the target; stages shaded apart."""
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.8), layout="constrained")
     for stage, rows in steps.groupby("stage"):
         ax.plot(rows.epoch_float, rows.train_mass, "-", c=color("SFT"), alpha=0.45, lw=1,
                 label="training batch" if stage == 1 else None)
@@ -27,9 +27,9 @@ def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
     ax.axhline(target, c="k", ls="--", lw=1, label=f"target {target:.0%}")
     ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
            title="The format warm-up")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return fig
+    ax.legend(loc="lower right")
+    return set_alt(fig, f"The format warm-up: p_gen's mass on the 16 policy strings against the epoch, on each "
+                        f"training batch and on dev (mean and least question), rising to the target of {target:.0%}.")
 
 
 def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
@@ -37,26 +37,28 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
     colour (variants of one method apart by marker and line style): dev accuracy by free
     generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
     p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
-    question of greedy generation on dev. ``dev`` is :func:`fgpo_core.experiments.report.dev_table`;
+    question of greedy generation on dev. ``dev`` is :func:`fgpo_core.reports.lm_runs.dev_table`;
     ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
     runs = list(dict.fromkeys(dev.run))
-    spare = iter(sns.color_palette("colorblind", len(runs)).as_hex())
-    palette = {r: color(r) if color(r) != "#333333" else next(spare) for r in runs}  # FGPO's variants: FGPO's colour
+    palette: dict = {}
+    for r in runs:  # FGPO's variants: FGPO's colour; a run of no method: a spare colour apart from the others
+        palette[r] = color(r) if color(r) != "#333333" else spare_colour(palette.values())
     stopped = {r for r in runs if dev[dev.run == r].stopped.any()}
+    check_distinct(palette, what="the LM selectors' training figure")
     marker = {r: mk for r, (_, mk) in variant_styles(palette).items()}
     style, seen = {}, {}
     for r in runs:  # a stopped run dashed; the others of one colour solid, dash-dotted, dotted
         i = seen.get(palette[r], 0)
         seen[palette[r]] = i + (r not in stopped)
         style[r] = "--" if r in stopped else ("-", "-.", ":", (0, (6, 1.5)))[i % 4]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.4), layout="constrained")
     panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
-              (axes[0, 1], "format_failures", "Dev format failures (free generation)", "format failures (%)"),
-              (axes[1, 1], "tools", "Tools per question (greedy generation, dev)", "tools")]
+              (axes[0, 1], "format_failures", "Dev format failures", "format failures (%)"),
+              (axes[1, 1], "tools", "Tools per question (dev)", "tools")]
     for r in runs:
         d = dev[dev.run == r].sort_values("visits")
         for ax, col, title, unit in panels:
-            ax.plot(d.visits, d[col], ls=style[r], marker=marker[r], c=palette[r], ms=4.5, label=r)
+            ax.plot(d.visits, d[col], ls=style[r], marker=marker[r], c=palette[r], ms=5, label=r)
             ax.set(title=title, xlabel="question visits", ylabel=unit)
         kept = d[d.kept]
         axes[0, 0].scatter(kept.visits, kept.generation, marker="*", s=220, c=palette[r], edgecolor="k", zorder=4)
@@ -64,41 +66,55 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
     ax = axes[1, 0]
     for r, log in (steps or {}).items():
         if "p_gen_mass" in log and len(log):
-            ax.plot(log.visits, log.p_gen_mass, ls=style.get(r, "-"), c=palette.get(r, color(r)), label=r)
-    ax.set(title="p_gen's mass on the 16 policy strings (training batches)", xlabel="question visits",
+            ax.plot(log.visits, log.p_gen_mass, ls=style.get(r, "-"), c=palette.get(r, color(r)), label=r,
+                    marker=marker.get(r), markevery=max(1, len(log) // 8), ms=5)
+    ax.set(title="p_gen's mass on the policy strings\n(training batches)", xlabel="question visits",
            ylabel="mass", ylim=(-0.03, 1.03))
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    legend_below(fig, ax=axes[0, 0], ncol=2)
+    return set_alt(fig, f"Four panels of the LM selectors' training against question visits, one line per run "
+                        f"({', '.join(runs)}; a star at the kept checkpoint): dev accuracy by free generation, dev "
+                        "format failures, p_gen's mass on the policy strings over training batches and tools per "
+                        "question on dev.")
 
 
 def plot_pool_course(course: pd.DataFrame, references: dict[str, float] | None = None,
                      dead: pd.DataFrame | None = None):
-    """The whole pool's runs (:func:`fgpo_core.experiments.pool_report.dev_course`) side by side:
+    """The whole pool's runs (:func:`fgpo_core.reports.pool.dev_course`) side by side:
     dev accuracy by free generation against question visits and against the CPU hours of training,
     each run in its method's colour, ★ at the kept evaluation; ``references`` (a label to a dev
     accuracy, such as a fixed subset's) drawn as grey lines. With ``dead`` (GRPO's
-    :func:`~fgpo_core.experiments.report.grpo_dead_groups`), a third panel: the share of its groups
+    :func:`~fgpo_core.reports.lm_runs.grpo_dead_groups`), a third panel: the share of its groups
     that were dead at each step, by the exact recount."""
-    fig, axes = plt.subplots(1, 3 if dead is not None else 2, figsize=(13.5 if dead is not None else 11, 3.9))
+    runs = list(dict.fromkeys(course.run))
+    check_distinct({r: color(r) for r in runs}, what="the pool's course figure")
+    styles = variant_styles({r: color(r) for r in runs})
+    fig, grid = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 6.6), layout="constrained") if dead is not None else \
+        plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.6), squeeze=False, layout="constrained")
+    axes = list(grid.flat)
     for ax, x, xlabel, title in ((axes[0], "visits", "question visits", "dev accuracy against visits"),
-                                 (axes[1], "cpu_hours", "CPU hours of training", "dev accuracy against CPU time")):
+                                 (axes[1], "cpu_hours", "CPU hours of training", "... against CPU time")):
         ax.set_title(title)
         for i, (label, ref) in enumerate((references or {}).items()):
             ax.axhline(ref, c="0.55", lw=1, ls=("--", ":", "-.")[i % 3], label=label)
         for run, d in course.groupby("run", sort=False):
             d = d.sort_values("step")
-            ax.plot(d[x], d.generation, "o-", c=color(run), ms=4.5, label=run)
+            ax.plot(d[x], d.generation, ls=styles[run][0], marker=styles[run][1], c=color(run), ms=5, label=run)
             kept = d[d.kept]
             ax.scatter(kept[x], kept.generation, marker="*", s=220, c=color(run), edgecolor="k", zorder=4)
-        ax.set(xlabel=xlabel, xlim=(0, None), ylabel="dev accuracy, free generation (%)")
+        ax.set(xlabel=xlabel, xlim=(0, None), ylabel="dev accuracy (%)")
     axes[1].set_ylim(axes[0].get_ylim())
-    axes[0].legend(fontsize=8, loc="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
     if dead is not None:
         ax = axes[2]
         d = dead.dropna(subset=["recount"])
-        ax.plot(d.visits, 100 * d.recount, "o-", c=color("GRPO"), ms=4)
+        ax.plot(d.visits, 100 * d.recount, "o-", c=color("GRPO"), ms=5)
         ax.set(xlabel="question visits", ylabel="GRPO's dead groups (%)", ylim=(0, 103), xlim=(0, None),
-               title="dead groups per step (exact recount)")
-    fig.tight_layout()
-    return fig
+               title="dead groups per step\n(exact recount)")
+        axes[3].axis("off")
+        axes[3].legend(handles, labels, loc="center")
+    else:
+        legend_below(fig, handles, labels)
+    return set_alt(fig, f"Dev accuracy by free generation of the whole pool's runs ({', '.join(runs)}; a star at the "
+                        "kept evaluation) against question visits and against CPU hours of training"
+                        + (", and the share of GRPO's groups that were dead at each step" if dead is not None else "")
+                        + ".")

@@ -23,6 +23,15 @@ policy and weight their log-probabilities by advantages: group-normalised for GR
 rewards are all equal (dead, :func:`dead_group_mask`) has zero advantages; dynamic sampling
 (:func:`draw_live_groups`) draws such groups again, paying for every extra draw.
 
+**Several updates per draw (PPO's clip, GSPO)**: after the first optimiser step on a draw the
+policy has moved, and :func:`clipped_policy_loss` weights each drawn action by its importance
+ratio to the drawing policy, clipped to ``[1 - eps, 1 + eps]`` (per action, GRPO-clip; per
+length-normalised sequence, GSPO). On the first update the ratio is 1 and its gradient is
+:func:`policy_gradient_loss`'s.
+
+**Regularizers** (:mod:`fgpo_core.core.regularizers`) fold into the exact objective per question
+(:func:`exact_objective`); FGPO's is the entropy bonus (:func:`fgpo_objective`).
+
 Functions take torch tensors and keep the autograd graph.
 """
 from __future__ import annotations
@@ -31,10 +40,14 @@ from typing import Literal
 
 import torch
 
+from .regularizers import log_policy, negative_entropy
+from .settings import PAPER_BETA
+
 __all__ = [
     "BETA",
     "coverage_hit_probability",
     "entropy",
+    "exact_objective",
     "fgpo_objective",
     "fgpo_loss",
     "fgpo_logit_gradient",
@@ -47,10 +60,11 @@ __all__ = [
     "rloo_advantages",
     "grpo_loss",
     "policy_gradient_loss",
+    "clipped_policy_loss",
 ]
 
-BETA = 0.03
-"""The paper's entropy-bonus weight beta."""
+BETA = PAPER_BETA
+"""The paper's entropy-bonus weight beta (0.03)."""
 
 
 def _check_scores_rewards(scores: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor | None):
@@ -73,22 +87,33 @@ def entropy(q: torch.Tensor) -> torch.Tensor:
     return -torch.special.xlogy(q, q).sum(-1)
 
 
+def exact_objective(scores: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor | None = None,
+                    penalty=None, weight: float = 0.0, reference: torch.Tensor | None = None) -> torch.Tensor:
+    """Per-question exact objective with any regularizer, ``J_w(s) = sum_a q r - w R(s)`` (Eq. 2;
+    Eq. 5 with ``R = -H``), ``[...]`` of ``scores`` ``[..., A]``.
+
+    ``penalty(q, logq, mask, reference) -> [...]`` is a regularizer's penalty
+    (:mod:`fgpo_core.core.regularizers`; None: none), folded in per question before any mean.
+    With ``mask`` (True = evaluated) q is renormalised over the kept actions and is exactly zero
+    elsewhere: the coverage dial and the shortlists.
+    """
+    rewards, mask = _check_scores_rewards(scores, rewards, mask)
+    q, logq = log_policy(scores, mask)
+    J = (q * rewards).sum(-1)
+    if penalty is not None:
+        J = J - weight * penalty(q, logq, mask, reference)
+    return J
+
+
 def fgpo_objective(scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA,
                    mask: torch.Tensor | None = None) -> torch.Tensor:
     """Per-question exact objective ``J_beta(s) = sum_a q r + beta H(q)`` (Eq. 2, 5).
 
     ``scores`` (candidate scores) and ``rewards`` are ``[..., A]``; returns ``[...]``. With
     ``mask`` (True = evaluated) q is renormalised over the kept actions and is exactly zero
-    elsewhere: the coverage dial.
+    elsewhere: the coverage dial. (:func:`exact_objective` with the entropy bonus.)
     """
-    rewards, mask = _check_scores_rewards(scores, rewards, mask)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    logq = torch.log_softmax(scores, dim=-1)
-    q = logq.exp()
-    if mask is not None:  # excluded actions have q = 0 and add nothing (and no NaN gradient)
-        logq = logq.masked_fill(~mask, 0.0)
-    return (q * rewards).sum(-1) - beta * (q * logq).sum(-1)
+    return exact_objective(scores, rewards, mask, negative_entropy, beta)
 
 
 def fgpo_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA,
@@ -252,3 +277,28 @@ def policy_gradient_loss(scores: torch.Tensor, actions: torch.Tensor, advantages
     (``scores`` ``[B, A]``, drawn ``actions`` and their ``advantages`` ``[B, G]``): the surrogate
     whose gradient is ``(1/(B G)) sum A_i d log q(a_i)``, GRPO's and RLOO's alike."""
     return grpo_loss(torch.log_softmax(scores, -1).gather(-1, actions), advantages)
+
+
+def clipped_policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip: float = 0.2,
+                        lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """PPO's clipped surrogate, as GRPO (Eq. 3) and TRL's ``GRPOTrainer`` apply it per token:
+    ``-(1/(B G)) sum_{s,i} min(rho_i A_i, clip(rho_i, 1 - eps, 1 + eps) A_i)`` with the importance
+    ratio ``rho_i = exp(log p(a_i) - log p_old(a_i))`` of the drawn actions ``[B, G]`` under the
+    current and the drawing policy. On policy (the first update on a draw) ``rho = 1`` and the
+    gradient is :func:`grpo_loss`'s; after an update, a sample whose ratio has left
+    ``[1 - eps, 1 + eps]`` in the direction of its advantage stops pushing.
+
+    ``lengths`` ``[B, G]`` makes it GSPO's sequence-level ratio, ``rho_i = exp((log p(y_i) -
+    log p_old(y_i)) / |y_i|)`` (the length-normalised sequence likelihood ratio), clipped per sequence.
+    """
+    if logp.shape != old_logp.shape or logp.shape != advantages.shape:
+        raise ValueError(f"logp {tuple(logp.shape)}, old_logp {tuple(old_logp.shape)} and advantages "
+                         f"{tuple(advantages.shape)} must share shape [B, G]")
+    if not clip > 0:
+        raise ValueError(f"the clip range must be positive, got {clip}")
+    log_ratio = logp - old_logp.detach()
+    if lengths is not None:
+        log_ratio = log_ratio / lengths
+    ratio = torch.exp(log_ratio)
+    adv = advantages.detach()
+    return -torch.min(ratio * adv, ratio.clamp(1 - clip, 1 + clip) * adv).mean()

@@ -1,16 +1,26 @@
-"""The book's one rule for calling a gap between two methods a difference.
+"""The book's rule for calling a gap between two methods a difference, and the rule it replaced.
 
-Two methods are compared on the same questions. Within one seed the test is the exact
-McNemar test on the questions exactly one of them gets right (:func:`~fgpo_core.evaluation.metrics.mcnemar`).
-Over seeds a gap is a difference when both hold:
+**The book's rule** (:func:`paired_bootstrap`, :func:`compare_many`): two methods are compared on
+the same questions and seeds. The gap is ``a``'s accuracy minus ``b``'s (points, mean over
+seeds and questions); its 95% interval comes from a two-level paired bootstrap: every resample
+draws the questions again with replacement within their strata (suite x family, so each
+stratum keeps its size) and the seeds again with replacement, the same draws for both methods.
+The gap is **a difference** when the interval excludes zero; **level** only when the interval
+lies inside a stated margin (default +-1 point), never from a failure to find a difference. The
+bootstrap p-value is two-sided, read from the resampled distribution (twice the smaller tail
+share at zero, each tail counted with the observed resample, ``(1 + #) / (1 + R)``); a page that
+makes many comparisons reports Holm-adjusted p-values (:func:`holm`).
+
+**The former rule** (:func:`compare`, :class:`Verdict`), kept while chapters still call it: within
+one seed the exact McNemar test on the questions exactly one of them gets right
+(:func:`~fgpo_core.evaluation.metrics.mcnemar`); over seeds a gap was a difference when both
 
 * the paired t-test over seeds of the accuracy differences gives p < ``alpha``
   (:func:`~fgpo_core.evaluation.metrics.seed_paired_ttest`), and
 * McNemar gives p < ``alpha`` in at least half of the seeds.
 
-The second condition is there because a deterministic method's seeds can agree exactly
-(FGPO's often do): the t-test then sees no spread and calls any non-zero gap significant,
-however few questions it rests on. With one seed only McNemar decides.
+It gives no interval, has no stated error rate, and cannot say "level"; read new comparisons
+with the bootstrap.
 """
 from __future__ import annotations
 
@@ -19,9 +29,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .bootstrap import MARGIN, RESAMPLES, Interval, bootstrap_gaps, compare_many, holm, paired_bootstrap, strata_codes
 from .metrics import mcnemar, seed_paired_ttest
 
-__all__ = ["ALPHA", "Verdict", "compare"]
+__all__ = ["ALPHA", "MARGIN", "RESAMPLES", "Interval", "paired_bootstrap", "bootstrap_gaps", "strata_codes", "holm",
+           "compare_many", "Verdict", "compare"]
 
 ALPHA = 0.05
 """The significance level of every test the book reports."""
@@ -29,7 +41,8 @@ ALPHA = 0.05
 
 @dataclass(frozen=True)
 class Verdict:
-    """A comparison of method ``a`` with method ``b`` on one set of questions."""
+    """A comparison of method ``a`` with method ``b`` on one set of questions under the former
+    rule (module docstring); the book's rule is :func:`paired_bootstrap`."""
 
     gap: float
     """Mean over seeds of ``a``'s accuracy minus ``b``'s (points)."""
@@ -70,7 +83,8 @@ class Verdict:
 
 
 def compare(a_correct: Sequence[np.ndarray], b_correct: Sequence[np.ndarray], alpha: float = ALPHA) -> Verdict:
-    """Compare two methods seed by seed: ``a_correct[i]`` and ``b_correct[i]`` are boolean
+    """The former rule (module docstring; the book's rule is :func:`paired_bootstrap`).
+    Compare two methods seed by seed: ``a_correct[i]`` and ``b_correct[i]`` are boolean
     vectors over the same questions from seed ``i``. A method without seeds (a fixed subset)
     is passed as the same vector for every seed."""
     a = [np.asarray(x, dtype=bool) for x in a_correct]

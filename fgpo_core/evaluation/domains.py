@@ -1,24 +1,99 @@
-"""The book's one rule for in-domain (ID) and out-of-domain (OOD) test questions.
+"""The book's rule for in-domain (ID) and out-of-domain (OOD) test questions, by family and organism.
 
-For this book's selectors, a test question is **ID** when its family is one of the training
-families and its suite is not the microbe suite; it is **OOD** when its family never appears in
-training (core's and mosaic's taxonomy and TF-motif questions) or when it comes from the microbe
-suite (other organisms, whatever the family). :func:`domain_of` is the one place this rule lives;
-the post-training study's read-back (:mod:`fgpo_core.experiments.companion_report`), the LM
-selector's post-training runs and the policy-head study's split comparisons
-(:mod:`fgpo_core.experiments.domains`) all call it.
+A question is read on two axes, each from the training pool itself:
+
+* its **family** is *seen* when the training pool holds questions of that family;
+* its **organism** (:func:`question_organism`: the organism its answer's DNA comes from, which
+  for a taxonomy question is the organism asked about) is *seen* when the training pool holds
+  sequences of that organism (today *E. coli* and *B. amyloliquefaciens* through the promoter
+  family, and human DNA through every other family).
+
+**The rule** (:func:`question_domain`): a question is ID when its organism is seen and either
+its family is seen or it asks which organism its DNA comes from (a taxonomy question: the
+organism is what it asks about). So microbe's taxonomy questions of *E. coli* and
+*B. amyloliquefaciens* are ID, and so are core's taxonomy questions of the three training
+organisms; microbe's promoter questions (*C. diphtheriae*) and the taxonomy questions of
+*C. diphtheriae* and *Kutzneria* are OOD, whatever the suite. TF-motif questions are OOD (their
+family never appears in training) but are the training family ``regulator``'s reworded twin
+(:data:`TWINS`: same generator, background and planting, other factors and wording): their
+transfer is near transfer, measured by :func:`fgpo_core.experiments.domains.twin_measure`.
+:func:`domain_class` names the finer class behind each verdict.
+
+:func:`domain_of` is the former rule (family only, and every microbe question OOD), kept while
+callers that know no organisms still call it.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
-__all__ = ["OOD_SUITES", "domain_of"]
+__all__ = ["OOD_SUITES", "TWINS", "ORGANISM_FAMILIES", "HUMAN", "domain_of", "question_organism", "training_seen",
+           "domain_class", "question_domain", "question_domains"]
 
 OOD_SUITES = ("microbe",)
-"""Suites whose every question counts as out of domain (another source of sequences)."""
+"""The former rule's suites whose every question counted as out of domain."""
+TWINS = {"tf_motif": "regulator"}
+"""Test families that are a training family reworded (same generator; other factors and wording)."""
+ORGANISM_FAMILIES = ("taxonomy",)
+"""Families whose question asks which organism the DNA comes from."""
+HUMAN = "Homo sapiens"
+_HUMAN_FAMILIES = ("tf_motif", "regulator", "splice", "cpg", "repeat")
 
 
 def domain_of(suite: str, family: str, training_families: Iterable[str]) -> str:
-    """``"ID"`` or ``"OOD"`` for a question of ``family`` in ``suite``: OOD when ``suite`` is one of
-    :data:`OOD_SUITES` or ``family`` is not among ``training_families``, else ID."""
+    """The former rule: ``"OOD"`` when ``suite`` is one of :data:`OOD_SUITES` or ``family`` is not
+    among ``training_families``, else ``"ID"``. The book's rule is :func:`question_domain`."""
     return "OOD" if suite in OOD_SUITES or family not in set(training_families) else "ID"
+
+
+def question_organism(question) -> str | None:
+    """The organism of a question: the one asked about (taxonomy), the one its answer sequence
+    comes from (promoter, from the provenance), human for the human-DNA families; None if unknown."""
+    p = question.provenance or {}
+    if question.family in ORGANISM_FAMILIES:
+        return p.get("answer_label")
+    if question.family in _HUMAN_FAMILIES:
+        return HUMAN
+    if question.shape == "select":
+        p = (p.get("options") or {}).get(question.answer, {})
+    return p.get("organism")
+
+
+def _organisms(question) -> set:
+    """Every organism whose DNA a question shows (a select question's four options)."""
+    if question.shape == "select" and question.family not in ORGANISM_FAMILIES + _HUMAN_FAMILIES:
+        return {o.get("organism") for o in (question.provenance or {}).get("options", {}).values()}
+    if question.shape == "select" and question.family in ORGANISM_FAMILIES:
+        return set((question.provenance or {}).get("option_labels", {}).values())
+    return {question_organism(question)}
+
+
+def training_seen(train_questions) -> dict:
+    """``{"families": set, "organisms": set}`` seen in the training pool (organisms: of every
+    sequence its questions show)."""
+    qs = list(train_questions)
+    return {"families": {q.family for q in qs}, "organisms": set().union(*map(_organisms, qs)) - {None}}
+
+
+def domain_class(question, seen: Mapping) -> str:
+    """The finer class: ``"seen family and organism"``, ``"seen organism asked about"`` (taxonomy
+    of a training organism), ``"twin family"`` (:data:`TWINS`), ``"new organism"`` (a training family
+    on an organism never seen) or ``"new family"``."""
+    org_seen = question_organism(question) in seen["organisms"]
+    if question.family in seen["families"]:
+        return "seen family and organism" if org_seen else "new organism"
+    if question.family in ORGANISM_FAMILIES and org_seen:
+        return "seen organism asked about"
+    if TWINS.get(question.family) in seen["families"]:
+        return "twin family"
+    return "new family"
+
+
+def question_domain(question, seen: Mapping) -> str:
+    """The book's rule (module docstring): ``"ID"`` or ``"OOD"``; ``seen`` from :func:`training_seen`."""
+    return "ID" if domain_class(question, seen) in ("seen family and organism", "seen organism asked about") else "OOD"
+
+
+def question_domains(suites: Mapping[str, list], train_questions) -> dict[str, dict[str, str]]:
+    """``{suite: {question id: "ID" | "OOD"}}`` for every question of ``suites`` (name -> questions)."""
+    seen = training_seen(train_questions)
+    return {s: {q.id: question_domain(q, seen) for q in qs} for s, qs in suites.items()}

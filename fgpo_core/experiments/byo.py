@@ -3,10 +3,10 @@
 Given reward tables built with ``fgpo table build --questions FILE`` (one per split) and the
 prompt features of the same questions (``fgpo features --questions NAME=FILE``), train any
 methods of :mod:`fgpo_core.algorithms.head` over seeds and score their picks on the test
-splits. The scores come back in the format of :func:`fgpo_core.experiments.study_report.study_scores`
+splits. The scores come back in the format of :func:`fgpo_core.reports.study.study_scores`
 (``method, seed, suite, accuracy, tools, correct_vector``), so
-:func:`~fgpo_core.experiments.study_report.study_summary` and
-:func:`~fgpo_core.experiments.study_report.paired_tests` read them as they read a study.
+:func:`~fgpo_core.reports.study.study_summary` and
+:func:`~fgpo_core.reports.study.paired_tests` read them as they read a study.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def head_scores(features, tables: Mapping, methods: Sequence[str] = ("fgpo", "gr
     the picks."""
     from tqdm.auto import tqdm
 
-    known = {f.name for f in fields(HeadConfig)} - {"method", "seed"}
+    known = ({f.name for f in fields(HeadConfig)} | {"beta", "G", "max_draws", "dpo_beta"}) - {"method", "seed"}
     bad = sorted(set(config) - known)
     if bad:
         raise ValueError(f"unknown HeadConfig field(s) {', '.join(bad)}; fields are {', '.join(sorted(known))}")
@@ -52,7 +52,7 @@ def head_scores(features, tables: Mapping, methods: Sequence[str] = ("fgpo", "gr
     bar = tqdm(total=len(specs) * len(seeds), desc="train heads", disable=not progress)
     for spec in specs:
         for seed in seeds:
-            cfg = spec.config(HeadConfig(seed=int(seed), **config))
+            cfg = HeadConfig(method=spec.name, seed=int(seed), **config)  # train_head applies the name's modifiers
             run = train_head(x[train], tables[train], x[dev], tables[dev], cfg)
             for s in tests:
                 t = tables[s]

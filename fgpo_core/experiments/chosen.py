@@ -63,7 +63,7 @@ def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict
     learning-rate sweep) gets the one best on dev (:func:`~fgpo_core.experiments.run.best_dev`); a
     single folder is taken as it is, and must hold a finished run of the method's objective (or,
     for a prompted or untrained selector, an ``eval/`` folder). Returns the whole mapping written."""
-    from .run import best_dev
+    from .run import best_dev, run_manifest
 
     root = Path(runs_dir)
     unknown = sorted(set(candidates) - set(CHOSEN_KEYS))
@@ -78,7 +78,7 @@ def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict
             if not holds_selector(root / f):
                 raise FileNotFoundError(f"{root / f} holds no finished run and no evaluation")
             m = root / f / "manifest.json"
-            why = _objective_mismatch(method, json.loads(m.read_text()) if m.exists() else None)
+            why = _objective_mismatch(method, run_manifest(root / f) if m.exists() else None)
             if why:
                 raise ValueError(f"{root / f} cannot be the {method} run: {why}")
         if len(folders) == 1:

@@ -15,10 +15,13 @@ as :func:`fgpo_core.experiments.run.evaluate_run`'s) under ``<out>/lm/<run>`` wi
 device call can send back: eight files at most). ``python -m fgpo_core.experiments.gpu_pack
 unpack`` puts them under ``runs/gpu``.
 
-Everything that the cpu code does one question at a time is batched here: the prompts of a
-minibatch run left-padded in one pass whose key-value cache is repeated for the 16 candidate
-strings (:func:`fgpo_core.experiments.gpu_scoring.batch_logprobs`), in bf16 autocast on a GPU with the LM head in float32; batch
-sizes are flags.
+The training loops are the library's (:func:`fgpo_core.algorithms.fgpo.train_fgpo`, any estimator of
+the registry, ``--fgpo-method``; :func:`fgpo_core.algorithms.grpo.train_grpo`, TRL's trainer built in
+:func:`~fgpo_core.algorithms.grpo.make_grpo_trainer`) with two options this run sets: what the cpu
+code does one question at a time is batched (the prompts of a micro-batch run left-padded in one pass
+whose key-value cache is repeated for the 16 candidate strings,
+:func:`fgpo_core.experiments.gpu_scoring.batch_scores`), in bf16 autocast on a GPU with the LM head in
+float32. Batch sizes are flags.
 """
 from __future__ import annotations
 
@@ -28,14 +31,18 @@ import shutil
 import sys
 import tarfile
 import time
-from dataclasses import asdict, dataclass, fields
+import json
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from .gpu_scoring import (EVAL_COLUMNS, pick_device, autocast_for, load_base, load_gpu_selector, batch_logprobs, batch_scores, evaluate_batch, dev_row, eval_frame)
+from ..core.settings import EstimatorSettings
+from .gpu_scoring import (autocast_for, batch_scores, dev_row, eval_frame, evaluate_batch, load_base,
+                          load_gpu_selector, pick_device)
 
-__all__ = ["GPULMConfig", "run_gpu_lm", "main"]
+__all__ = ["GPULMConfig", "fgpo_config", "grpo_config", "run_gpu_lm", "main"]
+
 
 @dataclass
 class GPULMConfig:
@@ -66,9 +73,13 @@ class GPULMConfig:
     """FGPO's questions per optimiser step."""
     fgpo_micro: int = 0
     """FGPO's questions per forward/backward pass (0: the whole step at once)."""
-    beta: float = 0.03
+    fgpo_method: str = "fgpo"
+    """The estimator of the FGPO loop, a method name of the registry (``fgpo``: the exact objective with
+    its entropy bonus; ``rloo-klu0.05``...); its run is named after it."""
+    settings: EstimatorSettings = field(default_factory=EstimatorSettings)
+    """The estimator settings of both loops (``G``: GRPO's group size, the paper's 6; ``weight``: FGPO's
+    entropy bonus, None its 0.03)."""
     grpo_lr: float = 3e-4
-    G: int = 6
     prompts_per_step: int = 25
     """GRPO's prompts per optimiser step (x G completions)."""
     grpo_micro: int = 0
@@ -93,12 +104,6 @@ class GPULMConfig:
     eval_reserve_s: float = 60
 
 
-def eval_steps(steps_per_epoch: int, epochs: int, per_epoch: int) -> list[int]:
-    """The optimiser steps nearest each 1/``per_epoch`` of an epoch (the last step included)."""
-    return sorted({max(1, round(e * steps_per_epoch + k * steps_per_epoch / per_epoch))
-                   for e in range(epochs) for k in range(1, per_epoch + 1)})
-
-
 class _Data:
     def __init__(self, cfg: GPULMConfig):
         from .run import RunSetup, split_data
@@ -113,193 +118,73 @@ class _Data:
         self.test = {s: (suites[s][:cfg.n_test] if cfg.n_test else suites[s]) for s in ("core", "microbe", "mosaic")}
 
 
-def _train_fgpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, log, limit: float = 0) -> dict:
-    import torch
+def fgpo_config(cfg: GPULMConfig):
+    """The FGPO run of the plan: :class:`~fgpo_core.algorithms.fgpo.FGPOConfig` (its micro-batches batched)."""
+    from ..algorithms.fgpo import FGPOConfig
 
-    from ..core.estimators import entropy, fgpo_loss
-    from ..algorithms.common import cosine_schedule, trainable_parameters
-    from ..algorithms.fgpo import dev_key
-
-    params = trainable_parameters(selector.model)
-    opt = torch.optim.AdamW(params, lr=cfg.fgpo_lr, weight_decay=0.0)
-    N = len(data.train_qs)
-    n_batches = math.ceil(N / cfg.fgpo_batch)
-    total = n_batches * cfg.epochs
-    sched = cosine_schedule(opt, total)
-    rng = np.random.default_rng(cfg.seed)
-    orders = [rng.permutation(N) for _ in range(cfg.epochs)]
-    rewards = data.train_t.rewards("eq1")
-    dev_r, dev_c = data.dev_t.rewards("eq1"), data.dev_t.correct
-    at = set(eval_steps(n_batches, cfg.epochs, cfg.evals_per_epoch))
-    steps, dev, best = [], [], None
-    micro = cfg.fgpo_micro or cfg.fgpo_batch
-
-    def evaluate(step: int, visits: int) -> None:
-        nonlocal best
-        selector.model.eval()
-        with autocast_for(device, bf16):
-            row = dev_row(evaluate_batch(selector, data.dev_qs, cfg.eval_batch), dev_r, dev_c)
-        dev.append({"step": step, "epoch": step / n_batches, "visits": visits, **row})
-        if max(dev, key=lambda d: dev_key(d)) is dev[-1]:
-            best = (step, [p.detach().cpu().clone() for p in params])
-        log(f"fgpo dev step {step}: generation {row['gen_accuracy']:.1f}%, scoring {row['accuracy']:.1f}%, "
-            f"J {row['J']:.4f}")
-        selector.model.train()
-
-    evaluate(0, 0)
-    selector.model.train()
-    t0, stopped = time.time(), False
-    for epoch in range(cfg.epochs):
-        for b in range(n_batches):
-            step = epoch * n_batches + b + 1
-            idx = orders[epoch][b * cfg.fgpo_batch:(b + 1) * cfg.fgpo_batch]
-            opt.zero_grad(set_to_none=True)
-            all_scores, masses = [], []
-            for s in range(0, len(idx), micro):
-                part = idx[s:s + micro]
-                with autocast_for(device, bf16):
-                    scores, log_mass = batch_scores(selector, [data.train_qs[i] for i in part])
-                scores = scores.float()
-                r = torch.as_tensor(rewards[part], dtype=scores.dtype, device=scores.device)
-                loss = fgpo_loss(scores, r, cfg.beta) - cfg.format_weight * log_mass.float().mean()
-                (loss * (len(part) / len(idx))).backward()
-                all_scores.append(scores.detach().cpu())
-                masses.append(log_mass.detach().float().cpu())
-            opt.step()
-            sched.step()
-            scores = torch.cat(all_scores)
-            r = torch.as_tensor(rewards[idx], dtype=scores.dtype)
-            q = torch.softmax(scores, -1)
-            steps.append({"epoch": epoch + 1, "step": step, "visits": epoch * N + min((b + 1) * cfg.fgpo_batch, N),
-                          "loss": float(fgpo_loss(scores, r, cfg.beta)), "J": float((q * r).sum(-1).mean()),
-                          "entropy": float(entropy(q).mean()), "top_mass": float(q.max(-1).values.mean()),
-                          "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
-                          "p_gen_mass": float(torch.cat(masses).exp().mean()), "lr": sched.get_last_lr()[0]})
-            if step in at:
-                evaluate(step, steps[-1]["visits"])
-            if limit and time.time() - t0 > limit and step < total:
-                stopped = True
-                break
-        if stopped:
-            break
-    if stopped:
-        if steps and dev[-1]["step"] != steps[-1]["step"]:
-            evaluate(steps[-1]["step"], steps[-1]["visits"])
-        log(f"fgpo stopped by its time guard ({limit:.0f} s) after step {len(steps)} of {total}")
-    with torch.no_grad():
-        for p, v in zip(params, best[1]):
-            p.copy_(v.to(p.device))
-    return {"steps": steps, "dev": dev, "best_step": best[0], "reward_evaluations": 0, "stopped_early": stopped,
-            "visits_done": steps[-1]["visits"] if steps else 0,
-            "config": {"objective": "fgpo", "lr": cfg.fgpo_lr, "epochs": cfg.epochs, "batch_size": cfg.fgpo_batch,
-                       "beta": cfg.beta, "lora_r": 16, "lora_alpha": 32, "seed": cfg.seed,
-                       "eval_steps": sorted(at), "format_weight": cfg.format_weight, "select_by": "generation"}}
+    return FGPOConfig(lr=cfg.fgpo_lr, epochs=cfg.epochs, batch_size=cfg.fgpo_batch, method=cfg.fgpo_method,
+                      settings=replace(cfg.settings), seed=cfg.seed, evals_per_epoch=cfg.evals_per_epoch,
+                      micro_batch=cfg.fgpo_micro or cfg.fgpo_batch, format_weight=cfg.format_weight)
 
 
-def _train_grpo(selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, out: Path, log,
-                limit: float = 0) -> dict:
-    import torch
-    import trl
-    from transformers import TrainerCallback
+def grpo_config(cfg: GPULMConfig, n_train: int):
+    """The GRPO run of the plan: :class:`~fgpo_core.algorithms.grpo.GRPOConfig` (TRL's, on the device)."""
+    from ..algorithms.grpo import GRPOConfig
 
-    from ..algorithms.grpo import TableReward, grpo_dataset
+    return GRPOConfig(lr=cfg.grpo_lr, settings=replace(cfg.settings), prompts_per_step=cfg.prompts_per_step,
+                      max_steps=math.ceil(n_train / cfg.prompts_per_step) * cfg.epochs, epochs=cfg.epochs,
+                      max_completion_length=cfg.max_completion_length, seed=cfg.seed,
+                      evals_per_epoch=cfg.evals_per_epoch, micro_batch=cfg.grpo_micro or cfg.prompts_per_step)
+
+
+def _train(method: str, selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, log, limit: float) -> dict:
+    """Train one method with the library's loop (FGPO: :func:`~fgpo_core.algorithms.fgpo.train_fgpo`,
+    batched and autocast; GRPO: :func:`~fgpo_core.algorithms.grpo.train_grpo`, TRL on the device);
+    returns the manifest's record of the run."""
+    from ..algorithms.fgpo import eval_steps
     from ..evaluation.picks import summarise_picks
 
-    N = len(data.train_qs)
-    steps_per_epoch = math.ceil(N / cfg.prompts_per_step)
-    max_steps = steps_per_epoch * cfg.epochs
-    at = set(eval_steps(steps_per_epoch, cfg.epochs, cfg.evals_per_epoch))
-    micro = cfg.grpo_micro or cfg.prompts_per_step
-    if cfg.prompts_per_step % micro:
-        raise ValueError(f"grpo_micro ({micro}) must divide prompts_per_step ({cfg.prompts_per_step})")
-    reward = TableReward(data.train_t.correct, selector.space.n_tools, cfg.G, prefill=selector.prefill)
     dev_r, dev_c = data.dev_t.rewards("eq1"), data.dev_t.correct
-    trainable = [p for p in selector.model.parameters() if p.requires_grad]
-    dev, best = [], None
+    if method == "fgpo":
+        from ..algorithms.fgpo import train_fgpo, training_reward
 
-    def evaluate(step: int) -> None:
-        nonlocal best
-        selector.model.eval()
-        with autocast_for(device, bf16):
-            evs = evaluate_batch(selector, data.dev_qs, cfg.eval_batch)
-        gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), dev_c, 4)
-        sc = dev_row(evs, dev_r, dev_c)
-        dev.append({"step": step, "epoch": step / steps_per_epoch, "visits": min(step * cfg.prompts_per_step, N *
-                                                                                  cfg.epochs),
-                    **gen, "scoring_accuracy": sc["accuracy"], "J": sc["J"]})
-        if max(dev, key=lambda d: (d["accuracy"], -d["step"])) is dev[-1]:
-            best = (step, [p.detach().cpu().clone() for p in trainable])
-        log(f"grpo dev step {step}: generation {gen['accuracy']:.1f}%, format failures {gen['format_failures']:.1f}%")
-        selector.model.train()
+        config = fgpo_config(cfg)
+        train_r = data.train_t.rewards(training_reward(config))
+        res = train_fgpo(selector, data.train_qs, train_r, data.dev_qs, dev_r, dev_c, config,
+                         progress=False, evaluate=lambda sel, qs, r, c: dev_row(evaluate_batch(sel, qs, cfg.eval_batch),
+                                                                                 r, c),
+                         score=batch_scores, autocast=lambda: autocast_for(device, bf16), time_limit=limit, log=log,
+                         restore_best=True)
+        evals = eval_steps(math.ceil(len(data.train_qs) / cfg.fgpo_batch), cfg.epochs, cfg.evals_per_epoch)
+        extra = {"reward_evaluations": 0 if config.method == "fgpo" else res.reward_evaluations,
+                 "stopped_early": bool(res.extra.get("stopped_early")),
+                 "visits_done": int(res.steps["visits"].iloc[-1]) if len(res.steps) else 0}
+    else:
+        from ..algorithms.grpo import train_grpo
 
-    class DevEval(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step in at and all(d["step"] != state.global_step for d in dev):
-                evaluate(state.global_step)
+        def evaluate(sel, qs, _rewards, correct) -> dict:
+            with autocast_for(device, bf16):
+                evs = evaluate_batch(sel, qs, cfg.eval_batch)
+            gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), correct, 4)
+            sc = dev_row(evs, dev_r, correct)
+            return {**gen, "scoring_accuracy": sc["accuracy"], "J": sc["J"]}
 
-    class Deadline(TrainerCallback):
-        def __init__(self):
-            self.t0, self.stopped = time.time(), False
-
-        def on_step_end(self, args, state, control, **kw):
-            if limit and time.time() - self.t0 > limit and state.global_step < max_steps:
-                self.stopped = control.should_training_stop = True
-                if all(d["step"] != state.global_step for d in dev):
-                    evaluate(state.global_step)
-                log(f"grpo stopped by its time guard ({limit:.0f} s) after step {state.global_step} of {max_steps}")
-            return control
-
-    class Recount(TrainerCallback):
-        """The exact dead-group fraction of each step's groups (beside TRL's frac_reward_zero_std)."""
-
-        def __init__(self):
-            self.seen = 0
-
-        def on_log(self, args, state, control, logs=None, **kw):
-            new = len(reward.groups) - self.seen
-            if logs is None or "train_runtime" in logs or not new:
-                return control
-            self.seen = len(reward.groups)
-            logs["dead_fraction_recount"] = reward.dead_fraction(last=new)
-            if state.log_history and state.log_history[-1].get("step") == state.global_step:
-                state.log_history[-1]["dead_fraction_recount"] = logs["dead_fraction_recount"]
-            return control
-
-    evaluate(0)
-    tok = selector.tokenizer
-    if tok.pad_token is None:
-        tok.pad_token = tok.eos_token
-    args = trl.GRPOConfig(output_dir=str(out / "trainer"), learning_rate=cfg.grpo_lr, lr_scheduler_type="cosine",
-                          warmup_steps=0, per_device_train_batch_size=cfg.G * micro,
-                          gradient_accumulation_steps=cfg.prompts_per_step // micro, num_generations=cfg.G,
-                          max_completion_length=cfg.max_completion_length, temperature=1.0, top_p=1.0, beta=0.0,
-                          loss_type="grpo", scale_rewards="group", max_steps=max_steps, logging_steps=1,
-                          save_strategy="no", report_to=[], use_cpu=device == "cpu", bf16=bf16, seed=cfg.seed,
-                          data_seed=cfg.seed, disable_tqdm=True, remove_unused_columns=False,
-                          dataloader_num_workers=0, log_completions=False, gradient_checkpointing=False)
-    selector.model.train()
-    deadline = Deadline()
-    trainer = trl.GRPOTrainer(model=selector.model, reward_funcs=[reward], args=args,
-                              train_dataset=grpo_dataset(selector, data.train_qs), processing_class=tok,
-                              callbacks=[DevEval(), Recount(), deadline])
-    from transformers.trainer_callback import PrinterCallback
-
-    trainer.remove_callback(PrinterCallback)  # TRL's per-step dicts; the manifest's ``steps`` keeps them
-    trainer.train()
-    logs = [{k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))}
-            for h in trainer.state.log_history if "frac_reward_zero_std" in h]
-    with torch.no_grad():
-        for p, v in zip(trainable, best[1]):
-            p.copy_(v.to(p.device))
-    shutil.rmtree(out / "trainer", ignore_errors=True)
-    return {"steps": logs, "dev": dev, "best_step": best[0],
-            "reward_evaluations": trainer.state.global_step * cfg.prompts_per_step * cfg.G,
-            "stopped_early": deadline.stopped, "visits_done": min(trainer.state.global_step * cfg.prompts_per_step,
-                                                                  N * cfg.epochs),
-            "config": {"objective": "grpo", "lr": cfg.grpo_lr, "G": cfg.G, "prompts_per_step": cfg.prompts_per_step,
-                       "max_steps": max_steps, "epochs": cfg.epochs, "temperature": 1.0,
-                       "max_completion_length": cfg.max_completion_length, "loss_type": "grpo", "lora_r": 16,
-                       "lora_alpha": 32, "seed": cfg.seed, "eval_steps": sorted(at), "select_by": "generation"}}
+        config = grpo_config(cfg, len(data.train_qs))
+        scratch = Path(cfg.out) / "trainer"
+        shutil.rmtree(scratch, ignore_errors=True)
+        res = train_grpo(selector, data.train_qs, data.train_t.correct, data.dev_qs, dev_c, config, scratch,
+                         evaluate=evaluate, progress=False, dead_group_probe=0, device=device, bf16=bf16,
+                         checkpoints=False, time_limit=limit, log=log)
+        shutil.rmtree(scratch, ignore_errors=True)
+        evals = eval_steps(math.ceil(len(data.train_qs) / cfg.prompts_per_step), cfg.epochs, cfg.evals_per_epoch)
+        extra = {"reward_evaluations": res.reward_evaluations, "stopped_early": bool(res.extra.get("stopped_early")),
+                 "visits_done": res.extra.get("visits_done", min(res.reward_evaluations // config.G,
+                                                                 len(data.train_qs) * cfg.epochs))}
+    steps = [{k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))}
+             for h in res.steps.to_dict("records")]
+    record = json.loads(json.dumps(asdict(config), default=str))
+    return {"steps": steps, "dev": res.dev.to_dict("records"), "best_step": res.best_step, **extra,
+            "config": {"objective": method, **record, "eval_steps": evals}}
 
 
 def _write_run(selector, name: str, result: dict, data: _Data, cfg: GPULMConfig, seconds: float, device: str,
@@ -408,17 +293,16 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
             limits.append(max(1.0, cfg.deadline_s - (time.time() - t_loaded) - cfg.eval_reserve_s * (len(methods) - i)))
         limit = min(limits) if limits else 0
         t0 = time.time()
-        if method == "fgpo":  # with the format term: the row "FGPO + format term" (chosen key fgpo-format)
-            key = "fgpo-format" if cfg.format_weight else "fgpo"
-            result, name = _train_fgpo(selector, data, cfg, device, bf16, log, limit), f"{key}-lr{cfg.fgpo_lr:g}"
-        elif method == "grpo":
-            result, name = _train_grpo(selector, data, cfg, device, bf16, out, log, limit), "grpo"
-        else:
+        if method not in ("fgpo", "grpo"):
             raise ValueError(f"methods are fgpo and grpo, got {method!r}")
+        # FGPO with the format term: the row "FGPO + format term" (chosen key fgpo-format)
+        key = method if method == "grpo" else cfg.fgpo_method + ("-format" if cfg.format_weight else "")
+        name = key if method == "grpo" else f"{key}-lr{cfg.fgpo_lr:g}"
+        result = _train(method, selector, data, cfg, device, bf16, log, limit)
         seconds = time.time() - t0
         log(f"{method} trained in {seconds:.0f} s, kept step {result['best_step']}")
         _write_run(selector, name, result, data, cfg, seconds, device, bf16, log)
-        chosen["fgpo-format" if method == "fgpo" and cfg.format_weight else method] = f"lm/{name}"
+        chosen[key] = f"lm/{name}"
         write_json(out / "chosen.json", chosen, indent=1)
         del selector
         if device == "cuda":
@@ -428,13 +312,11 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
 
 
 def main(argv=None) -> int:
+    from ..configs import add_dataclass_args, dataclass_from_args
+
     ap = argparse.ArgumentParser(prog="python -m fgpo_core.experiments.gpu_lm", description=__doc__.split("\n\n")[0])
-    for f in fields(GPULMConfig):
-        kind = {"int": int, "float": float}.get(str(f.type), str)
-        ap.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default)
-    args = ap.parse_args(argv)
-    cfg = GPULMConfig(**{f.name: getattr(args, f.name) for f in fields(GPULMConfig)})
-    run_gpu_lm(cfg)
+    add_dataclass_args(ap, GPULMConfig)
+    run_gpu_lm(dataclass_from_args(GPULMConfig, ap.parse_args(argv)))
     return 0
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import atomic_path, write_json
+from ..io import atomic_path, inside, write_json
 from ..evaluation.domains import domain_of
 from .steps import ensure_trained
 from .run import RunSetup, evaluate_run
@@ -137,7 +137,7 @@ def run_lm_companion(cfg: LMCompanionConfig, progress: bool = True, isolate: boo
 
     torch.set_num_threads(cfg.threads)
     root = Path(cfg.runs_dir)
-    out = root / cfg.folder
+    out = inside(root, *cfg.folder.split("/"), what="--folder")  # relative to --runs-dir, never leaving it
     start = root / cfg.start
     if not (start / "manifest.json").exists():
         raise FileNotFoundError(f"{start} holds no finished run to start from (train the format warm-up first)")

@@ -14,11 +14,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .steps import ensure_trained, small_workspace
-from .report import choose_runs
+from ..io import inside
+from .steps import ensure_trained
+from .chosen import choose_runs
 from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest, run_tool_names
 
-__all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "small_lm_grid", "lm_grid_folders"]
+__all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "lm_grid_folders"]
 
 
 @dataclass
@@ -118,7 +119,8 @@ def lm_grid_folders(cfg: LMGridConfig) -> dict[str, list[str]]:
     """Each method's run folder(s), relative to ``cfg.runs_dir`` (the keys of ``chosen.json``;
     ``warmup-stages`` lists the warm-up's stages in order, the last being the shared start)."""
     stages = parse_warmup_stages(cfg.warmup)
-    f = cfg.folder
+    inside(cfg.runs_dir, *cfg.folder.split("/"), what="--folder")  # relative to --runs-dir, never leaving it
+    f = cfg.folder.strip("/")
     out = {"warmup-stages": [f"{f}/warmup" + (f"-stage{i + 1}" if i else "") for i in range(len(stages))],
            "untrained": [f"{f}/untrained"],
            "fgpo": [f"{f}/fgpo-lr{r}" for r in _rates(cfg.fgpo_lrs)],
@@ -238,20 +240,3 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
                                                            eval_every=cfg.eval_every), described=True)
         evaluate(folders["fgpo-named"][0], suites=EVAL_SUITES[:1])  # the sensitivity is read on core
     return record()
-
-
-def small_lm_grid(workdir, reader_dir, seed: int = 0, n_train: int = 4, n_dev: int = 2, n_eval: int = 4,
-                  n_cross: int = 2) -> dict:
-    """The LM main table's whole pipeline in miniature (the ``ci`` profile): a ci-sized benchmark,
-    the training reader's tables (and the zero-shot MiniLM reader's on core, for a transfer cell),
-    then :func:`run_lm_grid` at toy scale, without the named-tools run (its path is the anonymous
-    FGPO's with another prompt). Returns ``bench_dir``, ``table_dir``,
-    ``other_table_dirs`` and ``runs_dir`` (which holds ``chosen.json``)."""
-    ws = small_workspace(workdir, reader_dir, {"train": n_train, "dev": n_dev, "core": n_eval, "microbe": n_cross,
-                                               "mosaic": n_cross}, seed)
-    run_lm_grid(LMGridConfig(runs_dir=ws["runs_dir"], bench_dir=ws["bench_dir"], table_dir=ws["table_dir"],
-                             n_train=n_train, n_dev=n_dev, epochs=1, warmup="1:1e-3:1", format_limit=1,
-                             format_samples=4, fgpo_lrs="1e-3", format_lrs="1e-3", named_lr=0, eval_every=1,
-                             eval_core=n_eval, eval_cross=n_cross, seed=seed),
-                progress=False)
-    return ws

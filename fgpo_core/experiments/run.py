@@ -17,18 +17,18 @@ import time
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..algorithms.objectives import OBJECTIVES, TrainData
 from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
-from ..io import atomic_path, plain_name, write_json
+from ..io import atomic_dir, atomic_path, plain_name, with_digests, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
+from .run_record import ADAPTER_FILES, recorded_folder, run_manifest
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
            "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE",
-           "run_digest", "load_run_selector", "recorded_folder"]
+           "run_digest", "load_run_selector", "recorded_folder", "ADAPTER_FILES"]
 
 EVAL_SUITES = ("core", "microbe", "mosaic")
 """The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
@@ -81,31 +81,12 @@ def split_data(setup: RunSetup, split: str, n: int = 0):
     return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
 
 
-def run_manifest(run_dir) -> dict:
-    """The manifest of a finished run; a clear error for a run that is missing or unfinished."""
-    path = Path(run_dir) / "manifest.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{run_dir} holds no finished run (no manifest.json): train it with `fgpo train`")
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc}); delete the run folder and train it again") from exc
-
-
 def run_tool_names(run_dir) -> list[str] | None:
     """The tool names a finished run's selector was trained to see in its prompt (``RunSetup.described``),
     or None for the anonymous slots; its evaluations use the same prompt."""
     from ..genomics.tools import MAIN_TOOL_NAMES
 
     return list(MAIN_TOOL_NAMES) if run_manifest(run_dir).get("setup", {}).get("described", False) else None
-
-
-def recorded_folder(recorded: str, beside) -> Path:
-    """A run folder as a manifest recorded it (``init_adapter``, ``out_dir``: relative to where the
-    run was started, usually the repository root), or, where that path does not exist from here,
-    the folder of that name beside ``beside`` (a chapter reads runs from another working directory)."""
-    folder = Path(recorded)
-    return folder if folder.exists() else Path(beside).parent / folder.name
 
 
 def _merged_base(run_dir) -> Path | None:
@@ -179,8 +160,9 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     t0 = time.time()
     data = TrainData(train_qs, train_t, dev_qs, dev_t)
     extra = OBJECTIVES[objective].train(sel, data, config, out / "ckpt", progress=progress)
-    sel.model.save_pretrained(str(out / "adapter"))
-    portable_adapter(out / "adapter", SELECTOR_BASE)
+    with atomic_dir(out / "adapter") as tmp:  # a fresh folder: no planted link inside is written through
+        sel.model.save_pretrained(str(tmp))
+        portable_adapter(tmp, SELECTOR_BASE)
     manifest = {"objective": objective, "setup": asdict(setup), "config": json.loads(json.dumps(asdict(config),
                                                                                                  default=str)),
                 "table": {"reasoner": train_t.manifest["reasoner"],
@@ -189,6 +171,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
                 "resumed_at_step": resumed,
                 "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__,
                 "versions": package_versions(), **extra}
+    manifest = with_digests(manifest, out, [f for f in ADAPTER_FILES if (out / f).exists()])
     write_json(out / "manifest.json", manifest, indent=1, default=float)
     return manifest
 
@@ -268,8 +251,11 @@ def best_dev(run_dirs) -> tuple[str, dict]:
     scored = []
     for d in run_dirs:
         m = run_manifest(d)
-        by = m["config"]["select_by"]
-        best = max(m["dev"], key=lambda r: dev_key(r, by))
+        by = m.get("config", {}).get("select_by", "generation")
+        rows = m.get("dev") or ([m["dev_at_step"]] if m.get("dev_at_step") else [])
+        if not rows or not all(isinstance(r, dict) for r in rows):
+            raise ValueError(f"{d} records no dev evaluation to choose it by")
+        best = max(rows, key=lambda r: dev_key(r, by))
         scored.append((dev_key(best, by)[:2], str(d), m))
     if not scored:
         raise ValueError("no runs given")
@@ -282,6 +268,8 @@ def config_differences(config, recorded: dict) -> list[str]:
     A field the manifest lacks (added to the dataclass after that run was trained) counts at
     its default, since every added field's default keeps the earlier behaviour."""
     want = json.loads(json.dumps(asdict(config), default=str))
+    if hasattr(type(config), "from_record"):  # a config that reads its older records (renamed, nested fields)
+        recorded = json.loads(json.dumps(asdict(type(config).from_record(recorded)), default=str))
     defaults = {f.name: f.default for f in fields(config) if f.default is not MISSING}
     have = {**json.loads(json.dumps(defaults, default=str)), **recorded}
     return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
@@ -289,6 +277,17 @@ def config_differences(config, recorded: dict) -> list[str]:
 
 EVAL_CHUNK = 50
 """Questions per evaluated part: an interrupted evaluation loses at most one part."""
+
+
+def _read_whole(path: Path) -> pd.DataFrame | None:
+    """An evaluation file written before, or None where there is none or it is torn (then it is
+    evaluated again instead of failing at every restart)."""
+    if not path.exists():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return None
 
 
 def _evaluate_chunk(sel, qs, scoring: bool) -> pd.DataFrame:
@@ -364,8 +363,8 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
             qs = all_suites[s][:n] if n else all_suites[s]
         path = out / f"{s}.parquet"
         result[s] = path
-        if path.exists():
-            old = pd.read_parquet(path)
+        old = _read_whole(path)
+        if old is not None:
             # evaluations written before ``keep`` was recorded used the default prompt
             if old.attrs.get("adapter") == digest and str(old.attrs.get("keep", RunSetup.keep)) == str(keep) \
                     and list(old["question_id"]) == [q.id for q in qs] and ("scoring_pick" in old or not scoring):
@@ -385,8 +384,8 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         for start in tqdm(range(0, len(qs), EVAL_CHUNK), desc=f"evaluate {s}", disable=not progress):
             chunk = qs[start:start + EVAL_CHUNK]
             part = parts / f"{start:06d}.parquet"
-            if part.exists():
-                old = pd.read_parquet(part)
+            old = _read_whole(part)
+            if old is not None:
                 if old.attrs.get("adapter") == digest and old.attrs.get("keep") == str(keep) \
                         and list(old["question_id"]) == [q.id for q in chunk] and ("scoring_pick" in old or not scoring):
                     frames.append(old)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import write_json
+from ..io import atomic_dir, read_manifest, with_digests, write_json
 
 __all__ = ["snapshot_steps", "run_logs", "compute_at", "snapshot_run"]
 
@@ -43,7 +43,9 @@ def run_logs(run_dir) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     run = Path(run_dir)
     if (run / "manifest.json").exists():
-        m = json.loads((run / "manifest.json").read_text())
+        from .run import run_manifest
+
+        m = run_manifest(run)
         return pd.DataFrame(m.get("steps", [])), pd.DataFrame(m.get("dev", []))
     ckpt = run / "ckpt"
     if (ckpt / "last.pt").exists():  # FGPO
@@ -90,13 +92,18 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
                                 + (", ".join(map(str, have)) if have else "none (train it with snapshots)"))
     source = {"run": str(run), "step": int(step), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
     if (out / "manifest.json").exists():
-        old = json.loads((out / "manifest.json").read_text()).get("snapshot_of", {})
+        old = read_manifest(out / "manifest.json", "snapshot manifest").get("snapshot_of", {})
         if old == source:
             return out
         raise ValueError(f"{out} holds another snapshot ({old.get('run')} at step {old.get('step')}); "
                          "use another folder or delete it")
     steps, dev = run_logs(run)
-    setup = json.loads((run / "setup.json").read_text()) if (run / "setup.json").exists() else {}
+    setup = read_manifest(run / "setup.json", "run setup") if (run / "setup.json").exists() else {}
+    config = None  # how the run was trained, so a snapshot is checked as its run is (fgpo choose)
+    for f in (run / "ckpt" / "config.json", run / "manifest.json"):
+        if config is None and f.exists():
+            data = read_manifest(f, "run record")
+            config = data.get("config") if f.name == "manifest.json" else data
     sel = load_run_selector(init_adapter, keep, trainable=True)
     params = [p for p in sel.model.parameters() if p.requires_grad]
     saved = load_checkpoint(path)["params"]
@@ -105,12 +112,18 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
     with torch.no_grad():
         for p, v in zip(params, saved):
             p.copy_(v.to(p.dtype))
-    sel.model.save_pretrained(str(out / "adapter"))
-    portable_adapter(out / "adapter", SELECTOR_BASE)
+    with atomic_dir(out / "adapter") as tmp:  # a fresh folder: no planted link inside is written through
+        sel.model.save_pretrained(str(tmp))
+        portable_adapter(tmp, SELECTOR_BASE)
     row = dev[dev["step"] == step].iloc[0].to_dict() if len(dev) and (dev["step"] == step).any() else {}
-    write_json(out / "manifest.json", {
-        "objective": setup.get("objective", "?"), "snapshot_of": source,
-        "setup": {"init_adapter": str(init_adapter), "merge_init": False, "described": False, "keep": keep},
-        "n_train": setup.get("n_train"), "n_dev": setup.get("n_dev"), "compute": compute_at(steps, step),
-        "dev_at_step": row, "adapter_hash": adapter_hash(out / "adapter")}, indent=1, default=float)
+    from .run import ADAPTER_FILES
+
+    manifest = {"objective": setup.get("objective", "?"), "snapshot_of": source,
+                **({"config": config} if config else {}),
+                "setup": {"init_adapter": str(init_adapter), "merge_init": False,
+                          "described": bool(setup.get("described", False)), "keep": keep},
+                "n_train": setup.get("n_train"), "n_dev": setup.get("n_dev"), "compute": compute_at(steps, step),
+                "dev_at_step": row, "adapter_hash": adapter_hash(out / "adapter")}
+    write_json(out / "manifest.json", with_digests(manifest, out, [f for f in ADAPTER_FILES if (out / f).exists()]),
+               indent=1, default=float)
     return out

@@ -1,15 +1,16 @@
 """Steps shared by the LM selector's experiments (``fgpo lm``, :mod:`.lm_grid`; ``fgpo lm-companion``,
 :mod:`.lm_companion`): train a run unless its folder already holds it (:func:`ensure_trained`),
-optionally in a process of its own (:func:`in_child`), and a ci-sized workspace of benchmark and
-tables for their miniatures (:func:`small_workspace`)."""
+optionally in a process of its own (:func:`in_child`)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from ..io import CorruptResult
 from .run import RunSetup, config_differences, run_manifest, train_run
 
-__all__ = ["ensure_trained", "in_child", "small_workspace"]
+__all__ = ["ensure_trained", "in_child"]
 
 
 def in_child(fn, *args) -> None:
@@ -32,8 +33,14 @@ def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = Tru
     an unfinished one resumes from its checkpoints. With ``isolate`` the training has its own
     process (:func:`in_child`)."""
     folder = Path(setup.out_dir)
+    done = None
     if (folder / "manifest.json").exists():
-        done = run_manifest(folder)
+        try:
+            done = run_manifest(folder)
+        except CorruptResult as exc:  # its adapter torn or altered since: trained again (from its checkpoints)
+            print(f"warning: {exc}; training it again", file=sys.stderr)
+            (folder / "manifest.json").replace(folder / "manifest.json.torn")
+    if done is not None:
         want = asdict(setup)
         recorded_before = {"init_adapter": "", "described": False, "merge_init": False}  # setup fields added later
         diff = config_differences(config, done["config"]) + [
@@ -48,26 +55,3 @@ def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = Tru
     else:
         train_run(objective, setup, config, progress=progress)
     return folder
-
-
-def small_workspace(workdir, reader_dir, sizes: dict[str, int], seed: int = 0) -> dict:
-    """A ci-sized benchmark under ``workdir`` and the training reader's merged tables of the first
-    ``sizes[split]`` questions of each split (and the zero-shot MiniLM reader's of core, for a
-    transfer cell): ``bench_dir``, ``table_dir``, ``other_table_dirs`` and the ``runs_dir`` to fill."""
-    from ..genomics.benchmarks import build_all, load_benchmark, tool_library_for
-    from ..reasoners import get_reasoner
-    from ..table.build import build_table, merge_table
-
-    root = Path(workdir)
-    bench, tables, other, runs = root / "bench", root / "tables" / "reader", root / "tables" / "minilm", root / "runs"
-    build_all(bench, "ci", seed, progress=False)
-    _, suites = load_benchmark(bench)
-    library = tool_library_for(bench)
-    reader = get_reasoner(f"reader:{reader_dir}")
-    for split, n in sizes.items():
-        build_table(suites[split][:n], library, reader, tables / split, seed=seed, progress=False)
-        merge_table(tables / split)
-    build_table(suites["core"][:sizes["core"]], library, get_reasoner("minilm"), other / "core", seed=seed,
-                progress=False)
-    merge_table(other / "core")
-    return {"bench_dir": str(bench), "table_dir": str(tables), "other_table_dirs": str(other), "runs_dir": str(runs)}

@@ -18,6 +18,7 @@ every test suite. Results, in ``out_dir``:
 * ``sweep.parquet``: every run's dev result; ``manifest.json``: the configuration, the inputs'
   fingerprints, the chosen rates and the time it took.
 
+The configuration and the named method lists are :mod:`~fgpo_core.experiments.study_config`'s.
 A method's name may carry modifiers (:func:`~fgpo_core.algorithms.head.parse_method`):
 ``-n250`` trains on the first 250 training questions, ``-noT3`` on the table restricted to the
 library without tool 3 (its picks are written as masks of the full library), the others
@@ -34,7 +35,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 import time
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,126 +45,28 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
-from ..core.registry import preset_methods
 from ..env import package_versions
-from ..io import atomic_path, write_json
+from ..io import FILES_KEY, atomic_path, read_manifest, verify_files, with_digests, write_json
+from .study_config import ABLATIONS, COMPANION, PRESETS, StudyConfig
 from .study_inputs import spread_indices, check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
 
 __all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "keep_q", "Study"]
-
-ABLATIONS = {
-    "coverage": ["fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8", "fgpo"],
-    "parsimony": ["fgpo-lambda0", "fgpo-lambda0.05", "fgpo", "fgpo-lambda0.2"],
-    "entropy": ["fgpo-beta0", "fgpo-beta0.01", "fgpo", "fgpo-beta0.08"],
-    "temperature": ["fgpo-T0.5", "fgpo-T0.7", "fgpo"],
-    "data": ["fgpo-n125", "fgpo-n250", "fgpo-n500", "fgpo", "grpo-n125", "grpo-n250", "grpo-n500", "grpo"],
-    "removal": ["fgpo", "fgpo-noT1", "fgpo-noT2", "fgpo-noT3", "fgpo-noT4"],
-    "group": ["grpo-G2", "grpo-G4", "grpo", "grpo-G8", "grpo-G16"],
-    "imitation": ["sft", "dpo-beta0.1", "dpo", "dpo-beta0.5"],
-    "capacity": ["fgpo", "fgpo-h64", "fgpo-h256", "grpo", "grpo-h64", "grpo-h256"],
-}
-"""The appendix's ablations on the four-tool library, one list of method names per ablation
-(the unmodified ``fgpo``/``grpo``/``dpo`` are the paper's settings: k = 16, lambda 0.10,
-beta 0.03, temperature 1.0, 1,000 questions, G = 6, DPO beta 0.3, a linear head)."""
-
-COMPANION = {
-    "sft_epochs": [f"sft-e{e}-lr0.1" for e in (1, 2, 4, 8, 16, 32)],
-    "rl_from_sft": [f"sft-e{e}-lr0.1+{rl}-e8" for rl in ("fgpo", "grpo") for e in (1, 2, 4, 8, 16, 32)],
-    "budget": ["fgpo-e20", "sft-e4-lr0.1+fgpo-e16", "sft-e10-lr0.1+fgpo-e10", "sft-e16-lr0.1+fgpo-e4",
-               "sft-e20-lr0.1", "grpo-e20", "sft-e4-lr0.1+grpo-e16", "sft-e10-lr0.1+grpo-e10",
-               "sft-e16-lr0.1+grpo-e4"],
-    "capacity": [f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a in ("", "-h64", "-h256") for b in ("", "-h64", "-h256")],
-}
-"""The post-training study's groups of methods on the policy head (the preset ``companion``): SFT for
-1 .. 32 epochs; FGPO or GRPO for 8 epochs from each of those SFT heads; a fixed budget of 20 epochs of question visits
-split 0/20/50/80/100% between SFT and RL; and the head width of each stage at the 20/80 split.
-SFT runs at one fixed rate (0.1, its best in the main study), so the SFT stage of every pipeline
-is the same head; the RL stage's rate is swept and chosen on dev."""
 
 Q_KEPT_MAX_TOOLS = 5
 """A study keeps each head's whole policy on the main suite (``q.parquet``) up to this many tools;
 beyond, only its picks."""
 
-PRESETS = {
-    "main": ",".join(preset_methods("main")),
-    "ablations": ",".join(dict.fromkeys(m for ms in ABLATIONS.values() for m in ms)),
-    "five": "fgpo,grpo,sft,fgpo-noT5",
-    "companion": ",".join(dict.fromkeys(m for ms in COMPANION.values() for m in ms)),
-    "larger": ",".join(["fgpo", "grpo", "grpo-e40", "grpo-e80"] + [f"fgpo-k{k}" for k in (4, 16, 64)]
-                       + [f"shortlist-{c}{K}" for c in ("top", "grow") for K in (4, 16, 64)]),
-}
-"""Named method lists for ``fgpo study --methods``: the main comparison (every estimator of the
-registry marked for it, :func:`~fgpo_core.core.registry.preset_methods`), every ablation of
-:data:`ABLATIONS`, the five-tool library's runs and the post-training study of :data:`COMPANION`
-(run with ``--keep last``) and the larger libraries' methods, each charged the reasoner calls it
-causes: exact FGPO, GRPO at 20, 40 and 80 epochs, the coverage dial and the two shortlists at
-4, 16 and 64 subsets per question (the chapter "Past enumeration")."""
-
-
-@dataclass
-class StudyConfig:
-    """A study of the policy-head selector (``fgpo study``)."""
-
-    methods: str = "main"
-    """Comma-separated method names (fgpo_core.core.method_names.METHODS; fgpo-k<k> for any k),
-    each optionally with modifiers (``fgpo-lambda0``, ``grpo-G16``, ``fgpo-n250``, ``fgpo-noT3``);
-    stages of post-training are joined by ``+`` (``sft-e4-lr0.1+fgpo-e16``). Or the name of a
-    preset of :data:`PRESETS` (main, ablations, five, companion: the post-training study, larger)."""
-    seeds: int = 5
-    """Seeds per method (0 .. seeds-1)."""
-    lrs: str = "3e-3,1e-2,3e-2,1e-1"
-    """Comma-separated learning rates tried per method; the best on dev is kept."""
-    epochs: int = 20
-    """Passes over the training questions, the same for every method."""
-    hidden: int = 0
-    """Hidden units of the head (0: linear)."""
-    temperature: float = 1.0
-    """Listwise temperature of q."""
-    beta: float = 0.03
-    """Entropy bonus of the exact objective."""
-    lam: float = 0.10
-    """Eq. 1's parsimony weight."""
-    G: int = 6
-    """Group size of the sampled methods."""
-    max_draws: int = 4
-    """Dynamic sampling's cap on groups drawn per question."""
-    dpo_beta: float = 0.3
-    """DPO's beta."""
-    table_dir: str = "data/tables/cpu/reader"
-    """Merged reward tables, one subfolder per suite (train, dev and the test suites)."""
-    features_dir: str = "data/features/cpu/minilm"
-    """Cached prompt features (``fgpo features``) of the same suites."""
-    bench_dir: str = "data/benchmarks/cpu"
-    """The benchmark the tables and features were made from."""
-    suites: str = "core,microbe,mosaic"
-    """Comma-separated test suites to pick on."""
-    n_train: int = 0
-    """Use only the first N training questions (0: all)."""
-    train_spread: bool = False
-    """Take the ``n_train`` questions evenly spread over the training split, not its first N."""
-    n_dev: int = 0
-    """Use only the first N dev questions (0: all)."""
-    n_test: int = 0
-    """Use only the first N questions of each test suite (0: all)."""
-    out_dir: str = "runs/cpu/study"
-    """Where the study's files go."""
-    keep: str = "best"
-    """Which head a run keeps: "best" (its best dev evaluation) or "last" (the final one; the
-    post-training study, whose point is what continued training does)."""
-    checkpoints: int = 0
-    """Evenly spaced checkpoints per run at which every test suite is scored (0: none)."""
-    threads: int = 1
-    """torch CPU threads."""
-
-
 def _csv(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
+    out = [x.strip() for x in s.split(",") if x.strip()]
+    twice = next((x for x in out if out.count(x) > 1), None)
+    if twice is not None:  # a method, suite or rate named twice would double its rows
+        raise ValueError(f"{s!r} names {twice!r} twice")
+    return out
 
 
 def _head_config(cfg: StudyConfig, spec: MethodSpec, lr: float, seed: int) -> HeadConfig:
     return spec.config(HeadConfig(lr=lr, epochs=cfg.epochs, hidden=cfg.hidden, temperature=cfg.temperature,
-                                  beta=cfg.beta, lam=cfg.lam, G=cfg.G, max_draws=cfg.max_draws,
-                                  dpo_beta=cfg.dpo_beta, seed=seed))
+                                  lam=cfg.lam, settings=cfg.settings, seed=seed))
 
 
 def _kept_tools(spec: MethodSpec, n_tools: int) -> list[int] | None:
@@ -187,29 +92,31 @@ def _expand(q: np.ndarray, full: np.ndarray, n_tools: int) -> np.ndarray:
     return out
 
 
-def _snapshot_steps(n_train: int, epochs: int, checkpoints: int, batch_size: int = 16) -> list[int]:
-    total = -(-n_train // batch_size) * epochs
+def _snapshot_steps(n_train: int, epochs: int, checkpoints: int, batch_size: int = 16, updates: int = 1) -> list[int]:
+    total = -(-n_train // batch_size) * epochs * updates
     return sorted({max(1, round(total * (i + 1) / checkpoints)) for i in range(checkpoints)}) if checkpoints else []
 
 
 def _inputs(cfg: StudyConfig):
     from ..genomics.benchmarks import load_benchmark
-    from ..selectors.features import load_features
+    from ..selectors.features import check_features_questions, load_features
     from ..table import load_table
 
     _, suites = load_benchmark(cfg.bench_dir)
     sizes = {"train": cfg.n_train, "dev": cfg.n_dev, **{s: cfg.n_test for s in _csv(cfg.suites)}}
-    unknown = [s for s in sizes if s not in suites]
+    source = {s: (cfg.dev_suite if s == "dev" else s) for s in sizes}  # every selection reads dev_suite
+    unknown = [source[s] for s in sizes if source[s] not in suites]
     if unknown:
         raise ValueError(f"{cfg.bench_dir} has no suite {unknown[0]!r}; it has {', '.join(sorted(suites))}")
-    qs = {s: (suites[s][:n] if n else suites[s]) for s, n in sizes.items()}
+    qs = {s: (suites[source[s]][:n] if n else suites[source[s]]) for s, n in sizes.items()}
     if cfg.train_spread:  # spread_indices of 0 questions is all of them
         qs["train"] = [suites["train"][i] for i in spread_indices(len(suites["train"]), cfg.n_train)]
     feats = load_features(cfg.features_dir)
+    check_features_questions(feats, {source[s]: suites[source[s]] for s in qs}, cfg.features_dir)
     data = {}
     for s, q in qs.items():
         ids = [x.id for x in q]
-        data[s] = (ids, feats.rows(s, ids), load_table(Path(cfg.table_dir) / s).select(ids))
+        data[s] = (ids, feats.rows(source[s], ids), load_table(Path(cfg.table_dir) / source[s]).select(ids))
     return data, feats.manifest
 
 
@@ -219,7 +126,7 @@ def _checkpoint_rows(run, view: dict, tests: list[str], n_train: int) -> pd.Data
     import torch
 
     rows = []
-    per_epoch = -(-n_train // run.config.batch_size)
+    per_epoch = -(-n_train // run.config.batch_size) * run.config.settings.updates
     for step, head in sorted(run.extra.get("snapshots", {}).items()):
         for t in tests:
             x, tab = view[t]
@@ -239,16 +146,30 @@ def _fingerprint(head_cfg: HeadConfig, inputs_key: str) -> str:
     return hashlib.sha256((json.dumps(asdict(head_cfg), sort_keys=True) + inputs_key).encode()).hexdigest()[:16]
 
 
-def run_study(cfg: StudyConfig, progress: bool = True) -> Path:
-    """Run (or resume) the study; returns its folder. One live study may write a folder at a
+def run_study(cfg: StudyConfig, progress: bool = True) -> Path | None:
+    """Run (or resume) the study; returns its folder (None: a shard whose study waits for other shards). One live study may write a folder at a
     time (:func:`~fgpo_core.experiments.study_inputs.study_lock`)."""
     check_sizes(cfg.n_train, cfg.n_dev, cfg.n_test, _csv(cfg.suites))
     if cfg.epochs < 1 or cfg.seeds < 1:
         raise ValueError(f"--epochs and --seeds must be positive, got {cfg.epochs} and {cfg.seeds}")
+    shard_of(cfg.shard)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with study_lock(out):
+    with study_lock(out, cfg.shard):
         return _run_study(cfg, progress)
+
+
+def shard_of(shard: str) -> tuple[int, int] | None:
+    """``(i, N)`` of ``--shard i/N`` (None for ""): the study's jobs ``i, i+N, i+2N, ...``."""
+    if not shard:
+        return None
+    try:
+        i, n = (int(x) for x in shard.split("/"))
+    except ValueError:
+        i, n = -1, 0
+    if not 0 <= i < n:
+        raise ValueError(f"--shard takes i/N with 0 <= i < N, got {shard!r}")
+    return i, n
 
 
 def _run_study(cfg: StudyConfig, progress: bool) -> Path:
@@ -259,6 +180,8 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     stages = {m: parse_stages(m) for m in methods}  # refuse an unknown method before any work
     if not methods or not lrs or cfg.seeds < 1:
         raise ValueError("give at least one method, one learning rate and one seed")
+    if isinstance(cfg.curve_every, bool) or not isinstance(cfg.curve_every, int) or cfg.curve_every < 1:
+        raise ValueError(f"--curve-every must be a positive whole number, got {cfg.curve_every!r}")
     if cfg.checkpoints < 0:
         raise ValueError(f"checkpoints must be >= 0, got {cfg.checkpoints}")
     if cfg.keep not in ("best", "last"):
@@ -283,8 +206,9 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     # a method whose every stage fixes its learning rate (-lr) is trained once, not once per rate
     fixed = {m: [st[0].overrides["lr"]] for m, st in stages.items() if all("lr" in sp.overrides for sp in st)}
     jobs = [(m, lr, s) for m in methods for lr in fixed.get(m, lrs) for s in range(cfg.seeds)]
-    sweep, fps = [], {}
-    for m, lr, s in tqdm(jobs, desc="study", disable=not progress):
+    sweep, fps, waiting = [], {}, 0
+    shard = shard_of(cfg.shard)
+    for j, (m, lr, s) in enumerate(tqdm(jobs, desc="study", disable=not progress)):
         st = stages[m]
         hcs = [_head_config(cfg, spec, lr, s) for spec in st]
         fp = _fingerprint(hcs[0], key + json.dumps([st[0].n_train, st[0].drop_tool])
@@ -292,10 +216,17 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
         path = parts / f"{m}__lr{lr:g}__s{s}.npz"
         fps[path.name] = fp
         if path.exists():
-            with np.load(path, allow_pickle=False) as z:
-                if str(z["fingerprint"]) == fp:
-                    sweep.append(json.loads(str(z["summary"])))
-                    continue
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    summary = json.loads(str(z["summary"])) if str(z["fingerprint"]) == fp else None
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                summary = None  # a torn or foreign part: trained again
+            if summary is not None:
+                sweep.append(summary)
+                continue
+        if shard is not None and j % shard[1] != shard[0]:
+            waiting += 1  # another shard's job
+            continue
         t1 = time.time()
         kept = _kept_tools(st[0], n_tools)
         view = {t: (x, tab if kept is None else tab.restrict_tools(kept)) for t, (_, x, tab) in data.items()}
@@ -306,7 +237,7 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
         frames = {"steps": [], "dev": [], "checkpoints": []}
         for i, hc in enumerate(hcs):  # each stage trains a fresh head stacked on the frozen one before it
             last = i == len(hcs) - 1
-            snaps = _snapshot_steps(n_keep, hc.epochs, cfg.checkpoints, hc.batch_size)
+            snaps = _snapshot_steps(n_keep, hc.epochs, cfg.checkpoints, hc.batch_size, hc.settings.updates)
             run = train_head(tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base,
                              keep=cfg.keep if last else "last")
             base, evals = run.head, evals + run.reward_evaluations
@@ -336,6 +267,10 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
         with atomic_path(path, suffix=".npz") as tmp:
             np.savez_compressed(tmp, fingerprint=fp, summary=json.dumps(summary), **joined, **arrays)
         sweep.append(summary)
+    if waiting:
+        print(f"study shard {cfg.shard} done; {waiting} parts are other shards' (the last shard to finish, or a run "
+              "without --shard, writes the study's results)", file=sys.stderr)
+        return None
     sweep = pd.DataFrame(sweep)
     chosen = {}
     for m, g in sweep.groupby("method", sort=False):
@@ -360,13 +295,16 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
                     pick = q.argmax(1).astype(int)
                     picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
                                                "mask": pick if full is None else full[pick]}))
-                    if t == tests[0]:
+                    if t == tests[0] and cfg.keep_q:
                         if full is not None:  # a sub-library's policy, on the full library's subsets
                             q = _expand(q, full, n_tools)
                         qf = pd.DataFrame(q, columns=[f"q_{a}" for a in range(q.shape[1])])
                         qrows.append(pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": data[t][0]}),
                                                 qf], axis=1))
-                curves.append(pd.read_json(io.StringIO(str(z["steps"])), orient="split").assign(method=m, seed=s))
+                steps = pd.read_json(io.StringIO(str(z["steps"])), orient="split")
+                if cfg.curve_every > 1:  # every n-th step row and the last
+                    steps = steps[(steps["step"] % cfg.curve_every == 0) | (steps["step"] == steps["step"].max())]
+                curves.append(steps.assign(method=m, seed=s))
                 devs.append(pd.read_json(io.StringIO(str(z["dev"])), orient="split").assign(method=m, seed=s))
                 if cfg.checkpoints:
                     ckpts.append(pd.read_json(io.StringIO(str(z["checkpoints"])), orient="split")
@@ -374,18 +312,21 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     frames = [("picks", pd.concat(picks))] + ([("q", pd.concat(qrows))] if qrows else []) + [
         ("curves", pd.concat(curves)), ("dev", pd.concat(devs)), ("sweep", sweep)] + \
         ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+    (out / "manifest.json").unlink(missing_ok=True)  # the commit point goes first: a torn write is no study
     if not qrows:
         (out / "q.parquet").unlink(missing_ok=True)
     for name, frame in frames:
         with atomic_path(out / f"{name}.parquet") as tmp:
             frame.reset_index(drop=True).to_parquet(tmp, index=False)
-    write_json(out / "manifest.json", {
-        "config": asdict(cfg) | {"methods": ",".join(methods)}, "chosen_lr": chosen, "features": feat_manifest,
+    write_json(out / "manifest.json", with_digests({
+        "config": cfg.manifest_config() | {"methods": ",".join(methods)}, "chosen_lr": chosen,
+        "features": feat_manifest,
         "tables": {s: {k: data[s][2].manifest.get(k) for k in ("reasoner", "questions_sha256", "n_questions")}
                    for s in data},
         "n_questions": {s: len(v[0]) for s, v in data.items()}, "inputs": inputs, "torch": torch.__version__,
         "versions": package_versions(),
-        "train_seconds": float(sweep["seconds"].sum()), "seconds": round(time.time() - t0, 1)}, default=float)
+        "train_seconds": float(sweep["seconds"].sum()), "seconds": round(time.time() - t0, 1)},
+        out, [f"{name}.parquet" for name, _ in frames]), default=float)
     return out
 
 
@@ -424,11 +365,13 @@ def load_study(out_dir) -> Study:
     out = Path(out_dir)
     if not (out / "manifest.json").exists():
         raise FileNotFoundError(f"{out} holds no finished study: run `fgpo study --out-dir {out}`")
+    manifest = read_manifest(out / "manifest.json", "study manifest")
+    verify_files(out, manifest, "study", redo=f"run `fgpo study --out-dir {out}` again (its finished parts are reused)")
     frames = {n: pd.read_parquet(out / f"{n}.parquet") for n in ("picks", "curves", "dev", "sweep")}
     frames["q"] = pd.read_parquet(out / "q.parquet") if (out / "q.parquet").exists() else None
     if (out / "checkpoints.parquet").exists():
         frames["checkpoints"] = pd.read_parquet(out / "checkpoints.parquet")
-    return Study(json.loads((out / "manifest.json").read_text()), **frames)
+    return Study(manifest, **frames)
 
 
 def keep_q(out_dir, methods: list[str]) -> None:
@@ -447,4 +390,7 @@ def keep_q(out_dir, methods: list[str]) -> None:
                 q[q.method.isin(methods)].reset_index(drop=True).to_parquet(tmp, index=False)
         else:
             (out / "q.parquet").unlink()
-    write_json(out / "manifest.json", manifest | {"q_methods": list(methods)})
+    manifest |= {"q_methods": list(methods)}
+    if FILES_KEY in manifest:  # the digests follow q.parquet (a study written before them stays unverified)
+        manifest = with_digests(manifest, out, [n for n in manifest[FILES_KEY] if (out / n).exists()])
+    write_json(out / "manifest.json", manifest)

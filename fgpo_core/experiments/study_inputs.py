@@ -17,8 +17,8 @@ import numpy as np
 
 from ..io import pid_lock
 
-__all__ = ["StudyLocked", "spread_indices", "check_sizes", "check_study_inputs", "table_digest", "features_digest", "inputs_digest", "training_code_digest",
-           "study_lock"]
+__all__ = ["StudyLocked", "spread_indices", "check_sizes", "check_study_inputs", "table_digest", "features_digest",
+           "inputs_digest", "TRAINING_ROOTS", "training_modules", "training_code_digest", "study_lock"]
 
 
 class StudyLocked(FileExistsError):
@@ -99,21 +99,38 @@ def inputs_digest(data: dict, feat_manifest: dict) -> dict:
     return out
 
 
-def training_code_digest() -> str:
-    """Digest of the code that decides a trained head: every module of ``fgpo_core.core`` and
-    ``fgpo_core.algorithms``. Part of a study part's resume key, so a part trained by other code
-    is trained again instead of reused."""
-    root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for f in sorted([*root.joinpath("core").glob("*.py"), *root.joinpath("algorithms").glob("*.py")]):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
+TRAINING_ROOTS = ("fgpo_core.algorithms.head", "fgpo_core.experiments.study")
+"""Where a study part's training starts: :func:`~fgpo_core.algorithms.head.train_head` and the study
+runner that calls it."""
+
+
+def training_modules(lib_root: Path | None = None) -> list[str]:
+    """The modules that decide a trained head: the import closure of the head's training
+    (:mod:`fgpo_core.algorithms.head`), and the study runner's own modules (those of its closure in
+    :mod:`fgpo_core.experiments`); the code that only loads the inputs (benchmarks, tables, features) is
+    not among them, since the inputs themselves are digested by content (:func:`inputs_digest`)."""
+    from ..import_closure import LIB_ROOT, import_closure
+
+    lib_root = lib_root or LIB_ROOT
+    head = import_closure(TRAINING_ROOTS[:1], lib_root=lib_root)
+    runner = import_closure(TRAINING_ROOTS[1:], lib_root=lib_root)
+    return sorted(set(head) | {m for m in runner if m.split(".")[:2] == ["fgpo_core", "experiments"]})
+
+
+def training_code_digest(lib_root: Path | None = None) -> str:
+    """Digest of the source of :func:`training_modules`. Part of a study part's resume key, so a
+    part trained by other code is trained again instead of reused, while an edit elsewhere (an
+    LM-only module, a report) keeps every part. ``lib_root``: another copy of the ``fgpo_core`` folder."""
+    from ..import_closure import LIB_ROOT, closure_digest
+
+    return closure_digest(training_modules(lib_root), lib_root or LIB_ROOT)[:16]
 
 
 @contextmanager
-def study_lock(out):
-    """One live study per folder: ``<out>/.study.lock`` holds its pid (a dead one's is taken over)."""
-    lock = Path(out) / ".study.lock"
+def study_lock(out, shard: str = ""):
+    """One live study per folder: ``<out>/.study.lock`` holds its pid (a dead one's is taken over);
+    one per shard (``<out>/.study-shard-<i>-of-<N>.lock``) when the study is sharded."""
+    lock = Path(out) / (f".study-shard-{shard.replace('/', '-of-')}.lock" if shard else ".study.lock")
     with pid_lock(lock, lambda pid: f"another study (pid {pid}) is writing {out}; wait for it, use another "
                   f"--out-dir, or delete {lock} if that process is gone", StudyLocked):
         yield

@@ -47,8 +47,11 @@ class FastaError(ValueError):
 def read_fasta(path) -> list[tuple[str, str]]:
     """The ``(header, sequence)`` records of a FASTA file, plain or gzipped (recognised by its
     magic bytes, whatever its name), read by Biopython's ``SeqIO``; sequences upper-cased. A
-    file with no record gives ``[]``; a path that is missing, a folder or not text raises
-    :class:`FastaError`."""
+    leading UTF-8 byte-order mark and ``;`` comment lines (the original FASTA's) are skipped. A
+    file with no record gives ``[]``; a path that is missing, a folder or not text, or text
+    before the first ``>`` header, raises :class:`FastaError` (one line)."""
+    import io
+
     from Bio import SeqIO
 
     path = Path(path)
@@ -59,10 +62,16 @@ def read_fasta(path) -> list[tuple[str, str]]:
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     try:
-        with (gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")) as fh:
-            return [(rec.description, str(rec.seq).upper()) for rec in SeqIO.parse(fh, "fasta")]
+        with (gzip.open(path, "rt", encoding="utf-8-sig") if gz else open(path, encoding="utf-8-sig")) as fh:
+            lines = [ln for ln in fh if not ln.startswith(";")]
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise FastaError(f"{path} is not a text FASTA file (plain or gzipped): {exc}") from None
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and not lines[first].startswith(">"):
+        raise FastaError(f"{path}: line {first + 1} comes before the first '>' header; a FASTA file starts with "
+                         "'>name' (';' comment lines are allowed)")
+    text = "".join(lines[first:]) if first is not None else ""
+    return [(rec.description, str(rec.seq).upper()) for rec in SeqIO.parse(io.StringIO(text), "fasta")]
 
 
 @lru_cache(maxsize=None)

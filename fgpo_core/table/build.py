@@ -24,7 +24,7 @@ the prompts the smaller library rendered, so their rows are copied and only the
 from __future__ import annotations
 
 import hashlib
-import json
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,19 +39,20 @@ from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
 from ..env import package_versions
 from ..genomics.tools.provenance import library_provenance
-from ..io import atomic_path, pid_lock, write_json, write_text
-from .files import MANIFEST, TABLE, ManifestMismatch
+from ..io import (FILES_KEY, atomic_file, file_digest, manifest_field, pid_lock, read_manifest, with_digests,
+                  write_json, write_text)
+from .files import MANIFEST, TABLE, ManifestMismatch, check_table_manifest
 
 __all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok", "check_manifest",
-           "file_digest", "shard_lock"]
+           "file_digest", "shard_lock", "commit_table", "COMMIT_KEYS"]
+
+COMMIT_KEYS = (FILES_KEY, "shards")
+"""Manifest fields the merge adds (the merged file's sha256, the shard layout it was merged from):
+not inputs, so a build resumed after a merge ignores them."""
 
 
 class BuildLocked(FileExistsError):
     """Another live builder is writing the same shard of a table folder."""
-
-
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def chunk_ok(path: Path) -> bool:
@@ -101,8 +102,8 @@ def table_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int 
 
 def check_manifest(path: Path, manifest: dict) -> None:
     if path.exists():
-        old = json.loads(path.read_text())
-        diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k))
+        old = read_manifest(path, "table manifest")
+        diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k) and k not in COMMIT_KEYS)
         unrecorded = [k for k in PROVENANCE_KEYS if k in manifest and k not in old]
         if unrecorded and set(diff) <= set(unrecorded):
             raise ManifestMismatch(f"{path} was made before a table's manifest recorded {', '.join(unrecorded)}, "
@@ -143,7 +144,7 @@ def _base_rows(extend_from, questions, library, reasoner, lam: float, seed: int)
     base_dir = Path(extend_from)
     if not (base_dir / TABLE).exists():
         raise FileNotFoundError(f"{base_dir} holds no merged table to extend")
-    base = json.loads((base_dir / MANIFEST).read_text())
+    base = read_manifest(base_dir / MANIFEST, "table manifest")
     mine = table_manifest(questions, library, reasoner, lam, seed)
     diff = [k for k in ("questions_sha256", "reasoner", "reasoner_fingerprint", "prompt_template", "lambda")
             if base.get(k) != mine[k]]
@@ -224,8 +225,8 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
                 calls += len(answered)
                 bar.update(len(answered))
                 bar.set_postfix(calls_per_s=f"{calls / max(time.time() - t0, 1e-9):.1f}")
-            with atomic_path(path) as tmp:
-                pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), tmp)
+            with atomic_file(path) as fh:
+                pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), fh)
             write_text(path.with_name(path.name + ".sha256"), file_digest(path) + "\n")
             done += 1
     finally:
@@ -233,30 +234,63 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
     return out
 
 
-def merge_table(out_dir) -> Path:
-    """Merge every shard's chunks into ``table.parquet`` once all questions are present."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+_CHUNK = re.compile(r"shard(\d{3})of(\d{3})-chunk\d{5}\.parquet")
 
-    out = Path(out_dir)
-    manifest = json.loads((out / MANIFEST).read_text())
-    parts = sorted(out.glob("shard*-chunk*.parquet"))
-    if not parts:
-        raise FileNotFoundError(f"{out} holds no table chunks")
+
+def _layout_rows(out: Path, parts: list[Path], n: int, A: int):
+    """The rows of one shard layout's chunks and the question indices they lack."""
     bad = [p.name for p in parts if not chunk_ok(p)]
     if bad:
         raise ValueError(f"{len(bad)} chunk(s) of {out} fail their checksum (e.g. {bad[0]}): run the build "
                          "again, which redoes them")
     df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
-    n, A = manifest["n_questions"], 1 << manifest["n_tools"]
     have = df.groupby("q_index")["mask"].nunique()
     missing = sorted(set(range(n)) - set(have[have == A].index))
-    if missing or len(df) != n * A:
-        raise ValueError(f"the table is incomplete: {len(missing)} of {n} questions missing (e.g. index "
-                         f"{missing[:3]}); finish every shard first")
-    with atomic_path(out / TABLE) as tmp:
-        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
+    if not missing and len(df) != n * A:
+        missing = sorted(set(df.q_index[df.duplicated(["q_index", "mask"], keep=False)]))[:3] or [-1]
+    return df, missing
+
+
+def merge_table(out_dir) -> Path:
+    """Merge every shard's chunks into ``table.parquet`` once all questions are present. Chunks of
+    several shard layouts (a build begun as ``--shard 0/1`` and finished as ``0/2`` and ``1/2``)
+    are never mixed: the layout whose shards cover every question is merged, and recorded in the
+    manifest (``shards``) with the merged file's sha256 (:func:`commit_table`)."""
+    out = Path(out_dir)
+    manifest = read_manifest(out / MANIFEST, "table manifest")
+    where = f"{out / MANIFEST}"
+    check_table_manifest(manifest, where)
+    n = manifest_field(manifest, "n_questions", int, where)
+    A = 1 << manifest_field(manifest, "n_tools", int, where, positive=True)
+    layouts: dict[int, list[Path]] = {}
+    for p in sorted(out.glob("shard*-chunk*.parquet")):
+        m = _CHUNK.fullmatch(p.name)
+        if m:
+            layouts.setdefault(int(m.group(2)), []).append(p)
+    if not layouts:
+        raise FileNotFoundError(f"{out} holds no table chunks")
+    tried = []
+    for N in sorted(layouts, key=lambda N: -len(layouts[N])):
+        df, missing = _layout_rows(out, layouts[N], n, A)
+        if not missing:
+            return commit_table(out, df, manifest, shards=N)
+        tried.append(f"{len(missing)} of {n} questions missing from the {N}-shard chunks (e.g. index {missing[:3]})")
+    raise ValueError(f"the table is incomplete: {'; '.join(tried)}; finish every shard of one layout first")
+
+
+def commit_table(out: Path, df: pd.DataFrame, manifest: dict, shards: int | None = None) -> Path:
+    """Write ``table.parquet`` and then (its commit point) the manifest naming its sha256 (and the
+    shard layout it was merged from): a reader refuses a table torn or altered since."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_file(out / TABLE) as fh:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)
+    extra = {} if shards is None else {"shards": shards}
+    write_json(out / MANIFEST, with_digests({k: v for k, v in manifest.items() if k not in COMMIT_KEYS} | extra,
+                                            out, [TABLE]), sort_keys=True)
     return out / TABLE
 
 

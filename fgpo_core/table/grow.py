@@ -23,15 +23,14 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..core.rewards import LAMBDA
-from ..io import atomic_path, write_json
-from .build import build_table, merge_table, questions_hash, table_manifest
+from ..io import atomic_path, read_manifest, verify_files, write_json
+from .build import build_table, commit_table, merge_table, questions_hash, table_manifest
 from .files import MANIFEST, TABLE, ManifestMismatch
 
-__all__ = ["grow_table", "grow_blocks", "grow_features", "whole_manifest", "main"]
+__all__ = ["grow_table", "grow_blocks", "whole_manifest", "main"]
 
 _SAME = ("reasoner", "reasoner_fingerprint", "prompt_template", "lambda", "n_tools", "tools")
 
@@ -56,11 +55,8 @@ def _slice_extend(extend_from: Path, n0: int, new, work: Path) -> Path:
     if part.question_id.drop_duplicates().tolist() != [q.id for q in new]:
         raise ValueError(f"{extend_from}'s appended rows are not this suite's appended questions")
     out = work / "extend"
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / TABLE) as tmp:
-        part.reset_index(drop=True).to_parquet(tmp, index=False)
-    write_json(out / MANIFEST, {**manifest, "n_questions": len(new), "questions_sha256": questions_hash(new)},
-               sort_keys=True)
+    commit_table(out, part.reset_index(drop=True),
+                 {**manifest, "n_questions": len(new), "questions_sha256": questions_hash(new)})
     return out
 
 
@@ -82,7 +78,8 @@ def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_d
     and a new build of the rest (in ``work_dir``, resumable), written to ``out_dir`` (which may
     be ``base_dir``) with a whole build's manifest. Returns ``out_dir``."""
     base_dir, out_dir, work = Path(base_dir), Path(out_dir), Path(work_dir)
-    base = json.loads((base_dir / MANIFEST).read_text())
+    base = read_manifest(base_dir / MANIFEST, "table manifest")
+    verify_files(base_dir, base, "table", redo="merge or build it again")
     n0 = int(base["n_questions"])
     if not 0 < n0 < len(questions):
         raise ValueError(f"{base_dir} holds {n0} questions; there are {len(questions)}: nothing to grow")
@@ -107,14 +104,8 @@ def grow_table(questions: Sequence, library, reasoner, base_dir, out_dir, work_d
         raise ValueError(f"{base_dir}'s columns differ from the new build's: {list(old.columns)} vs {list(add.columns)}")
     df = pd.concat([old, add.astype(old.dtypes.to_dict())], ignore_index=True)
     df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
-    manifest = whole_manifest(questions, library, reasoner, lam, seed, whole_extend, chunk_size)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out_dir / TABLE) as tmp:
-        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
-    write_json(out_dir / MANIFEST, manifest, sort_keys=True)
+    commit_table(out_dir, df, whole_manifest(questions, library, reasoner, lam, seed, whole_extend, chunk_size),
+                 shards=1)  # as a whole build merged from one shard
     return out_dir
 
 
@@ -149,48 +140,6 @@ def grow_blocks(questions: Sequence, library, reader, base_dir, out_dir, work_di
     return out_dir
 
 
-def grow_features(questions: Sequence, features_dir, suite: str = "train", batch_size: int = 32,
-                  progress: bool = True, model=None) -> Path:
-    """Grow a feature cache's ``suite`` (``fgpo features``) by its appended questions.
-
-    The cached features must be those of the first questions; the appended ones are encoded
-    in the batches a whole build would use (the batch holding the first appended question
-    starts at a multiple of ``batch_size``, its earlier members are encoded again and must
-    match the cache), so the result equals a whole build. The manifest is rewritten as a
-    whole build writes it; the other suites' files are not touched."""
-    from ..selectors.features import encode_prompts, feature_manifest
-
-    out = Path(features_dir)
-    man = json.loads((out / "manifest.json").read_text())
-    with np.load(out / f"{suite}.npz", allow_pickle=False) as z:
-        ids, x = z["ids"], z["features"]
-    n0 = len(ids)
-    if not 0 < n0 < len(questions) or ids.tolist() != [q.id for q in questions[:n0]]:
-        raise ValueError(f"{out / (suite + '.npz')} is not the features of this suite's first {n0} questions")
-    want = feature_manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions[:n0]})
-    if man["suites"][suite] != want["suites"][suite]:
-        raise ManifestMismatch(f"{out}: the cached {suite} features were made for other questions")
-    start = n0 - n0 % batch_size
-    if model is None:
-        from ..selectors.features import encoder_for
-
-        model = encoder_for(man["encoder"])
-    if model.fingerprint != man["fingerprint"]:
-        raise ManifestMismatch(f"{out} was made by another encoder ({man['fingerprint']}, not {model.fingerprint})")
-    new = encode_prompts(questions[start:], man["encoder"], man["n_tools"], man["keep"], batch_size=batch_size,
-                         progress=progress, model=model)
-    if start < n0 and not np.allclose(new[:n0 - start], x[start:], rtol=0, atol=1e-5):
-        raise ValueError(f"re-encoding questions {start}-{n0 - 1} does not reproduce the cache "
-                         f"(max difference {np.abs(new[:n0 - start] - x[start:]).max():.2e})")
-    feats = np.concatenate([x, new[n0 - start:]]).astype(x.dtype)
-    with atomic_path(out / f"{suite}.npz", suffix=".npz") as tmp:
-        np.savez_compressed(tmp, ids=np.array([q.id for q in questions]), features=feats)
-    whole = feature_manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions})
-    write_json(out / "manifest.json", {**man, "suites": {**man["suites"], suite: whole["suites"][suite]}},
-               sort_keys=True)
-    return out
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fgpo_core.table.grow", description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench", required=True, help="a built benchmark folder")
@@ -216,6 +165,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.threads)
     _, suites = load_benchmark(args.bench)
     if args.features:
+        from ..selectors.features import grow_features
+
         print(f"grown: {grow_features(suites[args.suite], args.features, args.suite)}")
         return 0
     if not (args.base and args.out and args.work):

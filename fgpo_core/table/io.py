@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from ..genomics.benchmarks.schema import LETTERS
-from .files import MANIFEST, TABLE, ManifestMismatch
+from ..io import read_manifest, verify_files
+from .files import MANIFEST, TABLE, ManifestMismatch, check_table_manifest
 from .reward_table import RewardTable
 
-__all__ = ["MANIFEST", "TABLE", "ManifestMismatch", "load_table", "load_tables", "has_table"]
+__all__ = ["MANIFEST", "TABLE", "ManifestMismatch", "load_table", "load_tables", "has_table", "check_table_manifest"]
 
 
 def _fused_format(folder: Path) -> str | None:
@@ -59,13 +60,18 @@ def load_table(out_dir, expect: dict | None = None) -> RewardTable:
             if diff:
                 raise ManifestMismatch(f"{out} does not match the expected inputs ({', '.join(diff)})")
         return table
-    manifest = json.loads((out / MANIFEST).read_text())
+    manifest = read_manifest(out / MANIFEST, "table manifest")
+    check_table_manifest(manifest, out / MANIFEST)
+    verify_files(out, manifest, "table", redo=f"merge it again (`fgpo table merge {out}`) or build it again")
     if expect is not None:
         diff = sorted(k for k, v in expect.items() if manifest.get(k) != v)
         if diff:
             raise ManifestMismatch(f"{out} does not match the expected inputs ({', '.join(diff)})")
     df = pd.read_parquet(out / TABLE)
     A = 1 << manifest["n_tools"]
+    missing = [c for c in ("mask", "question_id", "family", "correct", "prompt_tokens", "prediction") if c not in df]
+    if missing:
+        raise ValueError(f"{out / TABLE} has no column {missing[0]!r}: not a reward table")
     if len(df) % A or not (df["mask"].to_numpy().reshape(-1, A) == np.arange(A)).all():
         raise ValueError(f"{out / TABLE} is not {A} rows per question in mask order")
     grid = lambda col: df[col].to_numpy().reshape(-1, A)  # noqa: E731

@@ -4,11 +4,13 @@
 :mod:`~fgpo_core.genomics.benchmarks.sources` (split-disjoint sequence sources),
 :mod:`~fgpo_core.genomics.benchmarks.families` (families that plant and verify features),
 :mod:`~fgpo_core.genomics.benchmarks.suites` (suites, the builder, disjointness checks),
-:mod:`~fgpo_core.genomics.benchmarks.answerability` (per-tool rules and text-only baselines).
+:mod:`~fgpo_core.genomics.benchmarks.answerability` (per-tool rules and text-only baselines),
+:mod:`~fgpo_core.genomics.benchmarks.append` (adding the suites drawn last, the in-domain dev, to a built folder).
 """
 from .schema import LETTERS, Question, QuestionError, read_questions, validate_question, write_questions
 from .suites import SIZES, SUITES, build_all, find_leaks, kmer_set, load_benchmark, tool_library_for
+from .append import append_suites
 
 __all__ = ["LETTERS", "Question", "QuestionError", "read_questions", "validate_question", "write_questions",
-           "SIZES", "SUITES", "build_all", "find_leaks", "kmer_set", "load_benchmark",
+           "SIZES", "SUITES", "build_all", "append_suites", "find_leaks", "kmer_set", "load_benchmark",
            "tool_library_for"]

@@ -1,12 +1,13 @@
-"""The suites: a training pool, a dev split, a main test suite and two cross-domain suites.
+"""The suites: a training pool, a dev split, a main test suite, two cross-domain suites and the in-domain dev.
 
 | suite | split | families | like the paper's |
 |---|---|---|---|
 | ``train`` | train | splice, promoter, cpg, repeat; then regulator | the NT-task training pool (no taxonomy, no TF motif) |
-| ``dev`` | dev | tf_motif, splice, promoter, taxonomy, cpg | the dev split for checkpoint selection |
+| ``dev`` | dev | tf_motif, splice, promoter, taxonomy, cpg | the first dev split, mixed domains; a diagnostic |
 | ``core`` | test | tf_motif, splice, promoter, taxonomy, cpg | the main test suite, five families |
 | ``microbe`` | test | promoter (C. diphtheriae), taxonomy (bacteria) | a bacterial-centred cross-domain suite |
 | ``mosaic`` | test | repeat, tf_motif, cpg, splice | a mixed cross-domain suite |
+| ``indev`` | dev | splice, promoter, cpg, repeat, regulator | in-domain dev: every selection reads it |
 
 Everything is drawn deterministically from one seed. Before any file is
 written, every evaluation question is checked against the training pool and the
@@ -20,6 +21,14 @@ first block, its references and every evaluation suite are drawn exactly as befo
 the pool grew, so they stay byte-identical; the appended questions and references are
 drawn after the evaluation suites and redrawn (deterministically) wherever they would
 share a 32-mer with one of them.
+
+Suites marked ``after`` (today ``indev``, the in-domain dev that every selection reads: the
+training families, promoter on the training organisms) are drawn last, under their own seed
+stream (the suite's name salts every draw), each sequence from one of the ``sources`` splits'
+regions (the dev tenth alone no longer holds enough unused promoter and CpG windows) and drawn
+again wherever it would share a 32-mer with the training side or any other suite; nothing drawn
+before them changes, so they can be added to a built folder
+(:func:`~fgpo_core.genomics.benchmarks.append.append_suites`) and a full build makes the same files.
 """
 from __future__ import annotations
 
@@ -33,15 +42,15 @@ import numpy as np
 from tqdm import tqdm
 
 from ...io import atomic_path, plain_name, write_text
-from ..tools.validate import reverse_complement
+from .leaks import LEAK_K, LeakError, _shares, find_leaks, kmer_set, training_kmers  # noqa: F401 (re-exported)
 from .families import Family, TFMotif, family
 from .schema import LETTERS, Question, read_questions, validate_question, write_questions
 
-__all__ = ["SUITES", "SIZES", "LATER_SIZES", "REFERENCES_PER_LABEL", "SuiteSpec", "build_all", "make_question",
-           "kmer_set", "training_kmers", "find_leaks", "LeakError", "load_references", "load_benchmark", "tool_library_for", "BUILDER_VERSION"]
+__all__ = ["SUITES", "FIRST_SUITES", "AFTER_SUITES", "SIZES", "LATER_SIZES", "REFERENCES_PER_LABEL", "SuiteSpec",
+           "build_all", "after_suites", "suite_entry", "make_question", "kmer_set", "training_kmers", "find_leaks",
+           "LeakError", "load_references", "load_benchmark", "tool_library_for", "BUILDER_VERSION"]
 
 BUILDER_VERSION = "1"
-LEAK_K = 32
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,14 @@ class SuiteSpec:
     family_kwargs: tuple = ()
     later: tuple = ()
     """Families appended after the first block (sizes in ``LATER_SIZES``); training pool only."""
+    after: bool = False
+    """Drawn after every other suite and the training pool's appended block, clear of all of them;
+    each drawn sequence that shares a 32-mer with them is drawn again (not the whole question)."""
+    weights: tuple = ()
+    """Relative number of questions per family (in ``families`` order); empty: as even as n allows."""
+    sources: tuple = ()
+    """The source splits (sequence regions) an ``after`` suite draws each sequence from, one drawn at
+    random per sequence and named in its provenance (``source_split``); empty: the suite's split."""
 
     def family_objects(self, later: bool = False) -> list[Family]:
         kw = dict(self.family_kwargs)
@@ -67,12 +84,17 @@ SUITES = {
         ("taxonomy", {"organisms": ("Escherichia coli", "Corynebacterium diphtheriae", "Bacillus amyloliquefaciens",
                                     "Kutzneria sp. 744")}))),
     "mosaic": SuiteSpec("mosaic", "test", ("repeat", "tf_motif", "cpg", "splice")),
+    "indev": SuiteSpec("indev", "dev", ("splice", "promoter", "cpg", "repeat", "regulator"),
+                       after=True, weights=(2, 1, 2, 2, 2), sources=("dev", "train", "test")),
 }
+FIRST_SUITES = tuple(n for n, spec in SUITES.items() if n != "train" and not spec.after)
+"""The evaluation suites drawn before the training pool's appended block (it is checked against them)."""
+AFTER_SUITES = tuple(n for n, spec in SUITES.items() if spec.after)
 
 SIZES = {
-    "ci": {"train": 48, "dev": 20, "core": 40, "microbe": 16, "mosaic": 16},
-    "cpu": {"train": 1000, "dev": 200, "core": 1000, "microbe": 500, "mosaic": 500},
-    "gpu": {"train": 2002, "dev": 492, "core": 3590, "microbe": 1000, "mosaic": 1000},
+    "ci": {"train": 48, "dev": 20, "core": 40, "microbe": 16, "mosaic": 16, "indev": 20},
+    "cpu": {"train": 1000, "dev": 200, "core": 1000, "microbe": 500, "mosaic": 500, "indev": 250},
+    "gpu": {"train": 2002, "dev": 492, "core": 3590, "microbe": 1000, "mosaic": 1000, "indev": 500},
 }
 LATER_SIZES = {"ci": {"train": 12}, "cpu": {"train": 250}, "gpu": {"train": 500}}
 """Questions of the ``later`` families, appended after the first block of a suite."""
@@ -82,12 +104,25 @@ REFERENCES_PER_LABEL = {"ci": 8, "cpu": 60, "gpu": 150}
 
 # -- questions -------------------------------------------------------------------
 def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite: str, qid: str,
-                  rng: np.random.Generator) -> Question:
-    """One verified question of ``fam`` with its answer at ``answer_letter``."""
+                  rng: np.random.Generator, accept=None, sources=()) -> Question:
+    """One verified question of ``fam`` with its answer at ``answer_letter``; with ``accept`` (a
+    predicate on a sequence), every drawn sequence it refuses is drawn again; with ``sources``,
+    each sequence comes from one of these splits' regions, drawn at random."""
     idx = LETTERS.index(answer_letter)
+
+    def draw(label, length=None):
+        for _ in range(200):
+            src = sources[int(rng.integers(len(sources)))] if sources else split
+            it = fam.draw(label, src, rng, length=length)
+            if sources:
+                it.provenance["source_split"] = src
+            if accept is None or accept(it.seq):
+                return it
+        raise LeakError(f"{qid}: 200 draws of {fam.name}/{label} shared a {LEAK_K}-mer with the other suites")
+
     if shape == "describe":
         label = fam.labels[int(rng.integers(len(fam.labels)))]
-        item = fam.draw(label, split, rng)
+        item = draw(label)
         candidates = list(fam.labels)
         if isinstance(fam, TFMotif):  # distractor factors must have no hit with p < 1e-4
             hit = fam.hits_by_factor(item.seq)
@@ -101,11 +136,11 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
                         {"answer_label": label, "option_labels": dict(zip(LETTERS, labels)), **item.provenance})
     # select: the target and three sequences of other labels
     label = fam.labels[int(rng.integers(len(fam.labels)))]
-    target = fam.draw(label, split, rng)
+    target = draw(label)
     others = []
     while len(others) < 3:
         other_label = fam.select_distractor_labels(label, rng)[0]
-        it = fam.draw(other_label, split, rng, length=len(target.seq))
+        it = draw(other_label, length=len(target.seq))
         if it.seq in [target.seq] + [o.seq for o in others]:
             continue  # four different sequences
         if isinstance(fam, TFMotif) and fam.hits_by_factor(it.seq).get(label, 1.0) < 1e-4:
@@ -117,35 +152,6 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
             "options": {L: it.provenance for L, it in zip(LETTERS, items)}}
     return Question(qid, suite, split, fam.name, shape, fam.select_text.format(label=fam.text_of(label)),
                     dict(seqs), answer_letter, seqs, prov)
-
-
-# -- disjointness ------------------------------------------------------------------
-class LeakError(ValueError):
-    """An evaluation question shares DNA with the training side."""
-
-
-def kmer_set(seqs, k: int = LEAK_K) -> set:
-    """All k-mers of the sequences and of their reverse complements."""
-    out = set()
-    for s in seqs:
-        for t in (s, reverse_complement(s)):
-            out.update(t[i:i + k] for i in range(len(t) - k + 1))
-    return out
-
-
-def _shares(seq: str, kmers: set, k: int = LEAK_K) -> bool:
-    return any(seq[i:i + k] in kmers for i in range(len(seq) - k + 1))
-
-
-def training_kmers(references, train_questions, k: int = LEAK_K) -> set:
-    """The k-mers (both strands) of the training side: the tools' labelled reference sequences
-    and every training question's sequences. No evaluation question may share one."""
-    return kmer_set([r["seq"] for r in references] + [s for q in train_questions for s in q.sequences.values()], k)
-
-
-def find_leaks(training_kmers: set, questions, k: int = LEAK_K) -> list[str]:
-    """Ids of questions any of whose sequences shares a k-mer with the training side."""
-    return [q.id for q in questions if any(_shares(s, training_kmers, k) for s in q.sequences.values())]
 
 
 # -- building -----------------------------------------------------------------------
@@ -161,6 +167,12 @@ def _plan(spec: SuiteSpec, n: int, later: bool = False):
     fams = spec.family_objects(later)
     plan = []
     per_fam = [n // len(fams) + (i < n % len(fams)) for i in range(len(fams))]
+    if spec.weights and not later:  # largest remainders, ties to the earlier family
+        w = np.asarray(spec.weights, float) * n / sum(spec.weights)
+        per_fam = np.floor(w).astype(int)
+        for i in sorted(range(len(fams)), key=lambda i: (per_fam[i] - w[i], i))[:n - int(per_fam.sum())]:
+            per_fam[i] += 1
+        per_fam = [int(m) for m in per_fam]
     for fi, m in enumerate(per_fam):
         for shape, count in (("describe", m - m // 2), ("select", m // 2)):
             plan += [(fi, shape, LETTERS[(len(plan) + i) % 4]) for i in range(count)]
@@ -180,9 +192,14 @@ def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progre
         key = (fam.name, shape)
         counters[key] = counters.get(key, 0) + 1
         qid = f"{spec.name}-{fam.name}-{shape[0]}{counters[key]:05d}"
+        accept = (lambda x: not _shares(x, forbidden)) if spec.after and forbidden is not None else None
         for attempt in range(50):
             rng = _seed_for(seed, spec.name, qid, attempt)
-            q = make_question(fam, shape, letter, spec.split, spec.name, qid, rng)
+            try:
+                q = make_question(fam, shape, letter, spec.split, spec.name, qid, rng, accept, spec.sources)
+            except LeakError:  # an after suite: no clear sequence of a label (and length) in 200 draws
+                redrawn += 1
+                continue
             validate_question(json.loads(q.to_json()))  # every question passes the schema before it is kept
             if forbidden is None or not find_leaks(forbidden, [q]):
                 break
@@ -200,7 +217,7 @@ def _references(seed: int, per_label: int) -> list[dict]:
     refs = []
     reference_kwargs = {"promoter": {"organisms": ("Escherichia coli", "Bacillus amyloliquefaciens",
                                                    "Corynebacterium diphtheriae")}}
-    for name in sorted({f for spec in SUITES.values() for f in spec.families}):
+    for name in sorted({f for spec in SUITES.values() if not spec.after for f in spec.families}):
         fam = family(name, **reference_kwargs.get(name, {}))
         for label in fam.labels:
             for i in range(per_label):
@@ -296,12 +313,54 @@ def load_references(path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def _seqs(questions) -> list[str]:
+    return [s for q in questions for s in q.sequences.values()]
+
+
+def after_suites(seed: int, profile: str, references, train, others: dict, names=AFTER_SUITES,
+                 progress: bool = False) -> dict:
+    """The ``after`` suites ``names``: ``{name: (questions, redrawn)}``, each drawn clear of the
+    training side (``references`` rows and ``train`` questions, its appended block included), of
+    every suite in ``others`` (name -> questions) and of the ``after`` suites drawn before it;
+    checked again once drawn (:class:`LeakError` on a leak)."""
+    taken = kmer_set([r["seq"] for r in references] + _seqs(train) + [x for qs in others.values() for x in _seqs(qs)])
+    out = {}
+    for name in names:
+        if not SUITES[name].after:
+            raise ValueError(f"suite {name!r} is not drawn after the others")
+        qs, redrawn = _questions(SUITES[name], SIZES[profile][name], seed, taken, progress)
+        leaks = find_leaks(taken, qs)
+        if leaks:
+            raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with another suite or the training side, "
+                            f"e.g. {leaks[0]}")
+        taken |= kmer_set(_seqs(qs))
+        out[name] = (qs, redrawn)
+    return out
+
+
+def suite_entry(name: str, qs, redrawn: int, path: Path) -> dict:
+    """A suite's manifest entry: file, split, size, checksum, questions per family and shape,
+    answer letters, redraws; an ``after`` suite also names what it is clear of."""
+    counts: dict = {}
+    for q in qs:
+        counts.setdefault(q.family, {}).setdefault(q.shape, 0)
+        counts[q.family][q.shape] += 1
+    entry = {"file": path.name, "split": SUITES[name].split, "n": len(qs), "sha256": _sha(path),
+             "families": counts, "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
+             "redrawn_for_overlap": redrawn}
+    if SUITES[name].after:
+        entry["clear_of"] = ["references", "train"] + [n for n in SUITES if n != "train" and n != name]
+        entry["seed_stream"] = name
+    return entry
+
+
 def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progress: bool = True) -> dict:
     """Build the reference data, the training pool and the requested suites into ``out_dir``.
 
     The training pool and references are always built (evaluation suites are checked
     against them), and so is every evaluation suite (the training pool's appended block
-    is checked against all of them); only the requested suites are written. Returns the
+    is checked against all of them); only the requested suites are written. The ``after``
+    suites are drawn last, only when requested, clear of everything else. Returns the
     manifest, also written as ``manifest.json``.
     """
     if profile not in SIZES:
@@ -316,7 +375,7 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
     train, _ = _questions(SUITES["train"], SIZES[profile]["train"], seed, None, progress)
     forbidden = training_kmers(refs, train)
     evaluation = {name: _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress)
-                  for name in SUITES if name != "train"}
+                  for name in FIRST_SUITES}
     del forbidden
     # the appended block of the training pool and its references: clear of every evaluation suite
     held_out = kmer_set([s for qs, _ in evaluation.values() for q in qs for s in q.sequences.values()])
@@ -324,7 +383,7 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
                                       later=True)
     later_refs, refs_redrawn = _later_references(seed, REFERENCES_PER_LABEL[profile], held_out, len(refs))
     built = {"train": (train + later, later_redrawn)}
-    built.update((name, evaluation[name]) for name in suites if name != "train")
+    built.update((name, evaluation[name]) for name in suites if name in evaluation)
     # final checks before anything is written
     forbidden = training_kmers(refs + later_refs, train + later)
     for name, (qs, _) in evaluation.items():
@@ -332,6 +391,10 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
         if leaks:
             raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with training data, e.g. {leaks[0]}")
     del forbidden, held_out
+    wanted_after = [n for n in AFTER_SUITES if n in suites]
+    if wanted_after:
+        built.update(after_suites(seed, profile, refs + later_refs, train + later,
+                                  {n: qs for n, (qs, _) in evaluation.items()}, wanted_after, progress))
     _write_jsonl(refs + later_refs, out / "references.jsonl")
     later_families = list(SUITES["train"].later)
     manifest = {"builder_version": BUILDER_VERSION, "profile": profile, "seed": seed, "leak_k": LEAK_K,
@@ -344,14 +407,7 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
     for name, (qs, redrawn) in built.items():
         path = out / f"{name}.jsonl"
         write_questions(qs, path)
-        counts: dict = {}
-        for q in qs:
-            counts.setdefault(q.family, {}).setdefault(q.shape, 0)
-            counts[q.family][q.shape] += 1
-        manifest["suites"][name] = {
-            "file": path.name, "split": SUITES[name].split, "n": len(qs), "sha256": _sha(path),
-            "families": counts, "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
-            "redrawn_for_overlap": redrawn}
+        manifest["suites"][name] = suite_entry(name, qs, redrawn, path)
         if name == "train":
             first = "".join(q.to_json() + "\n" for q in train).encode()
             manifest["suites"][name]["later"] = {"families": later_families, "first_index": len(train),

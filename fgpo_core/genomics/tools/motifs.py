@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Evidence, ToolInput
-from ...io import atomic_path
+from ...io import atomic_file
 from .validate import MAX_LENGTH, encode, validate_sequence
 
 __all__ = ["MotifDatabase", "MotifScan", "load_motifs", "scan", "cache_dir", "motif_pvalue_distribution",
@@ -151,14 +153,24 @@ def _build(release: str, collection: str, tax_group: str) -> dict:
 def load_motifs(release: str = "JASPAR2024", collection: str = "CORE", tax_group: str = "vertebrates") -> MotifDatabase:
     """The motif database, from the disk cache when present (built and cached otherwise)."""
     key = hashlib.sha256(f"{release}|{collection}|{tax_group}|{PSEUDOCOUNT}|{SCALE}|{P_THRESHOLD}|v1".encode()).hexdigest()[:12]
-    path = cache_dir() / f"motifs_{release}_{tax_group}_{key}.npz"
-    if path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    else:
+    name = f"motifs_{release}_{tax_group}_{key}.npz"
+    data = None
+    try:
+        path = cache_dir() / name
+        if path.exists():
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+            MotifDatabase(release=release, **data)  # every field there
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        data = None  # a torn or foreign cache file, or no cache folder to read: built again
+    if data is None:
         data = _build(release, collection, tax_group)
-        with atomic_path(path, suffix=".npz") as tmp:
-            np.savez_compressed(tmp, **data)
+        try:
+            with atomic_file(cache_dir() / name) as fh:
+                np.savez_compressed(fh, **data)
+        except OSError as exc:  # a read-only or full cache folder: the database is used uncached
+            print(f"warning: the motif database is not cached ({exc.strerror or exc}); set FGPO_CACHE to a "
+                  "writable folder to keep it", file=sys.stderr)
     return MotifDatabase(release=release, **data)
 
 

@@ -47,7 +47,6 @@ __all__ = ["register_tool", "registered_tools", "make_tool", "library_from_names
 
 _FACTORIES: dict[str, Callable] = {}
 _PLUGINS: set[str] = set()
-_KWARGS = ("references", "database", "encoder", "max_length")
 
 
 def register_tool(name: str, factory: Callable | None = None, replace: bool = False):

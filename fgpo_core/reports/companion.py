@@ -18,14 +18,15 @@ import pandas as pd
 
 from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of
+from ..experiments.study import Study
 from ..table import RewardTable
-from .report import training_cost
-from .study import Study
+from .lm_runs import training_cost
 
 __all__ = ["domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
            "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion",
-           "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "lm_capacity_tests",
-           "against_best", "budget_tests", "width_effects", "id_ood_verdicts"]
+           "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "against_best",
+           "budget_tests", "id_ood_verdicts"]
+
 
 def domain_split(tables: Mapping[str, RewardTable], training_families: Iterable[str]) -> pd.DataFrame:
     """Questions per suite, family and domain: columns ``suite, family, n, domain``."""
@@ -90,7 +91,8 @@ def id_ood_verdicts(picks: pd.DataFrame, tables: Mapping[str, RewardTable], trai
     for d in ("ID", "OOD"):
         x, y = [], []
         for ca, cb in zip(right[a], right[b]):
-            ca, cb = ca[ca.domain == d].set_index(["suite", "question_id"]), cb[cb.domain == d].set_index(["suite", "question_id"])
+            ca = ca[ca.domain == d].set_index(["suite", "question_id"])
+            cb = cb[cb.domain == d].set_index(["suite", "question_id"])
             both = ca.index.intersection(cb.index)
             x.append(ca.loc[both, "correct"].to_numpy(bool))
             y.append(cb.loc[both, "correct"].to_numpy(bool))
@@ -119,7 +121,7 @@ def id_ood_checkpoints(study: Study, training_families: Iterable[str]) -> pd.Dat
 
 def id_ood_summary(scores: pd.DataFrame, methods: Iterable[str]) -> pd.DataFrame:
     """Mean and sd over seeds of ID and OOD accuracy, for ``methods`` in order (those present)."""
-    from .study_report import label
+    from .study import label
 
     g = scores.groupby("method")
     out = pd.DataFrame({"ID": g.ID.mean(), "ID sd": g.ID.std(ddof=1), "OOD": g.OOD.mean(),
@@ -158,26 +160,6 @@ def budget_tests(scores: pd.DataFrame, methods: Mapping[int, str], column: str =
     if not per:
         raise ValueError("none of the budget's methods has scores")
     return against_best(pd.DataFrame(per)).rename_axis("SFT share (%)")
-
-
-def width_effects(scores: pd.DataFrame, grid: Mapping[tuple[int, int], str]) -> pd.DataFrame:
-    """Each stage's head width, the other stage's averaged out: ``grid`` maps (SFT width, RL
-    width) to its method in ``scores`` (:func:`id_ood_scores`). For each stage ("SFT", "RL") and
-    domain, per seed the accuracy at each of that stage's widths averaged over the other stage's
-    widths, then :func:`against_best` over seeds; rows (stage, domain, width)."""
-    rows = []
-    for (ws, wr), m in grid.items():
-        for seed, r in scores[scores.method == m].set_index("seed").iterrows():
-            rows.append({"SFT": ws, "RL": wr, "seed": seed, "ID": r.ID, "OOD": r.OOD})
-    g = pd.DataFrame(rows)
-    if g.empty:
-        raise ValueError("none of the grid's methods has scores")
-    out = {}
-    for stage in ("SFT", "RL"):
-        for d in ("ID", "OOD"):
-            per = g.groupby(["seed", stage])[d].mean().unstack(stage)
-            out[(stage, d)] = against_best(per)
-    return pd.concat(out, names=["stage", "domain", "width"])
 
 
 def parse_lm_companion_method(method: str) -> tuple[str, int]:
@@ -243,7 +225,7 @@ def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
     """What each finished training run of an ``fgpo lm-companion`` folder cost: one row per run
     folder (``sft-r16``, ``sft20-r16``, ...), its objective, LoRA rank, question visits, training
     seconds, seconds per visit and how they were timed, from the runs' manifests by
-    :func:`fgpo_core.experiments.report.training_cost` (which also times a run resumed across
+    :func:`fgpo_core.reports.lm_runs.training_cost` (which also times a run resumed across
     processes)."""
     import json
 
@@ -257,7 +239,8 @@ def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
     out = pd.DataFrame({"run": list(mans), "objective": [m["objective"] for m in mans.values()],
                         "rank": [int(m["config"].get("lora_r", 0)) for m in mans.values()],
                         "visits": cost.visits.astype(int).to_numpy(), "train seconds": 60 * cost.minutes.to_numpy(),
-                        "seconds per visit": cost["seconds per visit"].to_numpy(), "timed by": cost.timed_by.to_numpy()})
+                        "seconds per visit": cost["seconds per visit"].to_numpy(),
+                        "timed by": cost.timed_by.to_numpy()})
     return out[cols].sort_values(["rank", "run"], kind="stable").set_index("run")
 
 
@@ -341,24 +324,3 @@ def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], t
     return pd.DataFrame(rows).set_index(["rank", "domain", "versus"]) if rows else pd.DataFrame()
 
 
-def lm_capacity_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
-                      training_families: Iterable[str]) -> pd.DataFrame:
-    """The capacity question asked question by question: each trained arm at every pair of LoRA
-    ranks (the lower rank first), in each domain, on the first seed: rows (arm, domain, rank,
-    other rank) with both accuracies, the questions only one rank gets right and the exact McNemar
-    p-value. The start (the same weights at every rank) is left out."""
-    seed = picks.seed.min()
-    picks = picks[picks.seed == seed]
-    by = {parse_lm_companion_method(m): f for m, f in picks.groupby("method", sort=False)}
-    rows = []
-    for arm in dict.fromkeys(a for a, _ in by):
-        if arm == START_ARM:
-            continue
-        ranks = sorted(r for a, r in by if a == arm)
-        for i, r in enumerate(ranks):
-            for o in ranks[i + 1:]:
-                for d, t in domain_mcnemar(by[(arm, r)], by[(arm, o)], tables, training_families).items():
-                    rows.append({"arm": arm, "domain": d, "rank": r, "other rank": o, "n": t["n"],
-                                 "rank (%)": t["a (%)"], "other rank (%)": t["b (%)"],
-                                 "rank only": t["a only"], "other rank only": t["b only"], "p": t["p"]})
-    return pd.DataFrame(rows).set_index(["arm", "domain", "rank", "other rank"]) if rows else pd.DataFrame()

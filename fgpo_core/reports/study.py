@@ -13,19 +13,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.method_names import parse_method
-from ..core.registry import ESTIMATORS
 from ..evaluation.difference import compare
 from ..evaluation.metrics import mcnemar
 from ..evaluation.picks import correct_of, summarise_picks, tool_rates_by_family
+from ..experiments.study import Study
 from ..table import RewardTable
-from .study import Study
 
-__all__ = ["METHOD_LABELS", "label", "study_scores", "study_summary", "study_baselines", "paired_tests",
-           "routing", "coverage_rows", "headline"]
-
-METHOD_LABELS = {name: est.label for name, est in ESTIMATORS.items() if not est.dial}
-"""How the chapters name the study's methods (read from the registry; the coverage dial reads
-``FGPO k=<k>``, the shortlists ``Shortlist (top) K=<K>`` and ``Shortlist (grow) K=<K>``)."""
+__all__ = ["label", "study_scores", "study_summary", "study_baselines", "paired_tests",
+           "routing", "coverage_rows", "headline", "study_headline"]
 
 
 def label(method: str) -> str:
@@ -39,12 +34,15 @@ def label(method: str) -> str:
         return method
     name = spec.estimator.label.format(spec.k)
     words = {"lam": "λ={:g}", "beta": "β={:g}", "dpo_beta": "β={:g}", "temperature": "τ={:g}", "G": "G={:d}",
-             "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}"}
+             "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}",
+             "updates": "{:d} updates per draw", "clip": "clip {:g}"}
     mods = [words[k].format(v) for k, v in spec.overrides.items() if k in words]
     if spec.n_train is not None:
         mods.append(f"n={spec.n_train}")
     if spec.drop_tool is not None:
         mods.append(f"without T{spec.drop_tool}")
+    if mods and name.endswith(")"):  # "GRPO (clipped ratio)" -> "GRPO (clipped ratio, 2 updates per draw)"
+        return f"{name[:-1]}, {', '.join(mods)})"
     return f"{name} ({', '.join(mods)})" if mods else name
 
 
@@ -104,8 +102,8 @@ def paired_tests(scores: pd.DataFrame, ref: str = "fgpo", suite: str = "core") -
     base = s[s.method == ref].set_index("seed")
     out = {}
     for method, f in s[s.method != ref].groupby("method", sort=False):
-        tests = [mcnemar(base.loc[seed, "correct_vector"], row.correct_vector) for seed, row in f.set_index("seed").iterrows()
-                 if seed in base.index]
+        tests = [mcnemar(base.loc[seed, "correct_vector"], row.correct_vector)
+                 for seed, row in f.set_index("seed").iterrows() if seed in base.index]
         if not tests:
             continue
         diff = [base.loc[seed, "accuracy"] - row.accuracy for seed, row in f.set_index("seed").iterrows()
@@ -151,3 +149,16 @@ def headline(fgpo: Sequence[np.ndarray], grpo: Sequence[np.ndarray], fixed: np.n
             "FGPO": float(np.mean([100.0 * np.mean(x) for x in fgpo])),
             "GRPO": float(np.mean([100.0 * np.mean(x) for x in grpo])), "vs GRPO": vs_grpo,
             "best fixed": 100.0 * float(fixed.mean()), "vs best fixed": vs_fixed}
+
+
+def study_headline(study: Study, tables: Mapping[str, RewardTable], mask=None) -> dict:
+    """:func:`headline` of a policy-head study: its FGPO and GRPO on the suites of ``tables``
+    pooled, against the best fixed subset of those questions; ``mask(tables, ids)``, where given,
+    picks a part of them (``ids``: each suite's question ids, in the order FGPO picked them)."""
+    from ..experiments.domains import best_fixed_subset, fixed_correct, method_correct
+
+    q = {s: np.asarray(study.pick_matrix(s, "fgpo")[0]) for s in tables}
+    f, g = method_correct(study, tables, "fgpo", q), method_correct(study, tables, "grpo", q)
+    b = fixed_correct(tables, q, best_fixed_subset(tables, q))
+    m = np.ones(len(b), bool) if mask is None else mask(tables, q)
+    return headline([x[m] for x in f], [x[m] for x in g], b[m])

@@ -17,9 +17,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..experiments.study import Study
 from ..table import RewardTable
-from .study import Study
-from .study_report import label, paired_tests
+from .study import label, paired_tests
 
 __all__ = ["library_rows", "budget_table", "seen_by_epoch", "method_family", "tool_effects", "nearest_budget",
            "budget_tests", "dead_by_epoch"]
@@ -53,7 +53,7 @@ def budget_table(study: Study, scores: pd.DataFrame, suite: str = "core") -> pd.
     """Per method of ``study`` (at its chosen learning rate): the reasoner calls its training
     read (mean over seeds; per training question), and its accuracy and tools on ``suite``
     (mean and standard deviation over seeds; ``scores`` from
-    :func:`~fgpo_core.experiments.study_report.study_scores`)."""
+    :func:`~fgpo_core.reports.study.study_scores`)."""
     chosen = study.manifest["chosen_lr"]
     n_train = study.manifest["n_questions"]["train"]
     sw = study.sweep
@@ -117,7 +117,7 @@ def nearest_budget(budget: pd.DataFrame, method: str, family: str = "grpo") -> s
 def budget_tests(scores: pd.DataFrame, budget: pd.DataFrame, family: str = "grpo", rival: str | None = None,
                  suite: str = "core", methods: Sequence[str] | None = None) -> pd.DataFrame:
     """Each method of ``methods`` (default: every method of ``budget``) against a rival,
-    question-paired per seed on ``suite`` (exact McNemar, :func:`~fgpo_core.experiments.study_report.paired_tests`).
+    question-paired per seed on ``suite`` (exact McNemar, :func:`~fgpo_core.reports.study.paired_tests`).
     The rival is one method of ``budget`` when ``rival`` names it (exact FGPO: ``"fgpo"``),
     else the member of ``family`` nearest in reasoner calls (:func:`nearest_budget`), and then
     the family's own members are not tested.

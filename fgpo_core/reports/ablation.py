@@ -2,7 +2,7 @@
 one table per ablation, each row a method over seeds, scored on every question of the suites.
 
 Every function takes a :class:`~fgpo_core.experiments.study.Study` and the scores of
-:func:`~fgpo_core.experiments.study_report.study_scores` (and, where it needs them, reward
+:func:`~fgpo_core.reports.study.study_scores` (and, where it needs them, reward
 tables); nothing here trains.
 """
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pandas as pd
 from ..algorithms.head import parse_method
 from ..core.estimators import coverage_hit_probability
 from ..evaluation.difference import compare
+from ..experiments.study import Study
 from ..table import RewardTable
-from .study import Study
-from .study_report import label, paired_tests
+from .study import label, paired_tests
 
-__all__ = ["verdicts", "ablation_rows", "coverage_table", "group_size_table", "checkpoint_table", "tool_invocation",
+__all__ = ["verdicts", "ablation_rows", "coverage_table", "group_size_table", "tool_invocation",
            "removal_table", "imitation_table", "best_seen"]
 
 
@@ -33,7 +33,7 @@ def verdicts(scores: pd.DataFrame, ref: str, methods: Sequence[str], suite: str 
     (:func:`fgpo_core.evaluation.difference.compare`), question-paired within each seed the two
     share: the gap (points, the method minus ``ref``), the paired t-test over seeds, the seeds
     whose McNemar test gives p < 0.05, and whether the gap is a difference. ``scores``: the
-    output of :func:`~fgpo_core.experiments.study_report.study_scores` (a ``correct_vector`` per
+    output of :func:`~fgpo_core.reports.study.study_scores` (a ``correct_vector`` per
     method, seed and suite)."""
     s = scores[scores.suite == suite].set_index(["method", "seed"])
     rows = {}
@@ -43,7 +43,8 @@ def verdicts(scores: pd.DataFrame, ref: str, methods: Sequence[str], suite: str 
         seeds = sorted(set(s.loc[m].index) & set(s.loc[ref].index))
         if not seeds:
             continue
-        v = compare([s.loc[(m, x), "correct_vector"] for x in seeds], [s.loc[(ref, x), "correct_vector"] for x in seeds])
+        v = compare([s.loc[(m, x), "correct_vector"] for x in seeds],
+                    [s.loc[(ref, x), "correct_vector"] for x in seeds])
         rows[m] = {"gap (points)": v.gap, "p over seeds": v.p_seeds,
                    "seeds with McNemar p < 0.05": f"{v.seeds_significant} of {len(seeds)}",
                    "difference": v.is_difference}
@@ -142,18 +143,6 @@ def group_size_table(study: Study, scores: pd.DataFrame, no_tool: float, suite: 
             row[f"dev at lr {lr:g}"] = v
         rows[m] = row
     return pd.DataFrame(rows).T.sort_values("G").rename(index=label)
-
-
-def checkpoint_table(study: Study, methods: Sequence[str], suite: str = "core") -> pd.DataFrame:
-    """Accuracy and tools per question at each checkpoint (mean over seeds), long by method."""
-    if study.checkpoints is None:
-        raise ValueError("this study was run without checkpoints (fgpo study --checkpoints N)")
-    c = study.checkpoints[(study.checkpoints.suite == suite) & study.checkpoints.method.isin(methods)]
-    if "family" in c:  # studies that also score each family at every checkpoint
-        c = c[c.family == "all"]
-    out = c.groupby(["method", "step"]).agg(epoch=("epoch", "first"), accuracy=("accuracy", "mean"),
-                                            sd=("accuracy", "std"), tools=("tools", "mean")).reset_index()
-    return out
 
 
 def tool_invocation(study: Study, table: RewardTable, methods: Sequence[str], suite: str = "core") -> pd.DataFrame:

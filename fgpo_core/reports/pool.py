@@ -19,12 +19,12 @@ import pandas as pd
 
 from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of
+from ..experiments.snapshots import compute_at, run_logs
 from ..table import RewardTable
-from .report import SelectorRun, load_selector_run
-from .snapshots import compute_at, run_logs
+from .lm_runs import SelectorRun, load_selector_run
 
-__all__ = ["POOL_RUNS", "snapshot_folder", "pool_configs", "dev_course", "pool_snapshots", "pool_comparisons", "question_answers",
-           "accuracy_by_part", "PARTS"]
+__all__ = ["POOL_RUNS", "snapshot_folder", "pool_configs", "dev_course", "pool_snapshots", "pool_comparisons",
+           "question_answers", "accuracy_by_part", "PARTS", "checkpoint_costs", "pick_routing", "versus_tests"]
 
 PARTS = ("core", "in domain", "out of domain", "microbe", "mosaic")
 """The columns of :func:`accuracy_by_part`: the main suite whole, all test questions split in and
@@ -94,7 +94,8 @@ def dev_course(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pool_snapshots(pool_dir, course: pd.DataFrame, runs: Mapping[str, str] = POOL_RUNS) -> dict[tuple[str, int], SelectorRun]:
+def pool_snapshots(pool_dir, course: pd.DataFrame,
+                   runs: Mapping[str, str] = POOL_RUNS) -> dict[tuple[str, int], SelectorRun]:
     """The evaluated snapshots under ``pool_dir`` of the dev evaluations in ``course``
     (:func:`dev_course`), keyed by ``(run label, step)``: those whose folder holds an evaluation."""
     out = {}
@@ -131,7 +132,8 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
             out["equal visits"] = (fs, -neg_g)
         near = f[f.step > 0]
         if len(near):
-            out["equal time"] = (int(near.loc[(near.cpu_hours - last.cpu_hours).abs().idxmin(), "step"]), int(last.step))
+            nearest = near.loc[(near.cpu_hours - last.cpu_hours).abs().idxmin(), "step"]
+            out["equal time"] = (int(nearest), int(last.step))
     kf, kg = course[(course.run == fgpo) & course.kept], course[(course.run == grpo) & course.kept]
     if len(kf) and len(kg) and (fgpo, int(kf.step.iloc[0])) in have and (grpo, int(kg.step.iloc[0])) in have:
         out["kept"] = (int(kf.step.iloc[0]), int(kg.step.iloc[0]))
@@ -186,3 +188,59 @@ def accuracy_by_part(answers: pd.DataFrame, methods) -> pd.DataFrame:
     out.attrs["n"] = {k: int(v.sum()) for k, v in masks.items()}
     out.attrs["masks"] = masks
     return out
+
+
+def checkpoint_costs(course: pd.DataFrame, checkpoints: Mapping[str, tuple[str, int]], rows) -> pd.DataFrame:
+    """The training each checkpoint cost: ``visits`` and ``CPU hours`` up to its step in ``course``
+    (:func:`dev_course`), for ``checkpoints`` (a row name -> its run's label and step), reindexed to
+    ``rows``; the warm-up costs nothing here (its training is every run's shared start)."""
+    cost = {name: course[(course.run == run) & (course.step == step)].iloc[0]
+            for name, (run, step) in checkpoints.items()}
+    out = pd.DataFrame({"visits": {m: c.visits for m, c in cost.items()},
+                        "CPU hours": {m: c.cpu_hours for m, c in cost.items()}}).reindex(rows)
+    if "Warm-up" in out.index:
+        out.loc["Warm-up", ["visits", "CPU hours"]] = 0
+    return out
+
+
+def pick_routing(picks: Mapping[str, np.ndarray], family, tool: int, subset_label,
+                 family_name: str = "tf_motif") -> pd.DataFrame:
+    """What each selector picks on one suite: ``picks`` maps a row to its picks (a subset's mask;
+    -1: a format failure), ``family`` each question's family. One row per selector: the distinct
+    subsets picked, the one picked most (named by ``subset_label``) and its share (%) of the
+    questions, and how often (%) the pick holds ``tool`` (0-based) on ``family_name``'s questions
+    and on the others (a format failure holds no tool)."""
+    family = np.asarray(family)
+    rows = {}
+    for row, p in picks.items():
+        p = np.asarray(p)
+        counts = pd.Series(p[p >= 0]).value_counts()
+        has = (p >= 0) & ((np.where(p >= 0, p, 0) >> tool) & 1 == 1)
+        rows[row] = {"subsets picked": len(counts), "most picked": subset_label(counts.index[0]),
+                     "its share (%)": 100 * counts.iloc[0] / len(p),
+                     f"T{tool + 1} on TF motifs (%)": 100 * has[family == family_name].mean(),
+                     f"T{tool + 1} on the other families (%)": 100 * has[family != family_name].mean()}
+    return pd.DataFrame(rows).T
+
+
+def versus_tests(answers: pd.DataFrame, masks: Mapping[str, pd.Series],
+                 versus: Mapping[str, tuple[str, str]]) -> tuple[dict, pd.DataFrame]:
+    """Each comparison of ``versus`` (a row -> two columns of ``answers``, :func:`question_answers`)
+    on each part of ``masks`` (:func:`accuracy_by_part`'s ``attrs["masks"]``), by the book's rule
+    (:func:`~fgpo_core.evaluation.difference.compare`, one selector: McNemar on the same
+    questions). Returns the verdicts (row -> part -> verdict) and their table: the first minus the
+    second (points) and McNemar's p, "*" for a difference, or "same answers" where no question
+    tells the two apart."""
+    from ..book.claims import fmt_number, fmt_p
+    from ..evaluation.difference import compare
+
+    tests, cells = {}, {}
+    for row, (a, b) in versus.items():
+        tests[row], cells[row] = {}, {}
+        for part, m in masks.items():
+            x, y = answers.loc[m, a].to_numpy(), answers.loc[m, b].to_numpy()
+            v = tests[row][part] = compare([x], [y])
+            cells[row][part] = ("same answers" if (x == y).all() else
+                                f"{fmt_number(v.gap, 1, signed=True)} (p {fmt_p(v.p_mcnemar[0])})"
+                                + ("\u00a0*" if v.is_difference else ""))
+    return tests, pd.DataFrame(cells).T

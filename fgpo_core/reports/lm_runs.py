@@ -19,20 +19,20 @@ import pandas as pd
 
 from ..evaluation.domains import domain_of
 from ..evaluation.picks import correct_of, summarise_picks
+from ..experiments.chosen import CHOSEN_FILE, CHOSEN_KEYS, holds_selector
 from ..table import RewardTable
-from .chosen import CHOSEN_EXTRAS, CHOSEN_FILE, CHOSEN_KEYS, CHOSEN_METHODS, choose_runs, holds_selector
 
-__all__ = ["SelectorRun", "method_grid", "TRAINED", "p_gen_matrix",
-           "PICK_MODES", "warmup_curve", "format_summary", "CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS",
-           "choose_runs", "load_chosen", "load_selector_run", "domain_accuracy", "warmup_chain", "warmup_format_checks", "stopped_runs",
-           "dev_table", "grpo_dead_groups", "training_cost"]
-
-TRAINED = ("SFT", "DPO", "GRPO", "FGPO")
+__all__ = ["SelectorRun", "method_grid", "PICK_MODES", "warmup_curve", "format_summary",
+           "load_chosen", "load_selector_run", "domain_accuracy", "warmup_chain", "warmup_format_checks",
+           "stopped_runs", "dev_table", "grpo_dead_groups", "training_cost"]
 
 PICK_MODES = ("generation", "scoring", "constrained")
 """How a selector's pick is read: free generation, controlled scoring (Eq. 6), constrained decoding."""
 
+
 @dataclass
+
+
 class SelectorRun:
     """One selector: its folder, its training manifest (None for a prompted baseline) and
     its evaluations, one frame per suite."""
@@ -67,8 +67,9 @@ def load_selector_run(name: str, folder) -> SelectorRun:
 
 
 def load_chosen(runs_dir) -> dict[str, SelectorRun]:
-    """The runs ``<runs_dir>/chosen.json`` names, keyed by their row labels (:data:`CHOSEN_METHODS`,
-    then :data:`CHOSEN_EXTRAS`), each with its manifest (None where the folder holds only
+    """The runs ``<runs_dir>/chosen.json`` names, keyed by their row labels
+    (:data:`~fgpo_core.experiments.chosen.CHOSEN_METHODS`, then
+    :data:`~fgpo_core.experiments.chosen.CHOSEN_EXTRAS`), each with its manifest (None where the folder holds only
     evaluations: a prompted or untrained selector) and its evaluations."""
     root = Path(runs_dir)
     path = root / CHOSEN_FILE
@@ -165,16 +166,6 @@ def domain_accuracy(grid: pd.DataFrame, families: Mapping[str, Sequence[str]], t
     return pd.DataFrame(out).T
 
 
-def _columns(df: pd.DataFrame, prefix: str) -> np.ndarray:
-    cols = sorted((c for c in df if c.startswith(prefix)), key=lambda c: int(c[len(prefix):]))
-    return df[cols].to_numpy()
-
-
-def p_gen_matrix(run: SelectorRun, suite: str) -> np.ndarray:
-    """p_gen of every subset's policy string ``[N, 2**n]`` (the rest is format failure)."""
-    return _columns(run.evals[suite], "p_gen_")
-
-
 def warmup_curve(stages: Sequence[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The format warm-up read back from its stages' manifests, in order (a later stage starts
     from the earlier one's adapter): ``(dev, steps)``. ``dev``: p_gen's mean (and least) mass on
@@ -219,7 +210,7 @@ def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:
     """The sampled format checks (``format-dev.parquet``, written by ``fgpo format`` or ``fgpo lm``)
     of the untrained selector (in ``untrained/`` beside the warm-up) and of each warm-up stage,
     as :func:`format_summary` takes them, for those that exist."""
-    from .run import recorded_folder
+    from ..experiments.run import recorded_folder
 
     out = {}
     untrained = Path(run_folder).parent / "untrained" / "format-dev.parquet"
@@ -235,7 +226,7 @@ def warmup_format_checks(run_folder) -> dict[str, pd.DataFrame]:
 def warmup_chain(run_folder) -> list[dict]:
     """The manifests of a format warm-up's stages, first to last, read back from its last stage's
     folder by following each stage's ``init_adapter`` while it is a warm-up run."""
-    from .run import recorded_folder, run_manifest
+    from ..experiments.run import recorded_folder, run_manifest
 
     chain, folder, seen = [], Path(run_folder), set()
     while True:
@@ -258,7 +249,7 @@ def warmup_chain(run_folder) -> list[dict]:
 def stopped_runs(folder) -> dict[str, dict]:
     """The records of runs stopped on purpose under ``folder`` (``*/stopped.json``, written by
     :func:`fgpo_core.experiments.run.record_stopped_run`), by folder name."""
-    from .run import STOPPED_FILE
+    from ..experiments.run import STOPPED_FILE
 
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"*/{STOPPED_FILE}"))}
 
