@@ -123,3 +123,19 @@ def test_cells_are_chosen_on_dev_and_compared_with_intervals(ci_bench, tmp_path)
     gap = 100 * (correct["fgpo-noreg"].mean() - correct["grpo-noreg"].mean())
     assert row["gap"] == pytest.approx(gap) and row["low"] <= gap <= row["high"]
     assert (out["p_holm"] >= out["p"] - 1e-12).all()
+
+
+def test_the_in_domain_dev_holds_only_training_families_and_organisms():
+    """Every selection of the fair test reads the in-domain dev: no family or organism outside training."""
+    from pathlib import Path
+
+    from fgpo_core.evaluation.domains import question_domains, training_seen
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    bench = Path(__file__).resolve().parent.parent / "data" / "benchmarks" / "cpu"
+    _, suites = load_benchmark(bench)
+    seen = training_seen(suites["train"])
+    assert {q.family for q in suites["indev"]} <= seen["families"]
+    assert set(question_domains({"indev": suites["indev"]}, suites["train"])["indev"].values()) == {"ID"}
+    # today's dev, by contrast, holds families training never saw
+    assert {q.family for q in suites["dev"]} - seen["families"]
