@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +24,9 @@ from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
 from ..io import atomic_dir, atomic_path, plain_name, with_digests, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
-from .run_record import ADAPTER_FILES, recorded_folder, run_manifest
+from .run_record import (ADAPTER_FILES, SETUP_FILE, STOPPED_FILE, best_dev, config_differences, record_stopped_run,
+                         recorded_folder, run_manifest)
+from .run_setup import RunSetup, split_data
 
 __all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
            "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE",
@@ -36,49 +38,6 @@ EVAL_SUITES = ("core", "microbe", "mosaic")
 PROMPTED = "tools-with-descriptions"
 """``evaluate_run``'s name for the unadapted selector with named tools (the tools' real names and
 descriptions in its prompt; the paper's row "Tools w/ Desc")."""
-
-
-@dataclass
-class RunSetup:
-    """What every training run shares, whatever its objective."""
-
-    bench_dir: str = "data/benchmarks/cpu"
-    """A built benchmark folder (train and dev suites)."""
-    table_dir: str = "data/tables/cpu/reader"
-    """Folder of merged reward tables with train/ and dev/ subfolders."""
-    out_dir: str = "runs/cpu/fgpo"
-    """The run folder (adapter, checkpoints, manifest)."""
-    n_train: int = 0
-    """Use only the first N training questions (0: all)."""
-    n_dev: int = 0
-    """Use only the first N dev questions (0: all)."""
-    keep: int = 40
-    """Bases kept at each end of a long sequence in the selector's prompt (0: whole sequences)."""
-    threads: int = 2
-    """torch CPU threads."""
-    init_adapter: str = ""
-    """Start from this run folder's adapter (e.g. the format warm-up's) instead of a fresh one."""
-    described: bool = False
-    """Named tools: train with the tools' real names and descriptions in the selector's prompt (G.2)
-    instead of anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
-    then use the same prompt."""
-    merge_init: bool = False
-    """With ``init_adapter``: merge that adapter into the base weights and train a fresh LoRA adapter
-    of the config's rank on top (a start shared by runs of different ranks), instead of
-    continuing the adapter itself."""
-
-
-def split_data(setup: RunSetup, split: str, n: int = 0):
-    """The first ``n`` (0: all) questions of a benchmark split and their rows of the split's
-    reward table: ``(questions, table)``."""
-    from ..genomics.benchmarks import load_benchmark
-    from ..table import load_table
-
-    if n < 0:
-        raise ValueError(f"--n-{split} must be 0 (all questions) or positive, got {n}")
-    _, suites = load_benchmark(setup.bench_dir)
-    qs = suites[split][:n] if n else suites[split]
-    return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
 
 
 def run_tool_names(run_dir) -> list[str] | None:
@@ -176,9 +135,6 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     return manifest
 
 
-SETUP_FILE = "setup.json"
-
-
 def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids, table_manifest: dict) -> None:
     """Record what a run trains on before it starts; a restarted run (resuming its checkpoints) must
     train on the same: objective, benchmark (by the digest of its files, so the record is the same
@@ -209,70 +165,6 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
                              "use another --out-dir or delete the folder")
     else:
         write_json(path, ident, indent=1)
-
-
-STOPPED_FILE = "stopped.json"
-
-
-def record_stopped_run(run_dir, reason: str, out_dir=None) -> Path:
-    """Keep what an FGPO run logged before it was stopped on purpose (e.g. a learning rate whose
-    updates emptied p_gen's mass on the policy strings): its setup, configuration, every step's
-    log and every dev evaluation, read from its last checkpoint, with ``reason``, written to
-    ``<out_dir or run_dir>/stopped.json``. The checkpoints themselves are not kept: the record is
-    what a chapter shows of a learning rate that was not chosen."""
-    from ..algorithms.common import load_checkpoint
-
-    run = Path(run_dir)
-    last = run / "ckpt" / "last.pt"
-    if not last.exists():
-        raise FileNotFoundError(f"{run} holds no FGPO checkpoint (ckpt/last.pt) to record")
-    if not reason.strip():
-        raise ValueError("say why the run was stopped")
-    state = load_checkpoint(last)
-    config = json.loads((run / "ckpt" / "config.json").read_text())
-    setup = json.loads((run / SETUP_FILE).read_text())
-    n_batches = -(-setup["n_train"] // config["batch_size"])
-    record = {"objective": "fgpo", "stopped": True, "reason": reason,
-              "setup": setup, "config": config,
-              "steps_taken": len(state["steps"]), "steps_planned": n_batches * config["epochs"],
-              "steps": state["steps"], "dev": state["dev"]}
-    out = Path(out_dir or run)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / STOPPED_FILE, record, indent=1, default=float)
-    return out / STOPPED_FILE
-
-
-def best_dev(run_dirs) -> tuple[str, dict]:
-    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose kept adapter
-    ranks highest on dev by the runs' own ``select_by`` metric (:func:`fgpo_core.algorithms.fgpo.dev_key`:
-    the accuracy, then J); returns its folder and manifest."""
-    from ..algorithms.fgpo import dev_key
-
-    scored = []
-    for d in run_dirs:
-        m = run_manifest(d)
-        by = m.get("config", {}).get("select_by", "generation")
-        rows = m.get("dev") or ([m["dev_at_step"]] if m.get("dev_at_step") else [])
-        if not rows or not all(isinstance(r, dict) for r in rows):
-            raise ValueError(f"{d} records no dev evaluation to choose it by")
-        best = max(rows, key=lambda r: dev_key(r, by))
-        scored.append((dev_key(best, by)[:2], str(d), m))
-    if not scored:
-        raise ValueError("no runs given")
-    _, d, m = max(scored, key=lambda t: t[0])
-    return d, m
-
-
-def config_differences(config, recorded: dict) -> list[str]:
-    """The fields in which the dataclass ``config`` differs from a manifest's ``recorded`` one.
-    A field the manifest lacks (added to the dataclass after that run was trained) counts at
-    its default, since every added field's default keeps the earlier behaviour."""
-    want = json.loads(json.dumps(asdict(config), default=str))
-    if hasattr(type(config), "from_record"):  # a config that reads its older records (renamed, nested fields)
-        recorded = json.loads(json.dumps(asdict(type(config).from_record(recorded)), default=str))
-    defaults = {f.name: f.default for f in fields(config) if f.default is not MISSING}
-    have = {**json.loads(json.dumps(defaults, default=str)), **recorded}
-    return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
 
 
 EVAL_CHUNK = 50

@@ -1,13 +1,19 @@
 """A finished run's record read back: its manifest, checked (:func:`run_manifest`), and the folders
 it names (:func:`recorded_folder`). The manifest, written last, names the sha256 of the run's
-adapter files (:data:`ADAPTER_FILES`): a run whose adapter was torn or altered since is refused."""
+adapter files (:data:`ADAPTER_FILES`): a run whose adapter was torn or altered since is refused.
+Also what is read off finished runs: the best of several on dev (:func:`best_dev`), how a
+configuration differs from a recorded one (:func:`config_differences`), and the record of a run
+stopped on purpose (:func:`record_stopped_run`)."""
 from __future__ import annotations
 
+import json
+from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
-from ..io import manifest_field, read_manifest, verify_files
+from ..io import manifest_field, read_manifest, verify_files, write_json
 
-__all__ = ["ADAPTER_FILES", "run_manifest", "recorded_folder"]
+__all__ = ["ADAPTER_FILES", "run_manifest", "recorded_folder", "SETUP_FILE", "STOPPED_FILE", "record_stopped_run",
+           "best_dev", "config_differences"]
 
 
 ADAPTER_FILES = ("adapter/adapter_model.safetensors", "adapter/adapter_config.json")
@@ -53,3 +59,70 @@ def recorded_folder(recorded: str, beside) -> Path:
     the folder of that name beside ``beside`` (a chapter reads runs from another working directory)."""
     folder = Path(recorded)
     return folder if folder.exists() else Path(beside).parent / folder.name
+
+
+SETUP_FILE = "setup.json"
+
+
+STOPPED_FILE = "stopped.json"
+
+
+def record_stopped_run(run_dir, reason: str, out_dir=None) -> Path:
+    """Keep what an FGPO run logged before it was stopped on purpose (e.g. a learning rate whose
+    updates emptied p_gen's mass on the policy strings): its setup, configuration, every step's
+    log and every dev evaluation, read from its last checkpoint, with ``reason``, written to
+    ``<out_dir or run_dir>/stopped.json``. The checkpoints themselves are not kept: the record is
+    what a chapter shows of a learning rate that was not chosen."""
+    from ..algorithms.common import load_checkpoint
+
+    run = Path(run_dir)
+    last = run / "ckpt" / "last.pt"
+    if not last.exists():
+        raise FileNotFoundError(f"{run} holds no FGPO checkpoint (ckpt/last.pt) to record")
+    if not reason.strip():
+        raise ValueError("say why the run was stopped")
+    state = load_checkpoint(last)
+    config = json.loads((run / "ckpt" / "config.json").read_text())
+    setup = json.loads((run / SETUP_FILE).read_text())
+    n_batches = -(-setup["n_train"] // config["batch_size"])
+    record = {"objective": "fgpo", "stopped": True, "reason": reason,
+              "setup": setup, "config": config,
+              "steps_taken": len(state["steps"]), "steps_planned": n_batches * config["epochs"],
+              "steps": state["steps"], "dev": state["dev"]}
+    out = Path(out_dir or run)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / STOPPED_FILE, record, indent=1, default=float)
+    return out / STOPPED_FILE
+
+
+def best_dev(run_dirs) -> tuple[str, dict]:
+    """Of several finished FGPO runs (e.g. a learning-rate sweep), the one whose kept adapter
+    ranks highest on dev by the runs' own ``select_by`` metric (:func:`fgpo_core.algorithms.fgpo.dev_key`:
+    the accuracy, then J); returns its folder and manifest."""
+    from ..algorithms.fgpo import dev_key
+
+    scored = []
+    for d in run_dirs:
+        m = run_manifest(d)
+        by = m.get("config", {}).get("select_by", "generation")
+        rows = m.get("dev") or ([m["dev_at_step"]] if m.get("dev_at_step") else [])
+        if not rows or not all(isinstance(r, dict) for r in rows):
+            raise ValueError(f"{d} records no dev evaluation to choose it by")
+        best = max(rows, key=lambda r: dev_key(r, by))
+        scored.append((dev_key(best, by)[:2], str(d), m))
+    if not scored:
+        raise ValueError("no runs given")
+    _, d, m = max(scored, key=lambda t: t[0])
+    return d, m
+
+
+def config_differences(config, recorded: dict) -> list[str]:
+    """The fields in which the dataclass ``config`` differs from a manifest's ``recorded`` one.
+    A field the manifest lacks (added to the dataclass after that run was trained) counts at
+    its default, since every added field's default keeps the earlier behaviour."""
+    want = json.loads(json.dumps(asdict(config), default=str))
+    if hasattr(type(config), "from_record"):  # a config that reads its older records (renamed, nested fields)
+        recorded = json.loads(json.dumps(asdict(type(config).from_record(recorded)), default=str))
+    defaults = {f.name: f.default for f in fields(config) if f.default is not MISSING}
+    have = {**json.loads(json.dumps(defaults, default=str)), **recorded}
+    return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))

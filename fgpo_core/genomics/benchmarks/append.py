@@ -1,6 +1,6 @@
 """Adding the suites drawn after all others (today the in-domain dev ``indev``) to a built folder.
 
-:func:`~fgpo_core.genomics.benchmarks.suites.build_all` draws the ``after`` suites last, so adding
+:func:`~fgpo_core.genomics.benchmarks.build.build_all` draws the ``after`` suites last, so adding
 them to a folder built before they existed changes no other file: the same draws, checked against
 the same training side and suites, give the same questions a full rebuild gives.
 """
@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ...io import write_text
 from .schema import write_questions
-from .suites import AFTER_SUITES, FIRST_SUITES, SUITES, suite_entry, after_suites, load_benchmark, load_references
+from .build import after_suites, suite_entry
+from .suites import AFTER_SUITES, FIRST_SUITES, SUITES, load_benchmark, load_references
 
 __all__ = ["append_suites"]
 

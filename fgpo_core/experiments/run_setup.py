@@ -1,0 +1,52 @@
+"""What every training run of the LM selector shares, whatever its objective (:class:`RunSetup`:
+the benchmark, the tables, the run folder, the prompt), and the questions and table rows of a
+split it reads (:func:`split_data`). :mod:`fgpo_core.experiments.run` re-exports both."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RunSetup", "split_data"]
+
+
+@dataclass
+class RunSetup:
+    """What every training run shares, whatever its objective."""
+
+    bench_dir: str = "data/benchmarks/cpu"
+    """A built benchmark folder (train and dev suites)."""
+    table_dir: str = "data/tables/cpu/reader"
+    """Folder of merged reward tables with train/ and dev/ subfolders."""
+    out_dir: str = "runs/cpu/fgpo"
+    """The run folder (adapter, checkpoints, manifest)."""
+    n_train: int = 0
+    """Use only the first N training questions (0: all)."""
+    n_dev: int = 0
+    """Use only the first N dev questions (0: all)."""
+    keep: int = 40
+    """Bases kept at each end of a long sequence in the selector's prompt (0: whole sequences)."""
+    threads: int = 2
+    """torch CPU threads."""
+    init_adapter: str = ""
+    """Start from this run folder's adapter (e.g. the format warm-up's) instead of a fresh one."""
+    described: bool = False
+    """Named tools: train with the tools' real names and descriptions in the selector's prompt (G.2)
+    instead of anonymous slots (G.1): the paper's named-versus-anonymous sensitivity. The run's evaluations
+    then use the same prompt."""
+    merge_init: bool = False
+    """With ``init_adapter``: merge that adapter into the base weights and train a fresh LoRA adapter
+    of the config's rank on top (a start shared by runs of different ranks), instead of
+    continuing the adapter itself."""
+
+
+def split_data(setup: RunSetup, split: str, n: int = 0):
+    """The first ``n`` (0: all) questions of a benchmark split and their rows of the split's
+    reward table: ``(questions, table)``."""
+    from ..genomics.benchmarks import load_benchmark
+    from ..table import load_table
+
+    if n < 0:
+        raise ValueError(f"--n-{split} must be 0 (all questions) or positive, got {n}")
+    _, suites = load_benchmark(setup.bench_dir)
+    qs = suites[split][:n] if n else suites[split]
+    return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
