@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 ## make lock: rewrite constraints.txt from the installed environment (after a deliberate upgrade;
 ## tests/test_lock.py then names the committed artifacts made under other versions)
 lock: $(STAMP)
-	{ sed -n '1,3p' constraints.txt; $(PY) -m pip freeze | grep -v -E '^(-e|#)|@ file:|^fgpo|^ruff' \
+	{ sed -n '1,3p' constraints.txt; $(PY) -m pip freeze | grep -v -E '^(-e|#)|@ file:|^fgpo' \
 	  | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 ## make book: install, execute every chapter under PROFILE (default cpu), render _build/html

@@ -22,4 +22,5 @@ One paper concept per room:
 - :mod:`fgpo_core.reports`: what reads them back into a chapter's tables and glued numbers;
 - :mod:`fgpo_core.book`: building the book, chapter helpers, plots, the paper's numbers.
 """
+
 __version__ = "0.1.0"

@@ -1,13 +1,16 @@
 """The ``fgpo`` command line: one entry point per long job."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .cli_errors import USER_ERRORS, one_line, run_command as _run
+from .cli_errors import USER_ERRORS, one_line
+from .cli_errors import run_command as _run
 from .cli_runs import add_run_parsers
 from .cli_table import add_table_parser
-from .cli_tools import DEFAULT_BENCH, tools_command as _tools
+from .cli_tools import DEFAULT_BENCH
+from .cli_tools import tools_command as _tools
 
 __all__ = ["main", "USER_ERRORS"]
 
@@ -18,8 +21,13 @@ def _book(args) -> int:
     from .book.build import build_book
 
     try:
-        return build_book(args.profile, args.chapter or None, execute=not args.no_execute, html=not args.no_html,
-                          cache=not args.no_cache)
+        return build_book(
+            args.profile,
+            args.chapter or None,
+            execute=not args.no_execute,
+            html=not args.no_html,
+            cache=not args.no_cache,
+        )
     except yaml.YAMLError as exc:  # a profile (or the book's own YAML) with a syntax error
         raise ValueError(f"--profile {args.profile}: {one_line(exc)}") from None
 
@@ -57,8 +65,11 @@ def _reader(args) -> int:
     from .reasoners.train_reader import ReaderConfig, train_reader
 
     manifest = train_reader(dataclass_from_args(ReaderConfig, args))
-    print(json.dumps({k: manifest[k] for k in ("history", "best_val_decisive", "adapter_hash", "train_seconds")},
-                     indent=1))
+    print(
+        json.dumps(
+            {k: manifest[k] for k in ("history", "best_val_decisive", "adapter_hash", "train_seconds")}, indent=1
+        )
+    )
     return 0
 
 
@@ -92,8 +103,9 @@ def _train_main(argv: list[str]) -> int:
     pre.add_argument("--objective", choices=list(OBJECTIVES), default="fgpo")
     known, _ = pre.parse_known_args(argv)
     cfg_cls = OBJECTIVES[known.objective].config_class()
-    ap = argparse.ArgumentParser(prog="fgpo train", description="train an LM selector against a reward table",
-                                 parents=[pre])
+    ap = argparse.ArgumentParser(
+        prog="fgpo train", description="train an LM selector against a reward table", parents=[pre]
+    )
     add_dataclass_args(ap.add_argument_group("run"), RunSetup)
     add_dataclass_args(ap.add_argument_group(known.objective), cfg_cls)
     args = ap.parse_args(argv)
@@ -129,8 +141,7 @@ def _features(args) -> int:
         raise ValueError(f"{where} hold no suite {unknown[0]!r}; suites: {', '.join(sorted(suites))}")
     if len(set(names)) < len(names):
         raise ValueError(f"--suite names {next(n for n in names if names.count(n) > 1)!r} twice")
-    out = build_features({n: suites[n] for n in names}, args.out, args.encoder, n_tools=args.n_tools,
-                         keep=args.keep)
+    out = build_features({n: suites[n] for n in names}, args.out, args.encoder, n_tools=args.n_tools, keep=args.keep)
     print(f"features of {', '.join(names)} in {out}")
     return 0
 
@@ -154,11 +165,19 @@ def _add_study_parser(sub) -> None:
     from .core.method_names import grammar_help
     from .experiments.study import StudyConfig
 
-    st = sub.add_parser("study", help="train and evaluate methods x seeds of the policy-head selector (resumable)",
-                        epilog=grammar_help().replace("%", "%%"), formatter_class=argparse.RawDescriptionHelpFormatter)
+    st = sub.add_parser(
+        "study",
+        help="train and evaluate methods x seeds of the policy-head selector (resumable)",
+        epilog=grammar_help().replace("%", "%%"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_dataclass_args(st, StudyConfig)
-    st.add_argument("--beta", type=float, default=None,
-                    help="the entropy bonus's weight for every method, as -beta in a name (default: each estimator's own)")
+    st.add_argument(
+        "--beta",
+        type=float,
+        default=None,
+        help="the entropy bonus's weight for every method, as -beta in a name (default: each estimator's own)",
+    )
     st.set_defaults(func=_study)
 
 
@@ -170,31 +189,56 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     book = sub.add_parser("book", help="execute the chapters with papermill and render the book")
-    book.add_argument("--profile", default="cpu",
-                      help="ci, cpu (default: the rendered book) or gpu, or a path to a profile YAML")
-    book.add_argument("--chapter", action="append", metavar="NAME",
-                      help="execute only this chapter (repeatable); the others must have been executed before")
+    book.add_argument(
+        "--profile", default="cpu", help="ci, cpu (default: the rendered book) or gpu, or a path to a profile YAML"
+    )
+    book.add_argument(
+        "--chapter",
+        action="append",
+        metavar="NAME",
+        help="execute only this chapter (repeatable); the others must have been executed before",
+    )
     book.add_argument("--no-execute", action="store_true", help="render the already executed chapters")
     book.add_argument("--no-html", action="store_true", help="execute only; skip Jupyter Book")
-    book.add_argument("--no-cache", action="store_true",
-                      help="execute every chapter even when book/cache holds it executed on the same inputs")
+    book.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="execute every chapter even when book/cache holds it executed on the same inputs",
+    )
     book.set_defaults(func=_book)
 
     from .genomics.tools.validate import MAX_LENGTH
 
-    tools = sub.add_parser("tools", help="print the evidence the tools give for a sequence",
-                           description=f"Run the tools on DNA sequences of at most {MAX_LENGTH:,} bp each (A, C, G, "
-                           "T and IUPAC codes; longer sequences are refused).")
-    tools.add_argument("--sequence", action="append", metavar="SEQ",
-                       help=f"a DNA sequence of at most {MAX_LENGTH:,} bp (repeat for a question whose options are "
-                       "sequences: A, B, ...)")
+    tools = sub.add_parser(
+        "tools",
+        help="print the evidence the tools give for a sequence",
+        description=f"Run the tools on DNA sequences of at most {MAX_LENGTH:,} bp each (A, C, G, "
+        "T and IUPAC codes; longer sequences are refused).",
+    )
+    tools.add_argument(
+        "--sequence",
+        action="append",
+        metavar="SEQ",
+        help=f"a DNA sequence of at most {MAX_LENGTH:,} bp (repeat for a question whose options are "
+        "sequences: A, B, ...)",
+    )
     tools.add_argument("--fasta", metavar="FILE", help="read the sequence(s) from a FASTA file")
-    tools.add_argument("--tool", action="append", metavar="NAME",
-                       help="composition, motif_scan, splice, expert or homology (repeatable; default: the main four)")
-    tools.add_argument("--task", help="the question family whose labelled references the genomic expert and "
-                       "homology search compare against (cpg, promoter, repeat, splice, ...)")
-    tools.add_argument("--bench", default=DEFAULT_BENCH, help="a built benchmark folder whose references.jsonl "
-                       f"holds those references (default {DEFAULT_BENCH})")
+    tools.add_argument(
+        "--tool",
+        action="append",
+        metavar="NAME",
+        help="composition, motif_scan, splice, expert or homology (repeatable; default: the main four)",
+    )
+    tools.add_argument(
+        "--task",
+        help="the question family whose labelled references the genomic expert and "
+        "homology search compare against (cpg, promoter, repeat, splice, ...)",
+    )
+    tools.add_argument(
+        "--bench",
+        default=DEFAULT_BENCH,
+        help=f"a built benchmark folder whose references.jsonl holds those references (default {DEFAULT_BENCH})",
+    )
     tools.add_argument("--json", action="store_true", help="print the structured records instead of the text blocks")
     tools.set_defaults(func=_tools)
 
@@ -223,14 +267,20 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("train", help="train an LM selector: fgpo train --objective fgpo|grpo|sft|dpo|warmup --help")
     from .experiments.lm_grid import LMGridConfig
 
-    lg = sub.add_parser("lm", help="the LM selector's main table: format warm-up, every method from it, evaluations "
-                                   "and chosen.json (resumable; hours)")
+    lg = sub.add_parser(
+        "lm",
+        help="the LM selector's main table: format warm-up, every method from it, evaluations "
+        "and chosen.json (resumable; hours)",
+    )
     add_dataclass_args(lg, LMGridConfig)
     lg.set_defaults(func=_lm)
     from .experiments.lm_companion import LMCompanionConfig
 
-    lc = sub.add_parser("lm-companion", help="the post-training study on the LM selector: SFT, FGPO and 20%% SFT "
-                                             "then FGPO at one budget, over LoRA ranks (resumable; hours)")
+    lc = sub.add_parser(
+        "lm-companion",
+        help="the post-training study on the LM selector: SFT, FGPO and 20%% SFT "
+        "then FGPO at one budget, over LoRA ranks (resumable; hours)",
+    )
     add_dataclass_args(lc, LMCompanionConfig)
     lc.set_defaults(func=_lm_companion)
     add_run_parsers(sub)
@@ -239,12 +289,18 @@ def main(argv: list[str] | None = None) -> int:
 
     ft = sub.add_parser("features", help="cache frozen features of the selector's prompt (policy-head selector)")
     ft.add_argument("--bench", default="data/benchmarks/cpu", help="a built benchmark folder")
-    ft.add_argument("--questions", action="append", metavar="NAME=FILE",
-                    help="instead of --bench: a suite NAME of questions read from a schema-v1 JSONL FILE (repeatable)")
+    ft.add_argument(
+        "--questions",
+        action="append",
+        metavar="NAME=FILE",
+        help="instead of --bench: a suite NAME of questions read from a schema-v1 JSONL FILE (repeatable)",
+    )
     ft.add_argument("--encoder", default="minilm", choices=list(ENCODERS))
     ft.add_argument("--suite", action="append", help="suite(s) (default: every suite of the benchmark)")
     ft.add_argument("--keep", type=int, default=40, help="bases kept at each end of a long sequence")
-    ft.add_argument("--n-tools", type=int, default=4, help="anonymous tool slots in the prompt (5: the five-tool library)")
+    ft.add_argument(
+        "--n-tools", type=int, default=4, help="anonymous tool slots in the prompt (5: the five-tool library)"
+    )
     ft.add_argument("--out", required=True, help="cache folder (one .npz per suite and a manifest)")
     ft.set_defaults(func=_features)
     _add_study_parser(sub)

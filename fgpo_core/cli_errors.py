@@ -1,4 +1,5 @@
 """The command line's user-error boundary: what counts as a user error, and its one line."""
+
 from __future__ import annotations
 
 import os

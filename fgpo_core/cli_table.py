@@ -1,4 +1,5 @@
 """``fgpo table``: build, score, view, merge and summarise reward tables (the command line's table part)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,13 @@ def _table_inputs(args):
     import sys
 
     from .genomics.benchmarks import load_benchmark, read_questions
-    from .genomics.tools import (library_from_names, load_plugin, missing_references, references_from_file,
-                                 references_from_rows)
+    from .genomics.tools import (
+        library_from_names,
+        load_plugin,
+        missing_references,
+        references_from_file,
+        references_from_rows,
+    )
 
     for plugin in args.plugin or []:
         load_plugin(plugin)
@@ -42,7 +48,7 @@ def _table_inputs(args):
             raise ValueError(f"{args.questions} holds no question")
     if args.limit < 0:
         raise ValueError(f"--limit must be 0 (all questions) or a positive number, got {args.limit}")
-    questions = questions[:args.limit] if args.limit else questions
+    questions = questions[: args.limit] if args.limit else questions
     if args.references:
         refs, db = references_from_file(args.references)
     elif args.bench:
@@ -51,14 +57,20 @@ def _table_inputs(args):
         refs, db = references_from_rows(load_references(Path(args.bench) / "references.jsonl"))
     else:
         refs, db = {}, None
-    names = args.tools.split(",") if args.tools else \
-        ["composition", "motif_scan", "splice", "expert"] + (["homology"] if args.five else [])
+    names = (
+        args.tools.split(",")
+        if args.tools
+        else ["composition", "motif_scan", "splice", "expert"] + (["homology"] if args.five else [])
+    )
     library = library_from_names(names, references=refs, database=db)
     lacking = missing_references(library, [q.family for q in questions])
     if lacking:
-        print(f"fgpo table {args.action}: warning: the genomic expert has no labelled reference set for "
-              f"{', '.join(lacking)} and will answer 'No labelled reference set' there; give --references FILE "
-              "(labelled rows, or your training questions in schema v1)", file=sys.stderr)
+        print(
+            f"fgpo table {args.action}: warning: the genomic expert has no labelled reference set for "
+            f"{', '.join(lacking)} and will answer 'No labelled reference set' there; give --references FILE "
+            "(labelled rows, or your training questions in schema v1)",
+            file=sys.stderr,
+        )
     return questions, library
 
 
@@ -78,8 +90,15 @@ def table_command(args) -> int:
             raise ValueError(f"--chunk-size must be a positive number of questions, got {args.chunk_size}")
         questions, library = _table_inputs(args)
         set_threads(args.threads)
-        build_table(questions, library, get_reasoner(args.reasoner), args.out, shard=(i, n),
-                    chunk_size=args.chunk_size, extend_from=args.extend)
+        build_table(
+            questions,
+            library,
+            get_reasoner(args.reasoner),
+            args.out,
+            shard=(i, n),
+            chunk_size=args.chunk_size,
+            extend_from=args.extend,
+        )
         if n == 1:
             print(f"merged: {merge_table(args.out)}")
         return 0
@@ -89,7 +108,9 @@ def table_command(args) -> int:
 
         questions, library = _table_inputs(args)
         set_threads(args.threads)
-        print(f"block scores: {score_blocks(questions, library, get_reasoner(args.reasoner), args.out, args.chunk_size)}")
+        print(
+            f"block scores: {score_blocks(questions, library, get_reasoner(args.reasoner), args.out, args.chunk_size)}"
+        )
         return 0
     if args.action == "view":
         from .table.fusion import write_view
@@ -102,8 +123,10 @@ def table_command(args) -> int:
         return 0
     table = load_table(args.dir)
     manifest = table.manifest
-    print(f"reasoner {manifest['reasoner']}, {table.n_questions} questions x {table.n_actions} subsets, "
-          f"tools {', '.join(n for n, _ in manifest['tools'])}")
+    print(
+        f"reasoner {manifest['reasoner']}, {table.n_questions} questions x {table.n_actions} subsets, "
+        f"tools {', '.join(n for n, _ in manifest['tools'])}"
+    )
     print(table.ceilings().to_string())
     print(table.fixed_subset_accuracy().round(2).to_string())
     cost = cost_accounting(table.n_tools, table.n_questions)
@@ -116,31 +139,56 @@ def add_table_parser(sub) -> None:
     table = sub.add_parser("table", help="build, merge or summarise an exhaustive reward table")
     tsub = table.add_subparsers(dest="action", required=True)
     tb = tsub.add_parser("build", help="build (or resume) a reward table")
-    tk = tsub.add_parser("blocks", help="score every tool block of a late-fusion reader once (resumable): every "
-                         "subset's table row follows, for libraries too large to enumerate prompt by prompt")
+    tk = tsub.add_parser(
+        "blocks",
+        help="score every tool block of a late-fusion reader once (resumable): every "
+        "subset's table row follows, for libraries too large to enumerate prompt by prompt",
+    )
     for p in (tb, tk):
         p.add_argument("--bench", help="a built benchmark folder (with --suite)")
         p.add_argument("--suite", help="suite name inside it (train, dev, core, ...)")
         p.add_argument("--questions", metavar="FILE", help="instead of --bench: a JSONL file of questions in schema v1")
-        p.add_argument("--tools", help="comma-separated tool names for the slots, in order (default: composition,"
-                       "motif_scan,splice,expert; with --five also homology); see --plugin")
-        p.add_argument("--plugin", action="append", metavar="FILE.py", help="a Python file that registers tools "
-                       "with fgpo_core.genomics.tools.register_tool (repeatable)")
-        p.add_argument("--references", metavar="FILE", help="labelled sequences for the expert and homology tools: "
-                       "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
-                       "references.jsonl)")
+        p.add_argument(
+            "--tools",
+            help="comma-separated tool names for the slots, in order (default: composition,"
+            "motif_scan,splice,expert; with --five also homology); see --plugin",
+        )
+        p.add_argument(
+            "--plugin",
+            action="append",
+            metavar="FILE.py",
+            help="a Python file that registers tools with fgpo_core.genomics.tools.register_tool (repeatable)",
+        )
+        p.add_argument(
+            "--references",
+            metavar="FILE",
+            help="labelled sequences for the expert and homology tools: "
+            "rows {id, family, seq, label}, or training questions in schema v1 (default: the benchmark's "
+            "references.jsonl)",
+        )
         p.add_argument("--out", required=True, help="output folder (chunks, manifest, merged file)")
         p.add_argument("--five", action="store_true", help="the five-tool library (32 subsets)")
         p.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
         p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    tb.add_argument("--reasoner", default="reader", help="reader (the trained evidence reader, the default), minilm "
-                    "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>")
+    tb.add_argument(
+        "--reasoner",
+        default="reader",
+        help="reader (the trained evidence reader, the default), minilm "
+        "(zero-shot), smollm2, reader:<folder>, hf:<folder> or vllm:<folder>",
+    )
     tb.add_argument("--shard", default="0/1", help="i/N: build the i-th of N question ranges")
-    tb.add_argument("--extend", metavar="FOLDER", help="a merged table of the same questions and reasoner whose "
-                    "library lacks only the last tool: its rows are reused, only the new subsets are answered")
+    tb.add_argument(
+        "--extend",
+        metavar="FOLDER",
+        help="a merged table of the same questions and reasoner whose "
+        "library lacks only the last tool: its rows are reused, only the new subsets are answered",
+    )
     tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
-    tk.add_argument("--reasoner", default="reader", help="a late-fusion reader: reader (the trained evidence "
-                    "reader) or reader:<folder>")
+    tk.add_argument(
+        "--reasoner",
+        default="reader",
+        help="a late-fusion reader: reader (the trained evidence reader) or reader:<folder>",
+    )
     tk.add_argument("--chunk-size", type=int, default=32, help="questions per atomically written chunk")
     tv = tsub.add_parser("view", help="the table of some of a block-score folder's tools (a manifest only)")
     tv.add_argument("--blocks", required=True, metavar="DIR", help="a folder written by `fgpo table blocks`")

@@ -1,4 +1,5 @@
 """``fgpo tools``: print the evidence the tools give for a sequence (the command line's tools part)."""
+
 from __future__ import annotations
 
 import sys
@@ -46,8 +47,7 @@ def tools_command(args) -> int:
         lib = ToolLibrary.five() if five else ToolLibrary.main()
     refs = next((t.references for t in lib.tools if t.name == "expert"), {})
     if args.task and refs and args.task not in refs:
-        raise ValueError(f"no reference set for task {args.task!r}; the benchmark has "
-                         f"{', '.join(sorted(refs))}")
+        raise ValueError(f"no reference set for task {args.task!r}; the benchmark has {', '.join(sorted(refs))}")
     chosen = args.tool or [n for n in lib.names if n != "homology"]
     unknown = [t for t in chosen if t not in lib.names]
     if unknown:
@@ -64,8 +64,13 @@ def tools_command(args) -> int:
     if args.json:
         from .io import finite_json
 
-        print(json.dumps(finite_json([{"tool": e.tool, "title": e.title, "records": e.records} for e in out]),
-                         indent=2, allow_nan=False))
+        print(
+            json.dumps(
+                finite_json([{"tool": e.tool, "title": e.title, "records": e.records} for e in out]),
+                indent=2,
+                allow_nan=False,
+            )
+        )
     else:
         print("\n\n".join(render_block(e) for e in out))
     return 0

@@ -1,4 +1,5 @@
 """Run configurations as dataclasses whose fields carry docstrings, turned into command-line flags."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,11 @@ def field_docs(cls) -> dict[str, str]:
     for a, b in zip(body, body[1:] + [None]):
         if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name):
             doc = ""
-            if isinstance(b, ast.Expr) and isinstance(getattr(b, "value", None), ast.Constant) \
-                    and isinstance(b.value.value, str):
+            if (
+                isinstance(b, ast.Expr)
+                and isinstance(getattr(b, "value", None), ast.Constant)
+                and isinstance(b.value.value, str)
+            ):
                 doc = " ".join(b.value.value.split())
             out[a.target.id] = doc
     return out
@@ -47,8 +51,11 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls, _nested=None) -> No
     (``--G``, ``--regularizer``); there a field that defaults to None takes its annotated type."""
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
-        default = getattr(_nested, f.name) if _nested is not None else \
-            (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+        default = (
+            getattr(_nested, f.name)
+            if _nested is not None
+            else (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+        )
         if dataclasses.is_dataclass(default):
             add_dataclass_args(parser, type(default), _nested=default)
             continue
@@ -67,11 +74,15 @@ def dataclass_from_args(cls, args: argparse.Namespace):
     values = vars(args)
     out = {}
     for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else \
-            (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        default = (
+            f.default
+            if f.default is not dataclasses.MISSING
+            else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        )
         if dataclasses.is_dataclass(default):
-            out[f.name] = dataclasses.replace(default, **{g.name: values[g.name] for g in dataclasses.fields(default)
-                                                          if g.name in values})
+            out[f.name] = dataclasses.replace(
+                default, **{g.name: values[g.name] for g in dataclasses.fields(default) if g.name in values}
+            )
         elif f.name in values:
             out[f.name] = values[f.name]
     return cls(**out)

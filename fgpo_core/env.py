@@ -4,6 +4,7 @@
 (tables, reader, adapters, studies) were made with; ``make`` and CI install under it.
 :func:`package_versions` is what new manifests record, and :func:`locked_versions` reads the lock.
 """
+
 from __future__ import annotations
 
 import re

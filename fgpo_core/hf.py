@@ -1,5 +1,6 @@
 """transformers and peft plumbing shared by the reasoners, the selectors and the expert tool:
 quiet loading, the key-value cache's keyword, mean pooling, and committable adapters."""
+
 from __future__ import annotations
 
 import hashlib
@@ -10,8 +11,15 @@ from pathlib import Path
 
 from .io import write_text
 
-__all__ = ["quiet_transformers", "cache_keyword", "cache_of", "mean_pool", "portable_adapter", "adapter_hash",
-           "ADAPTER_WEIGHT_FILES"]
+__all__ = [
+    "quiet_transformers",
+    "cache_keyword",
+    "cache_of",
+    "mean_pool",
+    "portable_adapter",
+    "adapter_hash",
+    "ADAPTER_WEIGHT_FILES",
+]
 
 ADAPTER_WEIGHT_FILES = ("adapter_model.safetensors", "head.pt", "reader.json")
 """The files whose bytes identify a saved adapter (those present, in this order)."""

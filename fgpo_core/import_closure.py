@@ -22,6 +22,7 @@ Nothing is imported: every module is parsed. What counts as an import, erring on
   and ``import P`` (``P.LMSelector``) pull in ``P.lm``; importing ``P.head`` does not. The imports
   inside such an ``__getattr__`` are not counted on their own.
 """
+
 from __future__ import annotations
 
 import ast
@@ -69,7 +70,7 @@ def _resolve(level: int, target: str | None, module: str, is_package: bool) -> s
     if level == 0:
         return target or ""
     base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[:len(base) - (level - 1)] if level > 1 else base
+    base = base[: len(base) - (level - 1)] if level > 1 else base
     return ".".join(base + ([target] if target else []))
 
 
@@ -86,8 +87,11 @@ def _package_modules(package: str, lib_root: Path) -> set[str]:
 def _lazy_names(tree: ast.Module, module: str) -> dict[str, str]:
     """A package's ``_LAZY = {"name": ".submodule"}``, resolved to absolute module names."""
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)
-                and isinstance(node.value, ast.Dict)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
             out = {}
             for k, v in zip(node.value.keys, node.value.values):
                 if isinstance(k, ast.Constant) and isinstance(v, ast.Constant) and isinstance(v.value, str):
@@ -115,11 +119,12 @@ def _lazy_of(package: str, lib_root: Path) -> dict[str, str]:
 
 def _deferred_nodes(tree: ast.Module) -> set[int]:
     """The nodes inside a module-level ``__getattr__`` of a module that declares ``_LAZY``."""
-    if not any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in n.targets)
-               for n in tree.body):
+    if not any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in n.targets)
+        for n in tree.body
+    ):
         return set()
-    return {id(n) for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
-            for n in ast.walk(f)}
+    return {id(n) for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__" for n in ast.walk(f)}
 
 
 def _statements(tree: ast.Module, module: str, is_package: bool) -> list[tuple]:
@@ -199,8 +204,9 @@ def direct_imports(tree: ast.Module | None, module: str, is_package: bool, lib_r
     return out
 
 
-def import_closure(roots: list[str] | tuple[str, ...] = (), sources: list[Path] | tuple[Path, ...] = (),
-                   lib_root: Path = LIB_ROOT) -> list[str]:
+def import_closure(
+    roots: list[str] | tuple[str, ...] = (), sources: list[Path] | tuple[Path, ...] = (), lib_root: Path = LIB_ROOT
+) -> list[str]:
     """The library modules that importing ``roots`` (module names) or running ``sources`` (files
     outside the library, e.g. a chapter's Jupytext source) may execute, sorted: every module
     imported, transitively, and every package ``__init__`` on the way."""

@@ -13,6 +13,7 @@ readers check it (:func:`verify_files`) and refuse a torn or altered result in o
 (:class:`CorruptResult`). A manifest without digests was written before they were recorded: it is
 read as it is (legacy, unverified).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,9 +26,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["atomic_path", "atomic_file", "atomic_dir", "write_text", "write_json", "plain_name", "inside",
-           "pid_lock", "finite_json", "file_digest", "with_digests", "verify_files", "CorruptResult",
-           "read_manifest", "manifest_field", "FILES_KEY"]
+__all__ = [
+    "atomic_path",
+    "atomic_file",
+    "atomic_dir",
+    "write_text",
+    "write_json",
+    "plain_name",
+    "inside",
+    "pid_lock",
+    "finite_json",
+    "file_digest",
+    "with_digests",
+    "verify_files",
+    "CorruptResult",
+    "read_manifest",
+    "manifest_field",
+    "FILES_KEY",
+]
 
 FILES_KEY = "files"
 """The manifest field that names the sha256 of each file of a result (relative name -> digest)."""
@@ -56,8 +72,9 @@ def _commit(fd_stat: os.stat_result, tmp: Path, path: Path) -> None:
     """Rename ``tmp`` over ``path`` if it is still the regular file created for it."""
     now = os.lstat(tmp)
     if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (fd_stat.st_dev, fd_stat.st_ino):
-        raise FileExistsError(f"{tmp} was replaced while it was written (a planted file or link): nothing written "
-                              f"to {path}")
+        raise FileExistsError(
+            f"{tmp} was replaced while it was written (a planted file or link): nothing written to {path}"
+        )
     os.replace(tmp, path)
 
 
@@ -138,10 +155,18 @@ def plain_name(name, what: str = "name") -> str:
     """``name`` if it can name a file directly under an output folder: not empty, not ``.`` or
     ``..``, no folder separator, no control character (so ``<out>/<name>`` never leads outside
     ``<out>``); otherwise a ValueError naming ``what`` it was."""
-    if not isinstance(name, str) or not name or name in (".", "..") or name != name.strip() \
-            or any(c in name for c in "/\\") or any(ord(c) < 32 for c in name):
-        raise ValueError(f"{what} {name!r} is not a plain name (no folder part, not '.' or '..', no leading or "
-                         "trailing space): it names a file inside the output folder")
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or name != name.strip()
+        or any(c in name for c in "/\\")
+        or any(ord(c) < 32 for c in name)
+    ):
+        raise ValueError(
+            f"{what} {name!r} is not a plain name (no folder part, not '.' or '..', no leading or "
+            "trailing space): it names a file inside the output folder"
+        )
     return name
 
 
@@ -179,13 +204,16 @@ def verify_files(folder, manifest: dict, what: str = "result", redo: str = "buil
         return False
     folder = Path(folder)
     if not isinstance(files, dict):
-        raise CorruptResult(f"{folder}: the {what}'s manifest field {FILES_KEY!r} is not a mapping of file names "
-                            f"to sha256 digests; {redo}")
+        raise CorruptResult(
+            f"{folder}: the {what}'s manifest field {FILES_KEY!r} is not a mapping of file names "
+            f"to sha256 digests; {redo}"
+        )
     for name, digest in files.items():
         path = inside(folder, *str(name).split("/"), what=f"{what} file name")
         if not path.is_file():
-            raise CorruptResult(f"{path} is missing, yet the {what}'s manifest names it: the {what} is incomplete; "
-                                f"{redo}")
+            raise CorruptResult(
+                f"{path} is missing, yet the {what}'s manifest names it: the {what} is incomplete; {redo}"
+            )
         if file_digest(path) != digest:
             raise CorruptResult(f"{path} does not match the sha256 its manifest records (torn or altered); {redo}")
     return True
@@ -200,15 +228,20 @@ def read_manifest(path, what: str = "manifest") -> dict:
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a JSON {what} (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not a JSON {what} (torn or hand-edited: {exc.msg} at line {exc.lineno})") \
-            from None
+        raise ValueError(f"{path} is not a JSON {what} (torn or hand-edited: {exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a {what}: it holds a JSON {type(data).__name__}, not an object")
     return data
 
 
-_TYPE_NAMES = {int: "a whole number", str: "a string", float: "a number", dict: "a mapping", list: "a list",
-               bool: "true or false"}
+_TYPE_NAMES = {
+    int: "a whole number",
+    str: "a string",
+    float: "a number",
+    dict: "a mapping",
+    list: "a list",
+    bool: "true or false",
+}
 
 
 def manifest_field(manifest: dict, key: str, kind: type | tuple, where="manifest", positive: bool = False):
@@ -252,8 +285,14 @@ def pid_lock(lock, busy=None, error: type = FileExistsError) -> Iterator[Path]:
                 except PermissionError:
                     pass
             if alive:
-                msg = busy(pid) if busy else (f"another process (pid {pid}) holds {lock}; wait for it, or delete "
-                                              "the lock file if that process is gone")
+                msg = (
+                    busy(pid)
+                    if busy
+                    else (
+                        f"another process (pid {pid}) holds {lock}; wait for it, or delete "
+                        "the lock file if that process is gone"
+                    )
+                )
                 raise error(msg) from None
             lock.unlink(missing_ok=True)  # stale: its process died
     else:

@@ -7,6 +7,7 @@ visit) and GRPO with dynamic sampling (dead groups drawn again, up to 4 groups).
 epoch's time (dev evaluation and telemetry included), the reward evaluations it read, and the
 ratios to FGPO.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def main() -> None:
             run = train_head(tx, tt, dx, dt, HeadConfig(method=method, epochs=1, seed=r))
             best = min(best, time.perf_counter() - t0)
         times[method] = best
-        print(f"{method}: {best:.2f} s per epoch of {tt.n_questions} questions, "
-              f"{run.reward_evaluations} reward evaluations")
+        print(
+            f"{method}: {best:.2f} s per epoch of {tt.n_questions} questions, "
+            f"{run.reward_evaluations} reward evaluations"
+        )
     for m in ("grpo", "dapo"):
         print(f"{m} / fgpo time: {times[m] / times['fgpo']:.2f}")
 

@@ -9,6 +9,7 @@ also with and without its block cache (which reads each tool block once per opti
 instead of once per prompt, the reader's counterpart of prefix reuse) and its ratio to
 the FLOP bound 2 x encoder parameters x pair tokens / matmul throughput.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
     t0 = time.perf_counter()
     for _ in range(repeats):
         a @ b
-    return 2 * n ** 3 * repeats / (time.perf_counter() - t0) / 1e9
+    return 2 * n**3 * repeats / (time.perf_counter() - t0) / 1e9
 
 
 def main() -> None:
@@ -38,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
     _, suites = load_benchmark(BENCH)
     lib = tool_library_for(BENCH)
-    qs = suites["core"][:args.questions]
+    qs = suites["core"][: args.questions]
     batches = []
     for q in qs:
         evs = lib.run(q.tool_input(), key=q.id)
@@ -69,8 +70,10 @@ def main() -> None:
                     reader.clear_cache()
                     reader.answer([item])
         dt = time.perf_counter() - t0
-        print(f"evidence reader {'with' if cached else 'without'} its block cache: {n / dt:.1f} calls/s "
-              f"({dt / len(batches):.2f} s per question of 16 prompts)")
+        print(
+            f"evidence reader {'with' if cached else 'without'} its block cache: {n / dt:.1f} calls/s "
+            f"({dt / len(batches):.2f} s per question of 16 prompts)"
+        )
     from fgpo_core.reasoners.reader import pair_texts
 
     pairs = {p for b in batches for q, ev in b for ps in pair_texts(q, ev) for p in ps}
@@ -82,9 +85,11 @@ def main() -> None:
         reader.answer(b)
     dt = time.perf_counter() - t0
     bound = 2 * enc_params * pair_tokens / (gflops * 1e9)
-    print(f"evidence reader: {pair_tokens / len(batches):.0f} pair tokens per question; FLOP bound "
-          f"{bound / len(batches):.3f} s per question -> {bound / dt:.2f} of the bound "
-          "(attention's own multiply-adds are left out of the bound)")
+    print(
+        f"evidence reader: {pair_tokens / len(batches):.0f} pair tokens per question; FLOP bound "
+        f"{bound / len(batches):.3f} s per question -> {bound / dt:.2f} of the bound "
+        "(attention's own multiply-adds are left out of the bound)"
+    )
 
     lm = get_reasoner("smollm2")
     n_params = sum(p.numel() for p in lm.model.parameters())
@@ -97,9 +102,11 @@ def main() -> None:
             tokens += sum(o.prompt_tokens for o in outs)
         dt = time.perf_counter() - t0
         bound = 2 * n_params * tokens / (gflops * 1e9)
-        print(f"SmolLM2 {'with' if reuse else 'without'} prefix reuse: {n / dt:.2f} calls/s, "
-              f"{dt / n:.3f} s per call at {tokens / n:.0f} prompt tokens; FLOP bound {bound / n:.3f} s per call "
-              f"(without reuse) -> {bound / dt:.2f} of the bound")
+        print(
+            f"SmolLM2 {'with' if reuse else 'without'} prefix reuse: {n / dt:.2f} calls/s, "
+            f"{dt / n:.3f} s per call at {tokens / n:.0f} prompt tokens; FLOP bound {bound / n:.3f} s per call "
+            f"(without reuse) -> {bound / dt:.2f} of the bound"
+        )
 
 
 if __name__ == "__main__":

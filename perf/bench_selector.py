@@ -5,12 +5,13 @@ either method): one FGPO update (every subset scored, Eq. 2 + 5, one AdamW step)
 TRL's GRPOTrainer as the chapter "FGPO versus GRPO" trains with it (G completions per prompt,
 table rewards), and, per evaluated question, greedy free generation and the controlled
 scores with p_gen (two passes), and the one pass that ``fgpo evaluate`` now makes for all of
-them (greedy generation read off the scoring pass where it stays on the policy strings). Each method runs in its own process,
-so each peak resident memory is its own. Prints seconds, seconds per question visit and the
-ratios GRPO / FGPO. Run alone on a quiet machine::
+them (greedy generation read off the scoring pass where it stays on the policy strings). Each
+method runs in its own process, so each peak resident memory is its own. Prints seconds,
+seconds per question visit and the ratios GRPO / FGPO. Run alone on a quiet machine::
 
     .venv/bin/python perf/bench_selector.py --threads 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,8 +97,12 @@ def bench_eval(n: int, adapter: str = "") -> dict:
     scoring = time.perf_counter() - t0
     t0 = time.perf_counter()
     from_pass = sum(sel.evaluate_question(q)["from_pass"] for q in qs)
-    return {"generation_per_question": gen / n, "scoring_per_question": scoring / n,
-            "one_pass_per_question": (time.perf_counter() - t0) / n, "greedy_from_pass": from_pass / n}
+    return {
+        "generation_per_question": gen / n,
+        "scoring_per_question": scoring / n,
+        "one_pass_per_question": (time.perf_counter() - t0) / n,
+        "greedy_from_pass": from_pass / n,
+    }
 
 
 def child(method: str, n: int, G: int, threads: int, adapter: str = "") -> None:
@@ -108,7 +113,9 @@ def child(method: str, n: int, G: int, threads: int, adapter: str = "") -> None:
     quiet_transformers()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    out = {"fgpo": lambda: bench_fgpo(n), "grpo": lambda: bench_grpo(n, G), "eval": lambda: bench_eval(n, adapter)}[method]()
+    out = {"fgpo": lambda: bench_fgpo(n), "grpo": lambda: bench_grpo(n, G), "eval": lambda: bench_eval(n, adapter)}[
+        method
+    ]()
     out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(json.dumps(out))
 
@@ -118,8 +125,12 @@ def main(argv=None) -> None:
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--G", type=int, default=6)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--adapter", default="", help="a run folder whose adapter the evaluation timing loads (e.g. the "
-                    "format warm-up, whose greedy generation stays on the policy strings)")
+    ap.add_argument(
+        "--adapter",
+        default="",
+        help="a run folder whose adapter the evaluation timing loads (e.g. the "
+        "format warm-up, whose greedy generation stays on the policy strings)",
+    )
     ap.add_argument("--only", choices=["fgpo", "grpo", "eval"], action="append", help="time only these (repeatable)")
     ap.add_argument("--child", choices=["fgpo", "grpo", "eval"], help=argparse.SUPPRESS)
     ap.add_argument("--json", help="also write the results to this file")
@@ -128,8 +139,20 @@ def main(argv=None) -> None:
         return child(a.child, a.questions, a.G, a.threads, a.adapter)
     res = {}
     for m in a.only or ("fgpo", "grpo", "eval"):
-        cmd = [sys.executable, __file__, "--child", m, "--questions", str(a.questions), "--G", str(a.G),
-               "--threads", str(a.threads), "--adapter", a.adapter]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            m,
+            "--questions",
+            str(a.questions),
+            "--G",
+            str(a.G),
+            "--threads",
+            str(a.threads),
+            "--adapter",
+            a.adapter,
+        ]
         res[m] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
     print(f"{a.questions} questions, {a.threads} threads")
     if "fgpo" in res and "grpo" in res:
@@ -138,25 +161,36 @@ def main(argv=None) -> None:
         report_eval(res["eval"])
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"questions": a.questions, "threads": a.threads, "G": a.G, "adapter": a.adapter, **res}, fh,
-                      indent=1)
+            json.dump(
+                {"questions": a.questions, "threads": a.threads, "G": a.G, "adapter": a.adapter, **res}, fh, indent=1
+            )
 
 
 def report_updates(f: dict, g: dict, a) -> None:
-    print(f"FGPO update      {f['seconds']:7.2f} s  {f['seconds'] / a.questions:6.3f} s/visit  "
-          f"peak {f['peak_rss_gib']:.2f} GiB")
-    print(f"TRL GRPO step    {g['seconds']:7.2f} s  {g['seconds'] / a.questions:6.3f} s/visit  "
-          f"peak {g['peak_rss_gib']:.2f} GiB  (G = {a.G})")
-    print(f"ratio GRPO/FGPO  {g['seconds'] / f['seconds']:7.2f} x time   "
-          f"{g['peak_rss_gib'] / f['peak_rss_gib']:.2f} x memory")
+    print(
+        f"FGPO update      {f['seconds']:7.2f} s  {f['seconds'] / a.questions:6.3f} s/visit  "
+        f"peak {f['peak_rss_gib']:.2f} GiB"
+    )
+    print(
+        f"TRL GRPO step    {g['seconds']:7.2f} s  {g['seconds'] / a.questions:6.3f} s/visit  "
+        f"peak {g['peak_rss_gib']:.2f} GiB  (G = {a.G})"
+    )
+    print(
+        f"ratio GRPO/FGPO  {g['seconds'] / f['seconds']:7.2f} x time   "
+        f"{g['peak_rss_gib'] / f['peak_rss_gib']:.2f} x memory"
+    )
 
 
 def report_eval(e: dict) -> None:
-    print(f"evaluation       {e['generation_per_question']:.3f} s/question generation, "
-          f"{e['scoring_per_question']:.3f} s/question scores + p_gen")
-    print(f"one pass         {e['one_pass_per_question']:.3f} s/question for all of them "
-          f"({(e['generation_per_question'] + e['scoring_per_question']) / e['one_pass_per_question']:.2f} x faster; "
-          f"greedy read off the pass on {100 * e['greedy_from_pass']:.0f}% of questions)")
+    print(
+        f"evaluation       {e['generation_per_question']:.3f} s/question generation, "
+        f"{e['scoring_per_question']:.3f} s/question scores + p_gen"
+    )
+    print(
+        f"one pass         {e['one_pass_per_question']:.3f} s/question for all of them "
+        f"({(e['generation_per_question'] + e['scoring_per_question']) / e['one_pass_per_question']:.2f} x faster; "
+        f"greedy read off the pass on {100 * e['greedy_from_pass']:.0f}% of questions)"
+    )
 
 
 if __name__ == "__main__":

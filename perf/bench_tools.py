@@ -4,6 +4,7 @@ Run on a quiet machine:  .venv/bin/python perf/bench_tools.py
 Prints per-tool median times after warm-up and the ratio of the whole five-tool
 library's time on a 4 x 1,000-bp question to the 0.5 s target.
 """
+
 from __future__ import annotations
 
 import time
@@ -16,12 +17,16 @@ from fgpo_core.genomics.tools.timing import TARGET_SECONDS, time_tools
 def main() -> None:
     t0 = time.perf_counter()
     lib = ToolLibrary.five({"taxonomy": taxonomy_references()}, repeat_database())
-    print(f"library construction (motif tables from cache, MaxEntScan, references, repeat index): "
-          f"{time.perf_counter() - t0:.2f} s")
+    print(
+        f"library construction (motif tables from cache, MaxEntScan, references, repeat index): "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
     table = time_tools(lib)
     print(table.to_string(float_format=lambda x: f"{x:.4f}"))
     whole = table.loc["whole library", "4 x 1,000 bp"]
-    print(f"whole library on 4 x 1,000 bp: {whole:.3f} s = {whole / TARGET_SECONDS:.2f} x the {TARGET_SECONDS} s target")
+    print(
+        f"whole library on 4 x 1,000 bp: {whole:.3f} s = {whole / TARGET_SECONDS:.2f} x the {TARGET_SECONDS} s target"
+    )
 
 
 if __name__ == "__main__":

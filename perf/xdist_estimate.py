@@ -8,6 +8,7 @@ tests not listed. The schedule simulated is tests/conftest.py's under xdist: the
 worker taking the next test whenever it is free; beside it the bound no schedule beats (the total
 over the workers, or the longest test). Start-up (each worker imports the library) is not counted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,10 @@ def main() -> None:
     small = max(total - sum(listed.values()), 0.0) / rest
     times = sorted([*listed.values(), *[small] * rest], reverse=True)
     print(f"{n} tests, {total:.0f} s in one process ({len(listed)} listed: {sum(listed.values()):.0f} s)")
-    print(f"{args.workers} workers, slowest first: {makespan(times, args.workers):.0f} s "
-          f"(no schedule under {max(total / args.workers, times[0]):.0f} s)")
+    print(
+        f"{args.workers} workers, slowest first: {makespan(times, args.workers):.0f} s "
+        f"(no schedule under {max(total / args.workers, times[0]):.0f} s)"
+    )
 
 
 if __name__ == "__main__":

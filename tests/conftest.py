@@ -1,4 +1,5 @@
 """Shared test helpers, and the order the tests start in when spread over processes (pytest-xdist)."""
+
 import copy
 import os
 
@@ -86,8 +87,16 @@ def make_tiny_lm(**config):
 
     tok = smollm2_tokenizer()
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048, **config)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        **config,
+    )
     return LlamaForCausalLM(cfg), tok
 
 

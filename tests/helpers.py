@@ -1,4 +1,5 @@
 """Questions for the tests: small, valid schema-v1 questions built in one place."""
+
 import hashlib
 
 from fgpo_core.genomics.benchmarks.schema import LETTERS, validate_question
@@ -7,13 +8,30 @@ from fgpo_core.reasoners.base import ReasonerOutput, letter_from_logprobs
 CPG_OPTIONS = {"A": "island-like", "B": "GC-rich", "C": "AT-rich", "D": "other"}
 
 
-def question(i: int = 0, split: str = "test", seq: str = "ACGTTGCA" * 12, text: str | None = None,
-             family: str = "cpg", options: dict | None = None, answer: str = "A"):
+def question(
+    i: int = 0,
+    split: str = "test",
+    seq: str = "ACGTTGCA" * 12,
+    text: str | None = None,
+    family: str = "cpg",
+    options: dict | None = None,
+    answer: str = "A",
+):
     """A valid describe question ``q{i}`` about ``seq`` (default: a CpG question with answer A)."""
     text = text or "How would you characterise this human sequence?"
-    return validate_question({"id": f"q{i}", "suite": "s", "split": split, "family": family, "shape": "describe",
-                              "question": f"{text}\nSequence: {seq}", "options": options or CPG_OPTIONS,
-                              "answer": answer, "sequences": {"": seq}})
+    return validate_question(
+        {
+            "id": f"q{i}",
+            "suite": "s",
+            "split": split,
+            "family": family,
+            "shape": "describe",
+            "question": f"{text}\nSequence: {seq}",
+            "options": options or CPG_OPTIONS,
+            "answer": answer,
+            "sequences": {"": seq},
+        }
+    )
 
 
 class HashReasoner:
@@ -45,8 +63,9 @@ class HashFusionReader:
         from fgpo_core.reasoners.reader import split_blocks
 
         blocks = [""] + split_blocks(evidence)
-        return np.array([[hashlib.sha256(f"{q.id}|{L}|{b}".encode()).digest()[0] / 64 for b in blocks]
-                         for L in LETTERS])
+        return np.array(
+            [[hashlib.sha256(f"{q.id}|{L}|{b}".encode()).digest()[0] / 64 for b in blocks] for L in LETTERS]
+        )
 
     def prompt_tokens(self, q, evidence):
         from fgpo_core.reasoners.prompt import user_message

@@ -1,12 +1,19 @@
 """The appendix's tables, read from a hand-made study whose answers are known."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from fgpo_core.core.estimators import coverage_hit_probability
-from fgpo_core.reports.ablation import (ablation_rows, coverage_table,
-                                                   group_size_table, imitation_table, removal_table, tool_invocation)
 from fgpo_core.experiments.study import Study
+from fgpo_core.reports.ablation import (
+    ablation_rows,
+    coverage_table,
+    group_size_table,
+    imitation_table,
+    removal_table,
+    tool_invocation,
+)
 from fgpo_core.reports.study import label, study_scores
 from fgpo_core.table import RewardTable
 
@@ -32,17 +39,55 @@ def setup():
         for s, p in enumerate(ps):
             rows.append(pd.DataFrame({"method": m, "seed": s, "suite": "core", "question_id": ids, "mask": p}))
             q = np.eye(16)[p] * 0.9 + 0.1 / 16
-            qrows.append(pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": ids}),
-                                    pd.DataFrame(q, columns=[f"q_{a}" for a in range(16)])], axis=1))
-            curves.append(pd.DataFrame({"method": m, "seed": s, "step": np.arange(1, 11),
-                                        "best_seen": 10.0 * (s + 1), "dead_observed": np.linspace(0, 90, 10)}))
-            sweep.append({"method": m, "seed": s, "lr": 0.01, "dev_accuracy": 50.0,
-                          "reward_evaluations": 1000 * (16 if m == "grpo-G16" else 6)})
-    ck = pd.DataFrame({"method": "grpo", "seed": [0, 0, 1, 1], "step": [5, 10, 5, 10], "epoch": [1, 2, 1, 2],
-                       "suite": "core", "accuracy": [40.0, 50.0, 44.0, 54.0], "tools": [1, 2, 3, 4]})
-    st = Study({"config": {"epochs": 2, "G": 6}, "chosen_lr": {m: 0.01 for m in picks}},
-               pd.concat(rows, ignore_index=True), pd.concat(qrows, ignore_index=True),
-               pd.concat(curves, ignore_index=True), pd.DataFrame(), pd.DataFrame(sweep), ck)
+            qrows.append(
+                pd.concat(
+                    [
+                        pd.DataFrame({"method": m, "seed": s, "question_id": ids}),
+                        pd.DataFrame(q, columns=[f"q_{a}" for a in range(16)]),
+                    ],
+                    axis=1,
+                )
+            )
+            curves.append(
+                pd.DataFrame(
+                    {
+                        "method": m,
+                        "seed": s,
+                        "step": np.arange(1, 11),
+                        "best_seen": 10.0 * (s + 1),
+                        "dead_observed": np.linspace(0, 90, 10),
+                    }
+                )
+            )
+            sweep.append(
+                {
+                    "method": m,
+                    "seed": s,
+                    "lr": 0.01,
+                    "dev_accuracy": 50.0,
+                    "reward_evaluations": 1000 * (16 if m == "grpo-G16" else 6),
+                }
+            )
+    ck = pd.DataFrame(
+        {
+            "method": "grpo",
+            "seed": [0, 0, 1, 1],
+            "step": [5, 10, 5, 10],
+            "epoch": [1, 2, 1, 2],
+            "suite": "core",
+            "accuracy": [40.0, 50.0, 44.0, 54.0],
+            "tools": [1, 2, 3, 4],
+        }
+    )
+    st = Study(
+        {"config": {"epochs": 2, "G": 6}, "chosen_lr": {m: 0.01 for m in picks}},
+        pd.concat(rows, ignore_index=True),
+        pd.concat(qrows, ignore_index=True),
+        pd.concat(curves, ignore_index=True),
+        pd.DataFrame(),
+        pd.DataFrame(sweep),
+        ck,
+    )
     return st, table, study_scores(st, {"core": table}), picks
 
 

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from fgpo_core.book import paper
 from fgpo_core.algorithms.bandit import BanditConfig, gradient_estimator_study, policy_metrics, train_bandit
+from fgpo_core.book import paper
 from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 
@@ -28,8 +28,9 @@ def test_synthetic_table_is_deterministic():
     assert (a.correct == b.correct).all() and not (a.correct == c.correct).all()
 
 
-@pytest.mark.parametrize("method,extra", [("fgpo", {}), ("fgpo-k", {"k": 4}), ("grpo", {}),
-                                          ("grpo", {"reward": "differential"})])
+@pytest.mark.parametrize(
+    "method,extra", [("fgpo", {}), ("fgpo-k", {"k": 4}), ("grpo", {}), ("grpo", {"reward": "differential"})]
+)
 def test_tiny_training_raises_expected_reward(method, extra):
     t = make_synthetic_table(SyntheticTableConfig(n_questions=64), seed=1)
     run = train_bandit(t, BanditConfig(method=method, epochs=3, eval_every=4, **extra))
@@ -73,8 +74,14 @@ def test_reward_evaluations_are_counted():
 
 def test_config_errors():
     t = make_synthetic_table(SyntheticTableConfig(n_questions=8), seed=0)
-    for bad in [dict(method="ppo"), dict(method="fgpo-k", k=17), dict(method="grpo", group_size=1),
-                dict(reward="other"), dict(epochs=0), dict(lr=0.0)]:
+    for bad in [
+        dict(method="ppo"),
+        dict(method="fgpo-k", k=17),
+        dict(method="grpo", group_size=1),
+        dict(reward="other"),
+        dict(epochs=0),
+        dict(lr=0.0),
+    ]:
         with pytest.raises(ValueError):
             train_bandit(t, BanditConfig(**bad))
 
@@ -82,8 +89,7 @@ def test_config_errors():
 def test_estimator_study_exact_row_is_exact(table):
     t = table.subset(np.arange(30))
     p = np.random.default_rng(0).dirichlet(np.ones(16), size=30)
-    study = gradient_estimator_study(p, t.rewards("eq1"), {"exact": ("fgpo-k", 16), "g6": ("grpo", 6)},
-                                     n_draws=20)
+    study = gradient_estimator_study(p, t.rewards("eq1"), {"exact": ("fgpo-k", 16), "g6": ("grpo", 6)}, n_draws=20)
     exact = study[study.estimator == "exact"]
     np.testing.assert_allclose(exact.cosine, 1.0, atol=1e-9)
     np.testing.assert_allclose(exact.rel_error, 0.0, atol=1e-12)
@@ -139,7 +145,7 @@ def _closed_form_grpo(p, r, G, n_draws, rng):
 def _closed_form_dial(p, r, k, n_draws, rng):
     """The coverage dial's gradients written out: ``q_k (r - J_k)`` on ``k`` uniformly kept subsets."""
     keys = rng.random((n_draws,) + p.shape)
-    mask = keys <= np.sort(keys, 2)[..., k - 1:k]
+    mask = keys <= np.sort(keys, 2)[..., k - 1 : k]
     qk = np.where(mask, p[None], 0.0)
     qk /= qk.sum(2, keepdims=True)
     return qk * (r[None] - (qk * r[None]).sum(2, keepdims=True))
@@ -153,13 +159,23 @@ def _registry_gradients(method, p, r, n_draws, seed=0):
     rt = torch.as_tensor(r)
     ctx = context(est, s, rt)
     rows = torch.arange(len(p)).repeat(n_draws)
-    g, n = visit_gradient(est, torch.as_tensor(np.log(p))[rows], rt[rows], torch.Generator().manual_seed(seed),
-                          dataclasses.replace(ctx, idx=rows, optimal=ctx.optimal[rows]))
+    g, n = visit_gradient(
+        est,
+        torch.as_tensor(np.log(p))[rows],
+        rt[rows],
+        torch.Generator().manual_seed(seed),
+        dataclasses.replace(ctx, idx=rows, optimal=ctx.optimal[rows]),
+    )
     return g.numpy().reshape(n_draws, *p.shape), n
 
 
-@pytest.mark.parametrize("method,closed", [("grpo-G4", lambda p, r, d, rng: _closed_form_grpo(p, r, 4, d, rng)),
-                                           ("fgpo-k3", lambda p, r, d, rng: _closed_form_dial(p, r, 3, d, rng))])
+@pytest.mark.parametrize(
+    "method,closed",
+    [
+        ("grpo-G4", lambda p, r, d, rng: _closed_form_grpo(p, r, 4, d, rng)),
+        ("fgpo-k3", lambda p, r, d, rng: _closed_form_dial(p, r, 3, d, rng)),
+    ],
+)
 def test_registry_gradient_has_the_closed_forms_mean(method, closed):
     """The bandit's gradient is the registry's loss differentiated by autograd; over many visits its
     mean equals the mean of the closed form written out by hand (GRPO's score-function estimate, the
@@ -195,8 +211,9 @@ def test_rloo_gradient_is_unbiased_for_the_exact_one():
 @pytest.mark.parametrize("method", ["rloo", "dapo", "rloo-kl", "grpo-eq1-G4", "sft", "dpo", "shortlist-top4"])
 def test_every_registered_estimator_trains_the_bandit(method):
     t = make_synthetic_table(SyntheticTableConfig(n_questions=48), seed=1)
-    run = train_bandit(t, BanditConfig(method=method, settings=BanditConfig().settings.__class__(reward="eq1"),
-                                       epochs=3, eval_every=4))
+    run = train_bandit(
+        t, BanditConfig(method=method, settings=BanditConfig().settings.__class__(reward="eq1"), epochs=3, eval_every=4)
+    )
     assert run.evals.iloc[-1]["J"] > run.evals.iloc[0]["J"]
 
 

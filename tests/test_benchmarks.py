@@ -1,4 +1,5 @@
 """Benchmarks: schema, validation errors, determinism, disjointness, verified labels, text-only baselines."""
+
 import hashlib
 import json
 import os
@@ -9,13 +10,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fgpo_core.genomics.benchmarks import (QuestionError, build_all, find_leaks, kmer_set, read_questions, validate_question,
-                                  write_questions)
+from fgpo_core.cli import main
+from fgpo_core.genomics.benchmarks import (
+    QuestionError,
+    build_all,
+    find_leaks,
+    kmer_set,
+    read_questions,
+    validate_question,
+    write_questions,
+)
 from fgpo_core.genomics.benchmarks.answerability import answerability, text_baselines
 from fgpo_core.genomics.benchmarks.families import CpG, family
 from fgpo_core.genomics.benchmarks.sources import SIGMA70_THRESHOLD, sigma70_score
 from fgpo_core.genomics.benchmarks.suites import LATER_SIZES, SIZES, load_references, tool_library_for
-from fgpo_core.cli import main
 from fgpo_core.genomics.tools.splice import classify, load_maxent, splice_sites
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,10 +37,18 @@ def built(ci_bench):
 
 def good():
     seq = "ACGT" * 10
-    return {"id": "q1", "suite": "s", "split": "test", "family": "cpg", "shape": "describe",
-            "question": f"What is this?\nSequence: {seq}", "options": {"A": "one", "B": "two", "C": "three",
-                                                                        "D": "four"},
-            "answer": "C", "sequences": {"": seq}, "provenance": {"x": 1}}
+    return {
+        "id": "q1",
+        "suite": "s",
+        "split": "test",
+        "family": "cpg",
+        "shape": "describe",
+        "question": f"What is this?\nSequence: {seq}",
+        "options": {"A": "one", "B": "two", "C": "three", "D": "four"},
+        "answer": "C",
+        "sequences": {"": seq},
+        "provenance": {"x": 1},
+    }
 
 
 def test_schema_round_trip(tmp_path):
@@ -42,19 +58,22 @@ def test_schema_round_trip(tmp_path):
     assert back == [q] and asdict(back[0])["schema"] == 1
 
 
-@pytest.mark.parametrize("change,msg", [
-    (lambda o: o.pop("answer"), "field 'answer' is missing"),
-    (lambda o: o.update(answer="E"), "field 'answer' must be one of A-D"),
-    (lambda o: o.update(options={"A": "x", "B": "y", "C": "z"}), "field 'options' must map exactly"),
-    (lambda o: o.update(options={"A": "x", "B": "x", "C": "z", "D": "w"}), "must differ"),
-    (lambda o: o.update(split="validation"), "field 'split'"),
-    (lambda o: o.update(shape="pick"), "field 'shape'"),
-    (lambda o: o.update(sequences={"": "ACGTZ"}), "invalid character 'Z' at position 5"),
-    (lambda o: o.update(sequences={"A": "ACGT"}), "must have keys"),
-    (lambda o: o.update(question="What is this?"), "must contain its sequence"),
-    (lambda o: o.update(question=o["question"] + " Is it three?"), "the answer leaks"),
-    (lambda o: o.update(schema=2), "field 'schema'"),
-])
+@pytest.mark.parametrize(
+    "change,msg",
+    [
+        (lambda o: o.pop("answer"), "field 'answer' is missing"),
+        (lambda o: o.update(answer="E"), "field 'answer' must be one of A-D"),
+        (lambda o: o.update(options={"A": "x", "B": "y", "C": "z"}), "field 'options' must map exactly"),
+        (lambda o: o.update(options={"A": "x", "B": "x", "C": "z", "D": "w"}), "must differ"),
+        (lambda o: o.update(split="validation"), "field 'split'"),
+        (lambda o: o.update(shape="pick"), "field 'shape'"),
+        (lambda o: o.update(sequences={"": "ACGTZ"}), "invalid character 'Z' at position 5"),
+        (lambda o: o.update(sequences={"A": "ACGT"}), "must have keys"),
+        (lambda o: o.update(question="What is this?"), "must contain its sequence"),
+        (lambda o: o.update(question=o["question"] + " Is it three?"), "the answer leaks"),
+        (lambda o: o.update(schema=2), "field 'schema'"),
+    ],
+)
 def test_validation_errors_name_line_and_field(tmp_path, change, msg):
     obj = good()
     change(obj)
@@ -104,13 +123,15 @@ def test_the_training_pool_grows_by_appending(built):
     lines = (out / "train.jsonl").read_bytes().splitlines(keepends=True)
     assert later["first_index"] == SIZES["ci"]["train"] and later["n"] == LATER_SIZES["ci"]["train"]
     assert len(lines) == info["n"] == later["first_index"] + later["n"]
-    assert hashlib.sha256(b"".join(lines[:later["first_index"]])).hexdigest() == later["first_block_sha256"]
+    assert hashlib.sha256(b"".join(lines[: later["first_index"]])).hexdigest() == later["first_block_sha256"]
     qs = read_questions(out / "train.jsonl")
-    assert {q.family for q in qs[:later["first_index"]]} == {"splice", "promoter", "cpg", "repeat"}
-    assert {q.family for q in qs[later["first_index"]:]} == {"regulator"}
+    assert {q.family for q in qs[: later["first_index"]]} == {"splice", "promoter", "cpg", "repeat"}
+    assert {q.family for q in qs[later["first_index"] :]} == {"regulator"}
     refs = load_references(out / "references.jsonl")
     first = manifest["references"]["later"]["first_line"] - 1
-    assert {r["family"] for r in refs[first:]} == {"regulator"} and "regulator" not in {r["family"] for r in refs[:first]}
+    assert {r["family"] for r in refs[first:]} == {"regulator"} and "regulator" not in {
+        r["family"] for r in refs[:first]
+    }
 
 
 def test_the_regulator_family_is_its_own():
@@ -126,7 +147,7 @@ def test_the_regulator_family_is_its_own():
 
     def phrases(text, k=5):
         w = re.findall(r"[a-z0-9]+", text.lower())
-        return {tuple(w[i:i + k]) for i in range(len(w) - k + 1)}
+        return {tuple(w[i : i + k]) for i in range(len(w) - k + 1)}
 
     mine = phrases(family("regulator").describe_text) | phrases(family("regulator").select_text)
     theirs = phrases(family("tf_motif").describe_text) | phrases(family("tf_motif").select_text)
@@ -135,8 +156,10 @@ def test_the_regulator_family_is_its_own():
     assert mine and not mine & theirs
 
 
-@pytest.mark.skipif(not (CPU / "manifest.json").exists() or not os.environ.get("FGPO_REBUILD_CPU"),
-                    reason="rebuilds the cpu-profile benchmark (minutes); set FGPO_REBUILD_CPU=1")
+@pytest.mark.skipif(
+    not (CPU / "manifest.json").exists() or not os.environ.get("FGPO_REBUILD_CPU"),
+    reason="rebuilds the cpu-profile benchmark (minutes); set FGPO_REBUILD_CPU=1",
+)
 def test_rebuilding_reproduces_the_committed_cpu_benchmark(tmp_path):
     """The committed cpu benchmark is what the builder makes: every file byte-identical, and the
     training pool's first block is the pool the committed first tables were built from."""
@@ -208,7 +231,7 @@ def test_the_committed_training_pool_keeps_its_first_thousand_questions():
     the first reward tables were built from (their questions' checksum, before it grew)."""
     later = json.loads((CPU / "manifest.json").read_text())["suites"]["train"]["later"]
     lines = (CPU / "train.jsonl").read_bytes().splitlines(keepends=True)
-    first = hashlib.sha256(b"".join(lines[:later["first_index"]])).hexdigest()
+    first = hashlib.sha256(b"".join(lines[: later["first_index"]])).hexdigest()
     assert later["first_index"] == 1000 and first == later["first_block_sha256"]
     assert first == "574d1098d343416d3c8c49b9a668b75ab4879ffa94bae2f7be6406195536a0b9"
 

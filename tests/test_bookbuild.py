@@ -1,5 +1,6 @@
 """`fgpo book` reports a failing chapter by name and cell, filters profile parameters, and keys its cache
 on each chapter's import closure."""
+
 import hashlib
 import json
 import shutil
@@ -10,7 +11,7 @@ import pytest
 from fgpo_core.book import build as bookbuild
 from fgpo_core.cli import main
 
-FAILING = textwrap.dedent('''\
+FAILING = textwrap.dedent("""\
     # %% [markdown]
     # # A chapter that fails
 
@@ -23,7 +24,7 @@ FAILING = textwrap.dedent('''\
 
     # %%
     raise RuntimeError(f"boom at {x}")
-    ''')
+    """)
 
 
 @pytest.fixture
@@ -37,11 +38,12 @@ def fake_root(tmp_path):
 
 
 def test_failure_names_chapter_and_cell(fake_root):
-    res = bookbuild.execute_chapter("broken", {"n_questions": 3, "epochs": 1, "profile": "ci"},
-                                    fake_root / "executed", fake_root)
+    res = bookbuild.execute_chapter(
+        "broken", {"n_questions": 3, "epochs": 1, "profile": "ci"}, fake_root / "executed", fake_root
+    )
     assert not res.ok
     assert "chapter 'broken'" in res.message and "RuntimeError" in res.message and "boom at 6" in res.message
-    assert "cell" in res.message and 'raise RuntimeError' in res.message
+    assert "cell" in res.message and "raise RuntimeError" in res.message
     # the failing notebook is kept, with its error, and nothing half-written beside it
     assert [p.name for p in (fake_root / "executed").iterdir()] == ["broken.ipynb"]
     assert "boom at 6" in (fake_root / "executed" / "broken.ipynb").read_text()
@@ -68,7 +70,7 @@ def test_cli_parses_book_arguments(monkeypatch):
     assert profile == "ci" and only == ["dead_groups"] and kw == {"execute": True, "html": False, "cache": True}
 
 
-GOOD = textwrap.dedent('''\
+GOOD = textwrap.dedent("""\
     # %% [markdown]
     # # A chapter that reads a data file
 
@@ -78,7 +80,7 @@ GOOD = textwrap.dedent('''\
 
     # %%
     print(open(data_file).read())
-    ''')
+    """)
 
 
 def test_cache_skips_unchanged_chapters_and_reexecutes_changed_ones(fake_root, capsys):
@@ -130,33 +132,43 @@ def test_import_closure_follows_imports_parents_lazy_names_and_dynamic_imports(t
     from fgpo_core.import_closure import import_closure
 
     lib = tmp_path / "fgpo_core"
-    _package(tmp_path, {
-        "fgpo_core/__init__.py": "",
-        "fgpo_core/a/__init__.py": """\
+    _package(
+        tmp_path,
+        {
+            "fgpo_core/__init__.py": "",
+            "fgpo_core/a/__init__.py": """\
             import importlib
             _LAZY = {"Big": ".big"}
             def __getattr__(name):
                 from .never import x  # not an import of its own: only _LAZY's names count
                 return getattr(importlib.import_module(_LAZY[name], __name__), name)
             """,
-        "fgpo_core/a/small.py": "from ..b import helper\n",
-        "fgpo_core/a/big.py": "import fgpo_core.c.heavy\n",
-        "fgpo_core/a/never.py": "",
-        "fgpo_core/b.py": "def helper():\n    from .c import inner  # a function's import counts\n",
-        "fgpo_core/c/__init__.py": "",
-        "fgpo_core/c/heavy.py": "",
-        "fgpo_core/c/inner.py": "",
-        "fgpo_core/d/__init__.py": "",
-        "fgpo_core/d/plug.py": "import importlib\ndef load(n):\n    return importlib.import_module(n)\n",
-        "fgpo_core/d/other.py": "",
-        "fgpo_core/e.py": "CONFIG = 'fgpo_core.d.other:Thing'\n",
-        "fgpo_core/unused.py": "",
-    })
+            "fgpo_core/a/small.py": "from ..b import helper\n",
+            "fgpo_core/a/big.py": "import fgpo_core.c.heavy\n",
+            "fgpo_core/a/never.py": "",
+            "fgpo_core/b.py": "def helper():\n    from .c import inner  # a function's import counts\n",
+            "fgpo_core/c/__init__.py": "",
+            "fgpo_core/c/heavy.py": "",
+            "fgpo_core/c/inner.py": "",
+            "fgpo_core/d/__init__.py": "",
+            "fgpo_core/d/plug.py": "import importlib\ndef load(n):\n    return importlib.import_module(n)\n",
+            "fgpo_core/d/other.py": "",
+            "fgpo_core/e.py": "CONFIG = 'fgpo_core.d.other:Thing'\n",
+            "fgpo_core/unused.py": "",
+        },
+    )
+
     def short(mods):
         return {m.replace("fgpo_core.", "") for m in mods}
 
     assert short(import_closure(["fgpo_core.a.small"], lib_root=lib)) == {
-        "fgpo_core", "a", "a.small", "b", "c", "c.inner"}  # the parents' __init__ too, not a's lazy .big
+        "fgpo_core",
+        "a",
+        "a.small",
+        "b",
+        "c",
+        "c.inner",
+    }  # the parents' __init__ too, not a's lazy .big
     chapter = tmp_path / "chapter.py"
     chapter.write_text("import numpy\nfrom fgpo_core.a import Big\n")
     assert short(import_closure(sources=[chapter], lib_root=lib)) == {"fgpo_core", "a", "a.big", "c", "c.heavy"}
@@ -194,8 +206,7 @@ def _edit_docstring(path) -> None:
 def library_copy(tmp_path_factory):
     """A copy of the library and the chapters' sources, to edit."""
     root = tmp_path_factory.mktemp("tree")
-    shutil.copytree(bookbuild.REPO_ROOT / "fgpo_core", root / "fgpo_core",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(bookbuild.REPO_ROOT / "fgpo_core", root / "fgpo_core", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "notebooks").mkdir()
     for name in (*HEAD_CHAPTERS, "fgpo_vs_grpo"):
         shutil.copy(bookbuild.REPO_ROOT / "notebooks" / f"{name}.py", root / "notebooks")
@@ -250,8 +261,10 @@ def test_a_torn_cached_notebook_is_executed_again(fake_root, capsys):
     captured = capsys.readouterr()
     assert "executing good" in captured.out and "does not match its key file" in captured.err
     assert "first" in (fake_root / "executed" / "good.ipynb").read_text()  # a whole notebook, not the torn one
-    assert hashlib.sha256(cached.read_bytes()).hexdigest() == json.loads(
-        cached.with_name("good.key.json").read_text())["notebook_sha256"]  # the cache was written again
+    assert (
+        hashlib.sha256(cached.read_bytes()).hexdigest()
+        == json.loads(cached.with_name("good.key.json").read_text())["notebook_sha256"]
+    )  # the cache was written again
     cached.with_name("good.key.json").write_text("[1, 2")  # a torn key file: a miss as well
     assert bookbuild.build_book("ci", root=fake_root, html=False) == 0
     assert "executing good" in capsys.readouterr().out

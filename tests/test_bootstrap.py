@@ -1,11 +1,11 @@
 """The book's rule for a difference: the two-level paired bootstrap, its p-value, Holm, and "level"."""
+
 import itertools
 
 import numpy as np
 import pytest
 
-from fgpo_core.evaluation.difference import (Interval, bootstrap_gaps, compare_many, holm, paired_bootstrap,
-                                             strata_codes)
+from fgpo_core.evaluation.difference import Interval, bootstrap_gaps, compare_many, holm, paired_bootstrap, strata_codes
 
 
 def _population_pair(rng, Q=300, S=5):

@@ -1,4 +1,5 @@
 """head_scores: policy heads trained and scored on tables and features of one's own."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """The TRL dead-group callback: its closed form against sampled groups, and its logging."""
+
 import types
 
 import numpy as np
@@ -33,11 +34,12 @@ def test_callback_logs_beside_trl_and_into_the_history():
     state = types.SimpleNamespace(global_step=1, log_history=[{"step": 1, "loss": 0.1}])
     logs = {"frac_reward_zero_std": 0.5}
     cb.on_log(args, state, None, model=None, logs=logs)
-    want = (0.5 ** 3 + 0.5 ** 3 + 1.0) / 2
+    want = (0.5**3 + 0.5**3 + 1.0) / 2
     assert logs["dead_group_closed_form"] == pytest.approx(want)
     assert state.log_history[-1]["dead_group_closed_form"] == pytest.approx(want)
-    assert cb.history == [{"step": 1, "dead_group_closed_form": pytest.approx(want), "p_gen_on_actions": 1.0,
-                           "frac_reward_zero_std": 0.5}]
+    assert cb.history == [
+        {"step": 1, "dead_group_closed_form": pytest.approx(want), "p_gen_on_actions": 1.0, "frac_reward_zero_std": 0.5}
+    ]
     logs2 = {}
     state.global_step = 2
     cb.on_log(args, state, None, model=None, logs=logs2)  # every=2: the second log is skipped

@@ -13,15 +13,35 @@ from fgpo_core.book.claims import CLAIM_FAILED, claim, failed_claims, fmt_number
 from fgpo_core.evaluation.difference import compare
 
 
-@pytest.mark.parametrize("value, digits, signed, text", [
-    (51.28, 1, False, "51.3"), (-0.04, 1, False, "0.0"), (-0.04, 1, True, "+0.0"), (2.16, 1, True, "+2.2"),
-    (-7.18, 2, True, "−7.18"), (1000, 0, False, "1,000"), (float("nan"), 1, False, "–"), (None, 1, False, "–")])
+@pytest.mark.parametrize(
+    "value, digits, signed, text",
+    [
+        (51.28, 1, False, "51.3"),
+        (-0.04, 1, False, "0.0"),
+        (-0.04, 1, True, "+0.0"),
+        (2.16, 1, True, "+2.2"),
+        (-7.18, 2, True, "−7.18"),
+        (1000, 0, False, "1,000"),
+        (float("nan"), 1, False, "–"),
+        (None, 1, False, "–"),
+    ],
+)
 def test_numbers_read_without_nan_or_negative_zero(value, digits, signed, text):
     assert fmt_number(value, digits, signed) == text
 
 
-@pytest.mark.parametrize("p, text", [(0.0, "< 0.001"), (0.00049, "< 0.001"), (0.0123, "0.012"), (0.05, "0.05"),
-                                     (0.4567, "0.46"), (1.0, "1.00"), (math.nan, "–")])
+@pytest.mark.parametrize(
+    "p, text",
+    [
+        (0.0, "< 0.001"),
+        (0.00049, "< 0.001"),
+        (0.0123, "0.012"),
+        (0.05, "0.05"),
+        (0.4567, "0.46"),
+        (1.0, "1.00"),
+        (math.nan, "–"),
+    ],
+)
 def test_p_values(p, text):
     assert fmt_p(p) == text
 
@@ -50,8 +70,12 @@ def test_a_claim_that_holds_shows_nothing_and_one_that_fails_leaves_its_mark():
         claim("ahead-id", 1 > 2, "FGPO is ahead <in domain>")
     html = bad.outputs[0].data["text/html"]
     assert CLAIM_FAILED in html and "&lt;in domain&gt;" in html
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=_outputs(ok)),
-                                         nbformat.v4.new_code_cell("", outputs=_outputs(bad))])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("", outputs=_outputs(ok)),
+            nbformat.v4.new_code_cell("", outputs=_outputs(bad)),
+        ]
+    )
     assert failed_claims(nb) == ["ahead-id"]
 
 

@@ -1,4 +1,5 @@
 """Ordinary bad input to the command line ends in a clear message, never a traceback."""
+
 import gzip
 
 import pytest
@@ -47,12 +48,18 @@ def test_validate_refuses_non_utf8_deep_empty_and_boolean_schema(tmp_path, capsy
     import json
 
     good = json.loads(open("data/benchmarks/cpu/core.jsonl").readline())
-    cases = {"latin1.jsonl": '{"id": "caf\xe9"}\n'.encode("latin-1"),
-             "deep.jsonl": ("[" * 100000 + "]" * 100000 + "\n").encode(),
-             "empty.jsonl": b"",
-             "schema_true.jsonl": (json.dumps({**good, "schema": True}) + "\n").encode()}
-    why = {"latin1.jsonl": "not UTF-8", "deep.jsonl": "nested too deeply", "empty.jsonl": "no questions",
-           "schema_true.jsonl": "field 'schema' is True"}
+    cases = {
+        "latin1.jsonl": '{"id": "caf\xe9"}\n'.encode("latin-1"),
+        "deep.jsonl": ("[" * 100000 + "]" * 100000 + "\n").encode(),
+        "empty.jsonl": b"",
+        "schema_true.jsonl": (json.dumps({**good, "schema": True}) + "\n").encode(),
+    }
+    why = {
+        "latin1.jsonl": "not UTF-8",
+        "deep.jsonl": "nested too deeply",
+        "empty.jsonl": "no questions",
+        "schema_true.jsonl": "field 'schema' is True",
+    }
     for name, data in cases.items():
         (tmp_path / name).write_bytes(data)
         assert main(["benchmark", "validate", str(tmp_path / name)]) == 1
@@ -66,13 +73,42 @@ def test_user_errors_are_one_line_not_a_traceback(tmp_path, capsys, monkeypatch)
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "manifest.json").write_text('{"format": 99}')
-    assert main(["table", "build", "--bench", "data/benchmarks/cpu", "--suite", "dev", "--limit", "1",
-                 "--out", str(tmp_path / "t")]) == 2
+    assert (
+        main(
+            [
+                "table",
+                "build",
+                "--bench",
+                "data/benchmarks/cpu",
+                "--suite",
+                "dev",
+                "--limit",
+                "1",
+                "--out",
+                str(tmp_path / "t"),
+            ]
+        )
+        == 2
+    )
     assert "made under different inputs" in capsys.readouterr().err
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text('{"objective": "fg')  # truncated
-    assert main(["evaluate", "--run", str(tmp_path / "run"), "--suite", "core", "--limit", "1",
-                 "--out", str(tmp_path / "ev")]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(tmp_path / "run"),
+                "--suite",
+                "core",
+                "--limit",
+                "1",
+                "--out",
+                str(tmp_path / "ev"),
+            ]
+        )
+        == 2
+    )
     assert "not a JSON run manifest" in capsys.readouterr().err
     monkeypatch.setenv("FGPO_TRACEBACK", "1")
     with pytest.raises(FileNotFoundError):
@@ -86,8 +122,10 @@ def test_table_summary_prints_the_ceilings_of_a_committed_table(capsys):
 
 
 def test_table_build_refuses_a_negative_limit(capsys):
-    assert main(["table", "build", "--bench", "data/benchmarks/cpu", "--suite", "dev", "--limit", "-1",
-                 "--out", "/x"]) == 2
+    assert (
+        main(["table", "build", "--bench", "data/benchmarks/cpu", "--suite", "dev", "--limit", "-1", "--out", "/x"])
+        == 2
+    )
     assert "--limit must be 0" in capsys.readouterr().err
 
 
@@ -99,8 +137,23 @@ def test_evaluate_joins_its_picks_to_a_table_and_prints_the_accuracy(capsys):
     from fgpo_core.table import load_table
 
     ev = pd.read_parquet("runs/cpu/lm/grpo/eval/core.parquet")
-    assert main(["evaluate", "--run", "runs/cpu/lm/grpo", "--suite", "core", "--limit", str(len(ev)),
-                 "--table", "data/tables/cpu/reader", "--into-run"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                "runs/cpu/lm/grpo",
+                "--suite",
+                "core",
+                "--limit",
+                str(len(ev)),
+                "--table",
+                "data/tables/cpu/reader",
+                "--into-run",
+            ]
+        )
+        == 0
+    )
     t = load_table("data/tables/cpu/reader/core").select(ev.question_id.tolist())
     want = summarise_picks(ev.generation_pick.to_numpy(), t.correct, t.n_tools)["accuracy"]
     assert f"accuracy {want:.1f}%" in capsys.readouterr().out
@@ -116,10 +169,29 @@ def test_evaluate_needs_an_output_folder_and_can_skip_scoring(tmp_path, capsys):
     assert main(["evaluate", "--run", "runs/cpu/lm/grpo", "--suite", "core", "--limit", "1"]) == 2
     assert "give --out FOLDER, or --into-run" in capsys.readouterr().err
     out = tmp_path / "ev"
-    assert main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out),
-                 "--generation-only", "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                "untrained",
+                "--suite",
+                "dev",
+                "--limit",
+                "1",
+                "--out",
+                str(out),
+                "--generation-only",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     ev = pd.read_parquet(out / "dev.parquet")
     assert "generation_pick" in ev and "scoring_pick" not in ev and not any(c.startswith("p_gen") for c in ev)
-    assert main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out),
-                 "--threads", "1"]) == 0
+    assert (
+        main(["evaluate", "--run", "untrained", "--suite", "dev", "--limit", "1", "--out", str(out), "--threads", "1"])
+        == 0
+    )
     assert "scoring_pick" in pd.read_parquet(out / "dev.parquet")

@@ -1,11 +1,12 @@
 """The in-domain / out-of-domain split and its scores, on hand-made data with known answers."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from fgpo_core.evaluation.domains import domain_of
-from fgpo_core.reports.companion import domain_split, id_ood_checkpoints, id_ood_scores
 from fgpo_core.experiments.study import Study
+from fgpo_core.reports.companion import domain_split, id_ood_checkpoints, id_ood_scores
 from fgpo_core.table import RewardTable
 
 TRAIN = ("cpg", "promoter", "repeat", "splice")
@@ -31,16 +32,32 @@ def test_scores_and_checkpoints_pool_questions_by_domain():
     tables = {"core": core, "microbe": microbe}
     split = domain_split(tables, TRAIN)
     assert split.groupby("domain").n.sum().to_dict() == {"ID": 2, "OOD": 4}
-    picks = pd.DataFrame({"method": "sft", "seed": 0, "suite": ["core"] * 4 + ["microbe"] * 2,
-                          "question_id": ["c0", "c1", "c2", "c3", "m0", "m1"], "mask": [3, 0, 3, 3, 0, 3]})
+    picks = pd.DataFrame(
+        {
+            "method": "sft",
+            "seed": 0,
+            "suite": ["core"] * 4 + ["microbe"] * 2,
+            "question_id": ["c0", "c1", "c2", "c3", "m0", "m1"],
+            "mask": [3, 0, 3, 3, 0, 3],
+        }
+    )
     st = Study({}, picks, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
     sc = id_ood_scores(st, tables, TRAIN).iloc[0]
     assert (sc["ID"], sc["n ID"]) == (50.0, 2)
     assert (sc["OOD"], sc["n OOD"]) == (75.0, 4)
-    ck = pd.DataFrame({"method": "sft", "seed": 0, "step": 1, "epoch": 1.0,
-                       "suite": ["core", "core", "core", "microbe", "core"],
-                       "family": ["cpg", "taxonomy", "tf_motif", "promoter", "all"], "n": [2, 1, 1, 1, 4],
-                       "accuracy": [50.0, 100.0, 0.0, 100.0, 50.0], "tools": 1.0})
+    ck = pd.DataFrame(
+        {
+            "method": "sft",
+            "seed": 0,
+            "step": 1,
+            "epoch": 1.0,
+            "suite": ["core", "core", "core", "microbe", "core"],
+            "family": ["cpg", "taxonomy", "tf_motif", "promoter", "all"],
+            "n": [2, 1, 1, 1, 4],
+            "accuracy": [50.0, 100.0, 0.0, 100.0, 50.0],
+            "tools": 1.0,
+        }
+    )
     st.checkpoints = ck
     c = id_ood_checkpoints(st, TRAIN).iloc[0]
     assert c["ID"] == pytest.approx(50.0) and c["OOD"] == pytest.approx(100 * 2 / 3)
@@ -50,8 +67,7 @@ def test_scores_and_checkpoints_pool_questions_by_domain():
 
 
 def test_the_lm_study_table_and_tests_on_known_picks():
-    from fgpo_core.reports.companion import (lm_companion_table, lm_companion_tests,
-                                                        parse_lm_companion_method)
+    from fgpo_core.reports.companion import lm_companion_table, lm_companion_tests, parse_lm_companion_method
 
     assert parse_lm_companion_method("sft20-fgpo80-r16") == ("sft20-fgpo80", 16)
     with pytest.raises(ValueError, match="ARM-rRANK"):
@@ -60,12 +76,19 @@ def test_the_lm_study_table_and_tests_on_known_picks():
     core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
     tables = {"core": core}
     ids = [f"c{i}" for i in range(20)]
-    right = {"sft": [3] * 10 + [0] * 10,              # ID 100, OOD 0
-             "fgpo": [0] * 10 + [3] * 5 + [-1] * 5,  # ID 0, OOD 50, 5 format failures
-             "sft20-fgpo80": [3] * 8 + [0] * 2 + [3] * 9 + [0]}  # ID 80, OOD 90
-    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
-                                     "mask": masks})
-                       for r in (4, 16) for arm, masks in right.items()], ignore_index=True)
+    right = {
+        "sft": [3] * 10 + [0] * 10,  # ID 100, OOD 0
+        "fgpo": [0] * 10 + [3] * 5 + [-1] * 5,  # ID 0, OOD 50, 5 format failures
+        "sft20-fgpo80": [3] * 8 + [0] * 2 + [3] * 9 + [0],
+    }  # ID 80, OOD 90
+    picks = pd.concat(
+        [
+            pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids, "mask": masks})
+            for r in (4, 16)
+            for arm, masks in right.items()
+        ],
+        ignore_index=True,
+    )
     t = lm_companion_table(picks, tables, TRAIN)
     assert t.loc[("sft", 4), "ID"] == 100.0 and t.loc[("sft", 4), "OOD"] == 0.0
     assert t.loc[("fgpo", 16), "OOD"] == 50.0 and t.loc[("fgpo", 16), "format failures (%)"] == 25.0
@@ -74,38 +97,43 @@ def test_the_lm_study_table_and_tests_on_known_picks():
     tests = lm_companion_tests(picks, tables, TRAIN)
     row = tests.loc[(4, "OOD", "sft")]
     assert (row["sft20-fgpo80 only"], row["other only"], row["n"]) == (9, 0, 10)
-    assert row["p"] == pytest.approx(2 * 0.5 ** 9)
+    assert row["p"] == pytest.approx(2 * 0.5**9)
     assert tests.loc[(16, "ID", "fgpo"), "sft20-fgpo80 only"] == 8
 
 
 def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     import json
 
-    from fgpo_core.reports.companion import (load_lm_companion, lm_companion_table, lm_companion_tests,
-                                                        with_start)
+    from fgpo_core.reports.companion import lm_companion_table, lm_companion_tests, load_lm_companion, with_start
 
     core = _table(["cpg"] * 10 + ["taxonomy"] * 10, 3, "c")
     tables = {"core": core}
     ids = [f"c{i}" for i in range(20)]
-    picks = pd.concat([pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids,
-                                     "mask": masks})
-                       for r in (4, 16) for arm, masks in
-                       (("sft", [3] * 10 + [0] * 10), ("fgpo", [3] * 10 + [3] * 10))], ignore_index=True)
+    picks = pd.concat(
+        [
+            pd.DataFrame({"method": f"{arm}-r{r}", "seed": 0, "suite": "core", "question_id": ids, "mask": masks})
+            for r in (4, 16)
+            for arm, masks in (("sft", [3] * 10 + [0] * 10), ("fgpo", [3] * 10 + [3] * 10))
+        ],
+        ignore_index=True,
+    )
     runs = tmp_path / "runs"
     (runs / "lm" / "warmup" / "eval").mkdir(parents=True)
     study = runs / "lm-companion"
     study.mkdir()
     # the start: right on the first 5 ID and 2 OOD questions; its evaluation holds extra questions, shuffled
-    start = pd.DataFrame({"question_id": ids[::-1] + ["c99"], "generation_pick": [0] * 8 + [3] * 2 + [0] * 5
-                          + [3] * 5 + [3]})
+    start = pd.DataFrame(
+        {"question_id": ids[::-1] + ["c99"], "generation_pick": [0] * 8 + [3] * 2 + [0] * 5 + [3] * 5 + [3]}
+    )
     start.to_parquet(runs / "lm" / "warmup" / "eval" / "core.parquet")
     with pytest.raises(FileNotFoundError, match="no picks.parquet"):
         load_lm_companion(study)
     picks.to_parquet(study / "picks.parquet")
     (study / "manifest.json").write_text(json.dumps({"config": {"folder": "lm-companion", "start": "lm/warmup"}}))
     (study / "sft-r4").mkdir()
-    (study / "sft-r4" / "manifest.json").write_text(json.dumps(
-        {"objective": "sft", "n_train": 256, "config": {"epochs": 1, "lora_r": 4}, "train_seconds": 512.0}))
+    (study / "sft-r4" / "manifest.json").write_text(
+        json.dumps({"objective": "sft", "n_train": 256, "config": {"epochs": 1, "lora_r": 4}, "train_seconds": 512.0})
+    )
     (study / "fgpo-r4").mkdir()  # unfinished: no manifest
     from fgpo_core.reports.companion import lm_companion_costs
 
@@ -117,8 +145,9 @@ def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     assert (t.loc[("start", 4), "ID"], t.loc[("start", 16), "OOD"]) == (50.0, 20.0)
     vs = lm_companion_tests(allp, tables, TRAIN, arm="start")
     assert (vs.loc[(16, "OOD", "fgpo"), "other only"], vs.loc[(16, "OOD", "fgpo"), "start only"]) == (8, 0)
-    assert vs.loc[(4, "ID", "sft"), "p"] == pytest.approx(2 * 0.5 ** 5)
+    assert vs.loc[(4, "ID", "sft"), "p"] == pytest.approx(2 * 0.5**5)
     import matplotlib
+
     matplotlib.use("Agg")
     from fgpo_core.book.plots import plot_lm_companion
 
@@ -127,7 +156,9 @@ def test_the_start_joins_every_rank_and_training_is_tested_against_it(tmp_path):
     assert len(fig.axes[0].texts) == 2  # an arrow from the start to each arm
     assert fig.axes[1].collections[0].get_offsets().tolist() == [[50.0, 20.0]]  # the start
     (runs / "lm" / "warmup" / "eval" / "core.parquet").unlink()
-    pd.DataFrame({"question_id": ids[:19], "generation_pick": 0}).to_parquet(runs / "lm" / "warmup" / "eval" / "core.parquet")
+    pd.DataFrame({"question_id": ids[:19], "generation_pick": 0}).to_parquet(
+        runs / "lm" / "warmup" / "eval" / "core.parquet"
+    )
     with pytest.raises(ValueError, match="lacks 1 of the study's core questions"):
         with_start(picks, runs / "lm" / "warmup" / "eval")
 
@@ -171,14 +202,32 @@ def test_id_ood_verdicts_compare_two_methods_by_domain_with_the_books_rule():
     correct = rng.random((60, 16)) < 0.5
     core = RewardTable(correct, 4, np.array(fams), question_ids=np.array([f"c{i}" for i in range(60)]))
     qid = [f"c{i}" for i in range(60)]
-    picks = pd.concat([pd.DataFrame({"method": m, "seed": s, "suite": "core", "question_id": qid,
-                                     "mask": rng.integers(0, 16, 60) if m == "a" else np.full(60, s + 1)})
-                       for m in ("a", "b") for s in (0, 1, 2)], ignore_index=True)
+    picks = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "method": m,
+                    "seed": s,
+                    "suite": "core",
+                    "question_id": qid,
+                    "mask": rng.integers(0, 16, 60) if m == "a" else np.full(60, s + 1),
+                }
+            )
+            for m in ("a", "b")
+            for s in (0, 1, 2)
+        ],
+        ignore_index=True,
+    )
     v = id_ood_verdicts(picks, {"core": core}, TRAIN, "a", "b")
     assert set(v) == {"ID", "OOD"}
     for d, rows in (("ID", slice(0, 30)), ("OOD", slice(30, 60))):
-        right = {m: [correct[np.arange(60), picks[(picks.method == m) & (picks.seed == s)]["mask"].to_numpy()][rows]
-                     for s in (0, 1, 2)] for m in ("a", "b")}
+        right = {
+            m: [
+                correct[np.arange(60), picks[(picks.method == m) & (picks.seed == s)]["mask"].to_numpy()][rows]
+                for s in (0, 1, 2)
+            ]
+            for m in ("a", "b")
+        }
         want = compare(right["a"], right["b"])
         assert v[d].gap == pytest.approx(want.gap) and v[d].p_mcnemar == pytest.approx(want.p_mcnemar)
         assert v[d].is_difference == want.is_difference and v[d].n_questions == 30

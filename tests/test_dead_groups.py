@@ -52,7 +52,7 @@ def test_reward_classes_use_tolerance_and_batch_shapes():
     rr = np.broadcast_to(r, (3, 2, 4))
     out = dg.dead_group_probability(p, rr, 2)
     assert out.shape == (3, 2)
-    assert out[0, 0] == pytest.approx(2 * 0.5 ** 2) and out[0, 1] == pytest.approx(4 * 0.25 ** 2)
+    assert out[0, 0] == pytest.approx(2 * 0.5**2) and out[0, 1] == pytest.approx(4 * 0.25**2)
 
 
 def test_where_splits_dead_mass():
@@ -74,11 +74,11 @@ def test_proposition_1_on_random_masses():
         P = dg.dead_group_probability_from_masses(w, G)
         i, j = rng.choice(k, 2, replace=False)
         merged = np.r_[np.delete(w, [i, j]), w[i] + w[j]]
-        assert dg.dead_group_probability_from_masses(merged, G) >= P - 1e-12      # merging
+        assert dg.dead_group_probability_from_masses(merged, G) >= P - 1e-12  # merging
         big, small = (i, j) if w[i] >= w[j] else (j, i)
         d = rng.uniform(0.05, 1.0) * w[small]
         assert (w[big] + d) ** G + (w[small] - d) ** G > w[big] ** G + w[small] ** G  # transfer
-        assert P >= k ** (1.0 - G) - 1e-12                                        # uniform minimum
+        assert P >= k ** (1.0 - G) - 1e-12  # uniform minimum
 
 
 def test_grid_has_table15_shape():
@@ -87,24 +87,30 @@ def test_grid_has_table15_shape():
     grid = dg.dead_group_grid(p, r)
     assert list(grid.columns) == [f"G={G}" for G in dg.TABLE15_GROUP_SIZES]
     assert grid.loc["Uniform", "G=1"] == pytest.approx(100.0)
-    assert grid.loc["Uniform", "G=2"] == pytest.approx(100 * 2 * 0.5 ** 2)
+    assert grid.loc["Uniform", "G=2"] == pytest.approx(100 * 2 * 0.5**2)
 
 
-@pytest.mark.parametrize("probs,rewards,G,msg", [
-    ([0.5, 0.6], [1, 0], 2, "sum to 1"),
-    ([-0.5, 1.5], [1, 0], 2, "non-negative"),
-    ([0.5, 0.5], [1, 0, 1], 2, "broadcast"),
-    ([0.5, 0.5], [1, np.nan], 2, "finite"),
-    ([0.5, 0.5], [1, 0], 0, "positive int"),
-    ([0.5, 0.5], [1, 0], 2.5, "positive int"),
-])
+@pytest.mark.parametrize(
+    "probs,rewards,G,msg",
+    [
+        ([0.5, 0.6], [1, 0], 2, "sum to 1"),
+        ([-0.5, 1.5], [1, 0], 2, "non-negative"),
+        ([0.5, 0.5], [1, 0, 1], 2, "broadcast"),
+        ([0.5, 0.5], [1, np.nan], 2, "finite"),
+        ([0.5, 0.5], [1, 0], 0, "positive int"),
+        ([0.5, 0.5], [1, 0], 2.5, "positive int"),
+    ],
+)
 def test_bad_inputs_get_clear_errors(probs, rewards, G, msg):
     with pytest.raises(ValueError, match=msg):
         dg.dead_group_probability(probs, rewards, G)
 
 
 def test_proposition_check_counts_no_violation_of_eq7_and_catches_a_wrong_formula():
-    assert dg.proposition_violations(2000, np.random.default_rng(0)) == {"merge": 0, "transfer": 0,
-                                                                         "uniform minimum": 0}
+    assert dg.proposition_violations(2000, np.random.default_rng(0)) == {
+        "merge": 0,
+        "transfer": 0,
+        "uniform minimum": 0,
+    }
     wrong = dg.proposition_violations(200, np.random.default_rng(0), lambda w, G: float((np.asarray(w) ** G).max()))
     assert wrong["merge"] + wrong["transfer"] + wrong["uniform minimum"] > 0

@@ -1,19 +1,31 @@
 """The domain rule by family and organism, and the nearest-neighbour measure of TF-motif's twin."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fgpo_core.evaluation.domains import (domain_class, domain_of, question_domain, question_domains,
-                                          question_organism, training_seen)
+from fgpo_core.evaluation.domains import (
+    domain_class,
+    domain_of,
+    question_domain,
+    question_domains,
+    question_organism,
+    training_seen,
+)
 from fgpo_core.experiments.domains import domain_counts, nearest_training, twin_measure
 from fgpo_core.genomics.benchmarks.schema import Question
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU = ROOT / "data" / "benchmarks" / "cpu"
 FEATS = ROOT / "data" / "features" / "cpu" / "minilm"
-EC, BA, CD, KZ, HS = ("Escherichia coli", "Bacillus amyloliquefaciens", "Corynebacterium diphtheriae",
-                      "Kutzneria sp. 744", "Homo sapiens")
+EC, BA, CD, KZ, HS = (
+    "Escherichia coli",
+    "Bacillus amyloliquefaciens",
+    "Corynebacterium diphtheriae",
+    "Kutzneria sp. 744",
+    "Homo sapiens",
+)
 
 
 def q(family, shape="describe", organism=None, answer_label=None, options=None, qid="q", suite="s"):
@@ -27,8 +39,14 @@ def q(family, shape="describe", organism=None, answer_label=None, options=None, 
     return Question(qid, suite, "test", family, shape, "?", {L: L for L in "ABCD"}, "A", seqs, prov)
 
 
-TRAIN = [q("promoter", organism=EC), q("promoter", "select", options=[BA, EC, EC, BA]), q("splice"), q("cpg"),
-         q("repeat"), q("regulator")]
+TRAIN = [
+    q("promoter", organism=EC),
+    q("promoter", "select", options=[BA, EC, EC, BA]),
+    q("splice"),
+    q("cpg"),
+    q("repeat"),
+    q("regulator"),
+]
 
 
 def test_training_organisms_and_families_come_from_the_pool():
@@ -37,17 +55,20 @@ def test_training_organisms_and_families_come_from_the_pool():
     assert seen["families"] == {"promoter", "splice", "cpg", "repeat", "regulator"}
 
 
-@pytest.mark.parametrize("question, cls, domain", [
-    (q("splice"), "seen family and organism", "ID"),
-    (q("promoter", organism=BA), "seen family and organism", "ID"),
-    (q("promoter", "select", options=[CD, CD, CD, CD]), "new organism", "OOD"),
-    (q("promoter", organism=CD), "new organism", "OOD"),
-    (q("taxonomy", answer_label=EC), "seen organism asked about", "ID"),
-    (q("taxonomy", "select", answer_label=BA, options=[BA, CD, KZ, EC]), "seen organism asked about", "ID"),
-    (q("taxonomy", answer_label=KZ), "new family", "OOD"),
-    (q("taxonomy", answer_label=CD), "new family", "OOD"),
-    (q("tf_motif"), "twin family", "OOD"),
-])
+@pytest.mark.parametrize(
+    "question, cls, domain",
+    [
+        (q("splice"), "seen family and organism", "ID"),
+        (q("promoter", organism=BA), "seen family and organism", "ID"),
+        (q("promoter", "select", options=[CD, CD, CD, CD]), "new organism", "OOD"),
+        (q("promoter", organism=CD), "new organism", "OOD"),
+        (q("taxonomy", answer_label=EC), "seen organism asked about", "ID"),
+        (q("taxonomy", "select", answer_label=BA, options=[BA, CD, KZ, EC]), "seen organism asked about", "ID"),
+        (q("taxonomy", answer_label=KZ), "new family", "OOD"),
+        (q("taxonomy", answer_label=CD), "new family", "OOD"),
+        (q("tf_motif"), "twin family", "OOD"),
+    ],
+)
 def test_known_answers(question, cls, domain):
     seen = training_seen(TRAIN)
     assert domain_class(question, seen) == cls and question_domain(question, seen) == domain
@@ -104,8 +125,12 @@ def test_twin_measure_on_features_with_known_neighbours():
     taxonomy sits next to promoter; the shares and distances are read off."""
     train = [q("regulator", qid="r1"), q("repeat", qid="p1"), q("promoter", organism=EC, qid="m1")]
     tr_x = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])
-    test = [q("tf_motif", qid="t1"), q("tf_motif", qid="t2"), q("tf_motif", "select", qid="t3"),
-            q("taxonomy", answer_label=EC, qid="x1")]
+    test = [
+        q("tf_motif", qid="t1"),
+        q("tf_motif", qid="t2"),
+        q("tf_motif", "select", qid="t3"),
+        q("taxonomy", answer_label=EC, qid="x1"),
+    ]
     te_x = np.array([[1.0, 0.1, 0], [1.0, 0, 0], [0.1, 1.0, 0], [0, 0.2, 1.0]])
     feats = _Feats(train=(["r1", "p1", "m1"], tr_x), core=(["t1", "t2", "t3", "x1"], te_x))
     t = twin_measure(feats, {"core": test}, train).set_index(["family", "shape"])
@@ -122,7 +147,11 @@ def test_every_tf_motif_describe_question_has_a_regulator_neighbour():
     from fgpo_core.selectors.features import load_features
 
     _, suites = load_benchmark(CPU)
-    t = twin_measure(load_features(FEATS), {s: suites[s] for s in ("core", "mosaic")}, suites["train"],
-                     families=["tf_motif", "taxonomy"]).set_index(["family", "shape"])
+    t = twin_measure(
+        load_features(FEATS),
+        {s: suites[s] for s in ("core", "mosaic")},
+        suites["train"],
+        families=["tf_motif", "taxonomy"],
+    ).set_index(["family", "shape"])
     assert t.loc[("tf_motif", "describe"), "nn_twin"] == 100.0
     assert t.loc[("taxonomy", "all"), "nn_same"] == 0.0

@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 
 from fgpo_core.book.build import REPO_ROOT
-from fgpo_core.experiments.domains import (best_fixed_subset, domain_accuracy, domain_verdicts, method_correct,
-                                           split_scores, study_training_table)
+from fgpo_core.experiments.domains import (
+    best_fixed_subset,
+    domain_accuracy,
+    domain_verdicts,
+    method_correct,
+    split_scores,
+    study_training_table,
+)
 from fgpo_core.experiments.study import load_study
 from fgpo_core.reports.study import study_scores
 from fgpo_core.table import load_tables

@@ -1,5 +1,6 @@
 """The estimators of the policy-head study: each sampled one against the exact gradient in
 expectation, and GRPO's advantages and loss against TRL's own computation."""
+
 import types
 from collections import defaultdict
 
@@ -148,14 +149,30 @@ def trl_compute_loss(per_token_logps, advantages):
 
     fake = types.SimpleNamespace(
         _get_per_token_logps_and_entropies=lambda *a, **k: (per_token_logps, torch.zeros(B, T), None),
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token", beta=0.0,
-        loss_type="grpo", epsilon_low=0.2, epsilon_high=0.2, args=types.SimpleNamespace(delta=None),
-        use_vllm=False, vllm_importance_sampling_correction=False, model=types.SimpleNamespace(training=True),
-        current_gradient_accumulation_steps=1, _entropy_bonus_enabled=False, aux_loss_enabled=False,
-        accelerator=Acc(), _metrics=defaultdict(lambda: defaultdict(list)))
-    inputs = {"prompt_ids": torch.zeros(B, 1, dtype=torch.long), "prompt_mask": torch.ones(B, 1),
-              "completion_ids": torch.zeros(B, T, dtype=torch.long), "completion_mask": torch.ones(B, T),
-              "advantages": advantages}
+        top_entropy_quantile=1.0,
+        off_policy_mask_threshold=None,
+        importance_sampling_level="token",
+        beta=0.0,
+        loss_type="grpo",
+        epsilon_low=0.2,
+        epsilon_high=0.2,
+        args=types.SimpleNamespace(delta=None),
+        use_vllm=False,
+        vllm_importance_sampling_correction=False,
+        model=types.SimpleNamespace(training=True),
+        current_gradient_accumulation_steps=1,
+        _entropy_bonus_enabled=False,
+        aux_loss_enabled=False,
+        accelerator=Acc(),
+        _metrics=defaultdict(lambda: defaultdict(list)),
+    )
+    inputs = {
+        "prompt_ids": torch.zeros(B, 1, dtype=torch.long),
+        "prompt_mask": torch.ones(B, 1),
+        "completion_ids": torch.zeros(B, T, dtype=torch.long),
+        "completion_mask": torch.ones(B, T),
+        "advantages": advantages,
+    }
     return GRPOTrainer._compute_loss(fake, None, inputs)
 
 
@@ -211,8 +228,12 @@ def test_each_regularizer_is_its_divergence_computed_independently(problem, mask
     ref = np.where(m, np.exp(rz), 0.0)
     ref /= ref.sum(1, keepdims=True)
     uniform = m / m.sum(1, keepdims=True)
-    expect = {"none": np.zeros(B), "ent": -np.array([-(r[r > 0] * np.log(r[r > 0])).sum() for r in q]),
-              "klu": _scipy_kl(q, uniform), "klr": _scipy_kl(q, ref)}
+    expect = {
+        "none": np.zeros(B),
+        "ent": -np.array([-(r[r > 0] * np.log(r[r > 0])).sum() for r in q]),
+        "klu": _scipy_kl(q, uniform),
+        "klr": _scipy_kl(q, ref),
+    }
     assert set(expect) == set(REGULARIZERS)
     ref_logq = torch.log_softmax(ref_scores, -1)
     for name, want in expect.items():
@@ -236,11 +257,14 @@ def test_the_exact_objective_with_a_regularizer_has_the_gradient_of_its_value(pr
     for i in range(scores.shape[1]):
         e = torch.zeros_like(scores)
         e[:, i] = h
-        fd[:, i] = (est.exact_objective(scores + e, rewards, None, kl_uniform, 0.2)
-                    - est.exact_objective(scores - e, rewards, None, kl_uniform, 0.2)) / (2 * h)
+        fd[:, i] = (
+            est.exact_objective(scores + e, rewards, None, kl_uniform, 0.2)
+            - est.exact_objective(scores - e, rewards, None, kl_uniform, 0.2)
+        ) / (2 * h)
     torch.testing.assert_close(auto, fd, atol=1e-7, rtol=1e-6)
-    assert torch.equal(est.fgpo_objective(scores, rewards, 0.03),
-                       est.exact_objective(scores, rewards, None, negative_entropy, 0.03))
+    assert torch.equal(
+        est.fgpo_objective(scores, rewards, 0.03), est.exact_objective(scores, rewards, None, negative_entropy, 0.03)
+    )
 
 
 def _clipped_setup(seed=0, B=6, A=8, G=5, step=2.0):
@@ -304,6 +328,8 @@ def test_gspo_ratio_is_the_length_normalised_sequence_ratio():
             a = float(adv[b, i])
             total += min(s * a, min(max(s, 1 - eps), 1 + eps) * a)
     assert float(got) == pytest.approx(-total / actions.numel(), rel=1e-12)
-    assert torch.equal(est.clipped_policy_loss(logp, old, adv, eps, torch.ones_like(lengths)),
-                       est.clipped_policy_loss(logp, old, adv, eps))
+    assert torch.equal(
+        est.clipped_policy_loss(logp, old, adv, eps, torch.ones_like(lengths)),
+        est.clipped_policy_loss(logp, old, adv, eps),
+    )
     assert abs(float(got) - float(est.clipped_policy_loss(logp, old, adv, eps))) > 1e-4

@@ -1,12 +1,13 @@
 """Selector evaluation: look-up accuracy, tool rates, p_gen dead groups (Table 15), McNemar."""
+
 import numpy as np
 import pytest
 
 from fgpo_core.core.dead_groups import dead_group_probability_mc
-from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, mcnemar, rescues
-from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
 from fgpo_core.core.rewards import differential_reward, eq1_reward
 from fgpo_core.core.subsets import ActionSpace
+from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table, mcnemar, rescues
+from fgpo_core.evaluation.picks import p_gen_with_failures, summarise_picks, tool_rates_by_family
 
 
 def test_summary_counts_failures_as_wrong_and_toolless():

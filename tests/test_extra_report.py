@@ -1,4 +1,5 @@
 """fgpo_core.reports.extra: new estimators' studies beside the main policy-head study."""
+
 from __future__ import annotations
 
 import ast
@@ -38,9 +39,12 @@ def test_estimators_of_method_names_come_from_the_registry_once_each():
 def test_pairs_compare_with_fgpo_grpo_and_the_composed_estimator_where_shown():
     shown = ["fgpo", "grpo", "rloo"]
     assert xr.extra_pairs(["rloo-kl", "grpo-clip-u2"], shown) == {
-        "rloo-kl - fgpo": ("rloo-kl", "fgpo"), "rloo-kl - grpo": ("rloo-kl", "grpo"),
-        "rloo-kl - rloo": ("rloo-kl", "rloo"), "grpo-clip-u2 - fgpo": ("grpo-clip-u2", "fgpo"),
-        "grpo-clip-u2 - grpo": ("grpo-clip-u2", "grpo")}
+        "rloo-kl - fgpo": ("rloo-kl", "fgpo"),
+        "rloo-kl - grpo": ("rloo-kl", "grpo"),
+        "rloo-kl - rloo": ("rloo-kl", "rloo"),
+        "grpo-clip-u2 - fgpo": ("grpo-clip-u2", "fgpo"),
+        "grpo-clip-u2 - grpo": ("grpo-clip-u2", "grpo"),
+    }
     assert xr.extra_pairs(["rloo-kl"], ["fgpo"]) == {"rloo-kl - fgpo": ("rloo-kl", "fgpo")}
 
 
@@ -57,21 +61,37 @@ def test_split_accuracy_is_the_mean_and_spread_of_the_seeds_accuracies():
 
 
 def test_gap_table_and_findings_read_the_intervals_without_negative_zero():
-    gaps = pd.DataFrame({"a": ["n", "n"], "b": ["fgpo", "fgpo"], "split": ["pooled", "in domain"],
-                         "gap": [-0.04, 2.0], "low": [-1.26, 0.5], "high": [1.0, 3.5],
-                         "verdict": ["undecided", "a difference"]})
+    gaps = pd.DataFrame(
+        {
+            "a": ["n", "n"],
+            "b": ["fgpo", "fgpo"],
+            "split": ["pooled", "in domain"],
+            "gap": [-0.04, 2.0],
+            "low": [-1.26, 0.5],
+            "high": [1.0, 3.5],
+            "verdict": ["undecided", "a difference"],
+        }
+    )
     t = xr.gap_table(gaps, str.upper)
     assert list(t.columns) == ["pooled", "in domain"]
     assert t.loc["N − FGPO", "pooled"] == "+0.0 [-1.3, +1.0], undecided"
     acc = pd.DataFrame({"pooled": [50.0], "in domain": [40.0], "out of domain": [60.0]}, index=["n"])
-    assert xr.findings(acc, gaps, ["n"], str.upper) == ("N scores 50.0% over all test questions (40.0% in domain, "
-                                                        "60.0% out of domain); pooled, minus FGPO +0.0 points "
-                                                        "[-1.3, +1.0], undecided.")
+    assert xr.findings(acc, gaps, ["n"], str.upper) == (
+        "N scores 50.0% over all test questions (40.0% in domain, "
+        "60.0% out of domain); pooled, minus FGPO +0.0 points "
+        "[-1.3, +1.0], undecided."
+    )
 
 
 def test_last_epoch_averages_the_last_epoch_of_the_sampled_methods_only():
-    curves = pd.DataFrame({"method": ["s"] * 4 + ["e"] * 4, "step": [1, 2, 3, 4] * 2,
-                           "dead_observed": [90, 80, 20, 10] + [np.nan] * 4, "entropy": [0.1, 0.2, 1.0, 2.0] * 2})
+    curves = pd.DataFrame(
+        {
+            "method": ["s"] * 4 + ["e"] * 4,
+            "step": [1, 2, 3, 4] * 2,
+            "dead_observed": [90, 80, 20, 10] + [np.nan] * 4,
+            "entropy": [0.1, 0.2, 1.0, 2.0] * 2,
+        }
+    )
     study = types.SimpleNamespace(curves=curves)
     out = xr.last_epoch({"s": study, "e": study}, epochs=2)
     assert list(out.index) == ["s"]
@@ -105,9 +125,14 @@ def test_pooled_correct_agrees_with_the_chapters_per_method_lookup():
 
 
 def test_settings_differ_names_each_setting_a_study_does_not_share():
-    main = types.SimpleNamespace(manifest={"config": {"seeds": 5, "lrs": "3e-2", "epochs": 20}, "n_questions": {"t": 9}})
-    same = types.SimpleNamespace(manifest={"config": {"seeds": 5, "lrs": "3e-2", "epochs": 20, "methods": "x"},
-                                           "n_questions": {"t": 9}})
-    other = types.SimpleNamespace(manifest={"config": {"seeds": 3, "lrs": "3e-2", "epochs": 20}, "n_questions": {"t": 8}})
+    main = types.SimpleNamespace(
+        manifest={"config": {"seeds": 5, "lrs": "3e-2", "epochs": 20}, "n_questions": {"t": 9}}
+    )
+    same = types.SimpleNamespace(
+        manifest={"config": {"seeds": 5, "lrs": "3e-2", "epochs": 20, "methods": "x"}, "n_questions": {"t": 9}}
+    )
+    other = types.SimpleNamespace(
+        manifest={"config": {"seeds": 3, "lrs": "3e-2", "epochs": 20}, "n_questions": {"t": 8}}
+    )
     assert xr.settings_differ(main, same) == []
     assert xr.settings_differ(main, other) == ["seeds", "n_questions"]

@@ -1,12 +1,20 @@
 """The fair test's factorial: its names, the reward modifier, selection on another dev suite and
 a study split over shards that ends equal to one run."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from fgpo_core.core.method_names import parse_method
-from fgpo_core.experiments.factorial import (ESTIMATORS, REGULARIZERS, WEIGHTS, candidates, cell_name, fair_methods,
-                                             parse_cell)
+from fgpo_core.experiments.factorial import (
+    ESTIMATORS,
+    REGULARIZERS,
+    WEIGHTS,
+    candidates,
+    cell_name,
+    fair_methods,
+    parse_cell,
+)
 
 
 def test_every_candidate_of_the_factorial_parses_to_its_estimator_and_regularizer():
@@ -32,8 +40,9 @@ def test_every_candidate_of_the_factorial_parses_to_its_estimator_and_regularize
 
 
 def test_eq1_modifier_trains_on_eq1_rewards():
-    from fgpo_core.algorithms.head import HeadConfig, train_head
     from test_head import family_problem
+
+    from fgpo_core.algorithms.head import HeadConfig, train_head
 
     x, t, _ = family_problem(64)
     runs = {m: train_head(x, t, x, t, HeadConfig(method=m, epochs=2, lr=0.1)) for m in ("rloo", "rloo-eq1", "grpo-eq1")}
@@ -42,10 +51,11 @@ def test_eq1_modifier_trains_on_eq1_rewards():
 
 
 def _study(ci_bench, tmp_path):
+    from helpers import HashReasoner
+
     import fgpo_core.selectors.features as features
     from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
     from fgpo_core.table.build import build_table, merge_table
-    from helpers import HashReasoner
 
     bench, _ = ci_bench
     _, suites = load_benchmark(bench)
@@ -59,13 +69,27 @@ def _study(ci_bench, tmp_path):
         fingerprint = "fake"
 
         def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
 
-    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False,
-                            model=Fake())
-    return dict(methods="fgpo-noreg,rloo-eq1-klu0.1,grpo-ent0.03", seeds=2, lrs="1e-2,1e-1", epochs=1,
-                table_dir=str(tmp_path / "tables"), features_dir=str(tmp_path / "feat"), bench_dir=str(bench),
-                suites="core", n_train=24, n_dev=8, n_test=8, dev_suite="mosaic", keep_q=False, curve_every=2)
+    features.build_features(
+        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
+    )
+    return dict(
+        methods="fgpo-noreg,rloo-eq1-klu0.1,grpo-ent0.03",
+        seeds=2,
+        lrs="1e-2,1e-1",
+        epochs=1,
+        table_dir=str(tmp_path / "tables"),
+        features_dir=str(tmp_path / "feat"),
+        bench_dir=str(bench),
+        suites="core",
+        n_train=24,
+        n_dev=8,
+        n_test=8,
+        dev_suite="mosaic",
+        keep_q=False,
+        curve_every=2,
+    )
 
 
 def test_a_sharded_study_selects_on_its_dev_suite_and_equals_one_run(ci_bench, tmp_path):
@@ -82,6 +106,7 @@ def test_a_sharded_study_selects_on_its_dev_suite_and_equals_one_run(ci_bench, t
     import hashlib
 
     from fgpo_core.genomics.benchmarks import load_benchmark
+
     mosaic = [q.id for q in load_benchmark(kw["bench_dir"])[1]["mosaic"][:8]]
     digest = hashlib.sha256("\n".join(mosaic).encode()).hexdigest()[:16]
     assert one.manifest["inputs"]["dev"]["questions"] == digest != one.manifest["inputs"]["core"]["questions"]
@@ -91,11 +116,17 @@ def test_a_sharded_study_selects_on_its_dev_suite_and_equals_one_run(ci_bench, t
         run_study(StudyConfig(**kw, out_dir=str(tmp_path / "bad"), shard="2/2"), progress=False)
 
 
-
 def test_cells_are_chosen_on_dev_and_compared_with_intervals(ci_bench, tmp_path):
     from fgpo_core.experiments.study import StudyConfig, load_study, run_study
-    from fgpo_core.reports.fair import (best_sampled, cell_scores, choose_cells, fair_comparisons, fair_pairs,
-                                        own_best, pooled_correct)
+    from fgpo_core.reports.fair import (
+        best_sampled,
+        cell_scores,
+        choose_cells,
+        fair_comparisons,
+        fair_pairs,
+        own_best,
+        pooled_correct,
+    )
     from fgpo_core.table import load_table
 
     kw = _study(ci_bench, tmp_path) | {"methods": "fgpo-noreg,fgpo-ent0.03,grpo-noreg,grpo-ent0.03,rloo-ent0.1"}

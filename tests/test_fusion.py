@@ -1,4 +1,5 @@
 """Tables fused from block scores equal the tables the builder makes with the same reader."""
+
 from pathlib import Path
 
 import numpy as np
@@ -102,12 +103,45 @@ def test_cli_scores_blocks_and_writes_views(tmp_path, capsys):
     from fgpo_core.table import load_table
 
     bench = str(ROOT / "data/benchmarks/cpu")
-    assert main(["table", "blocks", "--bench", bench, "--suite", "dev", "--limit", "2", "--tools",
-                 "composition,cpg_islands,restriction", "--out", str(tmp_path / "b"), "--threads", "1"]) == 0
-    assert main(["table", "view", "--blocks", str(tmp_path / "b"), "--tools", "restriction,composition",
-                 "--out", str(tmp_path / "v")]) == 0
+    assert (
+        main(
+            [
+                "table",
+                "blocks",
+                "--bench",
+                bench,
+                "--suite",
+                "dev",
+                "--limit",
+                "2",
+                "--tools",
+                "composition,cpg_islands,restriction",
+                "--out",
+                str(tmp_path / "b"),
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "table",
+                "view",
+                "--blocks",
+                str(tmp_path / "b"),
+                "--tools",
+                "restriction,composition",
+                "--out",
+                str(tmp_path / "v"),
+            ]
+        )
+        == 0
+    )
     t = load_table(tmp_path / "v")
     assert t.n_questions == 2 and list(t.tool_names) == ["restriction", "composition"]
-    assert main(["table", "view", "--blocks", str(tmp_path / "b"), "--tools", "genes", "--out",
-                 str(tmp_path / "w")]) == 2
+    assert (
+        main(["table", "view", "--blocks", str(tmp_path / "b"), "--tools", "genes", "--out", str(tmp_path / "w")]) == 2
+    )
     assert "distinct names" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 file into call folders, a corrupted piece refused, the pieces gathered over two calls,
 reassembled and checked, a wheel installed, then FGPO and GRPO trained and evaluated end to end
 on a tiny random Llama (with a byte-level tokenizer) and the run folders read back."""
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,10 @@ from fgpo_core.experiments import gpu_pack
 from fgpo_core.experiments.gpu_scoring import EVAL_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
-CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-          "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+CHATML = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+    "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
 
 
 def _tiny_model_tar(folder: Path) -> Path:
@@ -39,10 +42,20 @@ def _tiny_model_tar(folder: Path) -> Path:
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
     tok.chat_template = CHATML
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                         max_position_embeddings=4096, tie_word_embeddings=True,
-                                         eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id))
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+            tie_word_embeddings=True,
+            eos_token_id=tok.eos_token_id,
+            bos_token_id=tok.bos_token_id,
+        )
+    )
     src = folder / "tiny"
     model.save_pretrained(src)
     tok.save_pretrained(src)
@@ -57,10 +70,12 @@ def _dummy_wheel(folder: Path) -> Path:
     """A minimal pure-Python wheel (``fgpo_gpu_probe``), to test the --no-index --target install."""
     folder.mkdir()
     whl = folder / "fgpo_gpu_probe-0.1-py3-none-any.whl"
-    files = {"fgpo_gpu_probe/__init__.py": b"VALUE = 7\n",
-             "fgpo_gpu_probe-0.1.dist-info/METADATA": b"Metadata-Version: 2.1\nName: fgpo-gpu-probe\nVersion: 0.1\n",
-             "fgpo_gpu_probe-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                                 b"Tag: py3-none-any\n"}
+    files = {
+        "fgpo_gpu_probe/__init__.py": b"VALUE = 7\n",
+        "fgpo_gpu_probe-0.1.dist-info/METADATA": b"Metadata-Version: 2.1\nName: fgpo-gpu-probe\nVersion: 0.1\n",
+        "fgpo_gpu_probe-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
     record = "".join(f"{n},,\n" for n in files) + "fgpo_gpu_probe-0.1.dist-info/RECORD,,\n"
     with zipfile.ZipFile(whl, "w") as z:
         for n, b in files.items():
@@ -70,7 +85,7 @@ def _dummy_wheel(folder: Path) -> Path:
 
 
 def test_pack_split_corruption_and_reassembly(tmp_path):
-    blob = np.random.default_rng(0).integers(0, 256, 5 * 2 ** 20 + 123, dtype=np.uint8).tobytes()
+    blob = np.random.default_rng(0).integers(0, 256, 5 * 2**20 + 123, dtype=np.uint8).tobytes()
     weights = tmp_path / "model.gguf"
     weights.write_bytes(blob)
     m = gpu_pack.pack(weights, tmp_path / "pack", piece_mib=1, carry_mib=2.5)
@@ -82,8 +97,21 @@ def test_pack_split_corruption_and_reassembly(tmp_path):
     bad = calls[1] / m["pieces"][2]["name"]
     good = bad.read_bytes()
     bad.write_bytes(b"x" + good[1:])
-    res = subprocess.run([sys.executable, "-m", "fgpo_core.experiments.gpu_pack", "device", str(calls[1]),
-                          "--cache", str(tmp_path / "cache"), "--no-run"], cwd=ROOT, capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fgpo_core.experiments.gpu_pack",
+            "device",
+            str(calls[1]),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--no-run",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "corrupted" in res.stderr, res.stderr
     bad.write_bytes(good)
     assert gpu_pack.gather(calls[1:], tmp_path / "cache") == []
@@ -130,9 +158,36 @@ def test_device_script_end_to_end(tmp_path, monkeypatch):
     common = ["--cache", str(cache), "--site", str(site), "--out", str(out)]
     assert gpu_pack.main(["device", *calls[:-1], *common]) == 0
     assert not out.exists()
-    run = ["--n-train", "4", "--n-dev", "2", "--n-test", "4", "--epochs", "1", "--evals-per-epoch", "2",
-           "--fgpo-batch", "2", "--fgpo-micro", "1", "--prompts-per-step", "2", "--G", "2", "--eval-batch", "3",
-           "--init-adapter", "", "--keep", "10", "--device", "cpu", "--max-completion-length", "8"]
+    run = [
+        "--n-train",
+        "4",
+        "--n-dev",
+        "2",
+        "--n-test",
+        "4",
+        "--epochs",
+        "1",
+        "--evals-per-epoch",
+        "2",
+        "--fgpo-batch",
+        "2",
+        "--fgpo-micro",
+        "1",
+        "--prompts-per-step",
+        "2",
+        "--G",
+        "2",
+        "--eval-batch",
+        "3",
+        "--init-adapter",
+        "",
+        "--keep",
+        "10",
+        "--device",
+        "cpu",
+        "--max-completion-length",
+        "8",
+    ]
     assert gpu_pack.main(["device", calls[-1], *common, "--", *run]) == 0
     import fgpo_gpu_probe  # installed from the carried wheel into --site
 
@@ -153,9 +208,10 @@ def test_device_script_end_to_end(tmp_path, monkeypatch):
         assert {"accuracy", "J"} <= set(dev) and len(man["steps"]) == 2
         for suite in ("core", "microbe", "mosaic"):
             frame = pd.read_parquet(folder / "eval" / f"{suite}.parquet")
-            assert list(frame.columns[:len(EVAL_COLUMNS)]) == list(EVAL_COLUMNS) and len(frame) == 4
-            assert [f"candidate_score_{a}" for a in range(16)] + [f"p_gen_{a}" for a in range(16)] \
-                == list(frame.columns[len(EVAL_COLUMNS):])
+            assert list(frame.columns[: len(EVAL_COLUMNS)]) == list(EVAL_COLUMNS) and len(frame) == 4
+            assert [f"candidate_score_{a}" for a in range(16)] + [f"p_gen_{a}" for a in range(16)] == list(
+                frame.columns[len(EVAL_COLUMNS) :]
+            )
             assert frame["generation_pick"].between(-1, 15).all() and frame["scoring_pick"].between(0, 15).all()
             assert frame.attrs["adapter"] == man["adapter_hash"] and frame.attrs["keep"] == "10"
     grpo = json.loads((runs / "lm" / "grpo" / "manifest.json").read_text())
@@ -193,9 +249,21 @@ def test_time_guard_stops_training_and_keeps_the_dev_argmax(tmp_path):
     from fgpo_core.experiments.gpu_lm import GPULMConfig, run_gpu_lm
 
     torch.set_num_threads(1)
-    cfg = GPULMConfig(weights=str(_tiny_model_tar(tmp_path)), out=str(tmp_path / "out"), methods="fgpo",
-                      n_train=4, n_dev=2, n_test=2, epochs=1, fgpo_batch=1, init_adapter="", keep=10,
-                      device="cpu", eval_batch=2, max_train_s=1e-6)
+    cfg = GPULMConfig(
+        weights=str(_tiny_model_tar(tmp_path)),
+        out=str(tmp_path / "out"),
+        methods="fgpo",
+        n_train=4,
+        n_dev=2,
+        n_test=2,
+        epochs=1,
+        fgpo_batch=1,
+        init_adapter="",
+        keep=10,
+        device="cpu",
+        eval_batch=2,
+        max_train_s=1e-6,
+    )
     assert run_gpu_lm(cfg) == {"fgpo-format": "lm/fgpo-format-lr0.0003"}
     man = json.loads((tmp_path / "out" / "lm" / "fgpo-format-lr0.0003" / "manifest.json").read_text())
     assert man["stopped_early"] and len(man["steps"]) == 1 and man["visits_done"] == 1

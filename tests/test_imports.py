@@ -1,6 +1,7 @@
 """The library's shape, read from its source with ``ast`` (nothing is imported): no module imports
 another's private name, no two modules import each other (directly or round a longer loop), and no
 library file is over 450 lines."""
+
 from __future__ import annotations
 
 import ast
@@ -128,8 +129,13 @@ def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def private_imports(names) -> list[str]:
     """``importer imports _name from module`` for every private name read from another module."""
-    return sorted({f"{m} imports {name} from {base}" for m, base, name in names
-                   if name.startswith("_") and not name.startswith("__") and base != m})
+    return sorted(
+        {
+            f"{m} imports {name} from {base}"
+            for m, base, name in names
+            if name.startswith("_") and not name.startswith("__") and base != m
+        }
+    )
 
 
 def describe(cycles) -> str:
@@ -181,16 +187,19 @@ def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, tuple[Path, boo
 def test_a_deliberate_cycle_is_caught(tmp_path):
     """Relative imports, ``from pkg import submodule`` and names read from a package's __init__
     each close a loop; a cycle through a function-level import is caught only by the full check."""
-    mods = _package(tmp_path, {
-        "__init__.py": "",
-        "a/__init__.py": "from .x import thing\n",
-        "a/x.py": "from ..b import y\nthing = 1\n",  # a.x -> b.y (b's submodule)
-        "b/__init__.py": "",
-        "b/y.py": "from fgpo_core import a\n",  # b.y -> a (a subpackage, so its __init__)
-        "c.py": "def f():\n    from . import d\n",
-        "d.py": "import fgpo_core.c\n",
-        "e.py": "from .a.x import thing\n",
-    })
+    mods = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a/__init__.py": "from .x import thing\n",
+            "a/x.py": "from ..b import y\nthing = 1\n",  # a.x -> b.y (b's submodule)
+            "b/__init__.py": "",
+            "b/y.py": "from fgpo_core import a\n",  # b.y -> a (a subpackage, so its __init__)
+            "c.py": "def f():\n    from . import d\n",
+            "d.py": "import fgpo_core.c\n",
+            "e.py": "from .a.x import thing\n",
+        },
+    )
     top, _ = imports(mods, top_level=True)
     assert top["fgpo_core.a.x"] == {"fgpo_core.b.y"}
     assert top["fgpo_core.b.y"] == {"fgpo_core.a"}
@@ -200,7 +209,8 @@ def test_a_deliberate_cycle_is_caught(tmp_path):
 
 
 def test_a_private_import_is_caught(tmp_path):
-    mods = _package(tmp_path, {"__init__.py": "", "p.py": "_hidden = 1\n",
-                               "q.py": "def f():\n    from .p import _hidden\n"})
+    mods = _package(
+        tmp_path, {"__init__.py": "", "p.py": "_hidden = 1\n", "q.py": "def f():\n    from .p import _hidden\n"}
+    )
     _, names = imports(mods, top_level=False)
     assert private_imports(names) == ["fgpo_core.q imports _hidden from fgpo_core.p"]

@@ -1,5 +1,6 @@
 """The in-domain dev suite ``indev``: the training families and organisms, held out, drawn after every
 other suite and sequence-disjoint from all of them; adding it changes no other file."""
+
 import json
 from pathlib import Path
 
@@ -35,8 +36,11 @@ def _disjoint_from_everything(bench: Path, manifest: dict) -> dict:
     (each side's sequences scanned against the other's k-mers: indev's are few)."""
     indev = read_questions(bench / "indev.jsonl")
     mine = kmer_set(_seqs(indev))
-    out = {name: len(find_leaks(mine, read_questions(bench / info["file"])))
-           for name, info in manifest["suites"].items() if name != "indev"}
+    out = {
+        name: len(find_leaks(mine, read_questions(bench / info["file"])))
+        for name, info in manifest["suites"].items()
+        if name != "indev"
+    }
     refs = load_references(bench / "references.jsonl")
     out["references"] = sum(bool(find_leaks(mine, [_Ref(r["seq"])])) for r in refs)
     return out
@@ -95,7 +99,12 @@ def test_the_committed_indev_suite():
     qs = suites["indev"]
     assert info["n"] == len(qs) == SIZES["cpu"]["indev"] == 250
     assert {f: sum(v.values()) for f, v in info["families"].items()} == {
-        "splice": 56, "promoter": 28, "cpg": 56, "repeat": 55, "regulator": 55}
+        "splice": 56,
+        "promoter": 28,
+        "cpg": 56,
+        "repeat": 55,
+        "regulator": 55,
+    }
     assert max(info["answer_letters"].values()) - min(info["answer_letters"].values()) <= 1
     assert _promoter_organisms(qs) <= TRAINING_ORGANISMS
     counts = _disjoint_from_everything(CPU, manifest)

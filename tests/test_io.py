@@ -1,4 +1,5 @@
 """Atomic writes and committable adapters."""
+
 import json
 
 import pytest
@@ -30,7 +31,9 @@ def test_adapter_hash_depends_on_the_weights_not_on_the_configs_layout(tmp_path)
         (d / "README.md").write_text("card")
         portable_adapter(d, "org/base")
     assert adapter_hash(tmp_path / "a") == adapter_hash(tmp_path / "b")
-    assert (tmp_path / "a" / "adapter_config.json").read_bytes() == (tmp_path / "b" / "adapter_config.json").read_bytes()
+    assert (tmp_path / "a" / "adapter_config.json").read_bytes() == (
+        tmp_path / "b" / "adapter_config.json"
+    ).read_bytes()
     cfg = json.loads((tmp_path / "a" / "adapter_config.json").read_text())
     assert cfg["base_model_name_or_path"] == "org/base" and not (tmp_path / "a" / "README.md").exists()
     (tmp_path / "b" / "adapter_model.safetensors").write_bytes(b"other weights")

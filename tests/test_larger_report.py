@@ -1,5 +1,6 @@
 """Past enumeration's read-back: each tool's effect on the reader against brute force, the
 nearest-budget rival and the paired tests against their definitions, the findings' words."""
+
 import itertools
 
 import numpy as np
@@ -14,7 +15,7 @@ from fgpo_core.table import RewardTable
 def test_tool_effects_equal_brute_force_over_every_subset_pair():
     rng = np.random.default_rng(0)
     n, N = 4, 50
-    correct = rng.random((N, 2 ** n)) < 0.5
+    correct = rng.random((N, 2**n)) < 0.5
     t = RewardTable(correct, n, question_ids=np.array([f"q{i}" for i in range(N)]))
     eff = tool_effects(t)
     assert list(eff.index) == t.names()
@@ -40,10 +41,10 @@ def test_a_tool_that_flips_right_answers_wrong_is_a_distractor():
 
 
 def _budget():
-    return pd.DataFrame({"family": ["fgpo", "grpo", "grpo", "shortlist-top"],
-                         "reward_calls": [1000.0, 20.0, 200.0, 150.0]},
-                        index=["fgpo", "grpo", "grpo-e80", "shortlist-top16"]).assign(
-        calls_per_question=lambda d: d.reward_calls / 10)
+    return pd.DataFrame(
+        {"family": ["fgpo", "grpo", "grpo", "shortlist-top"], "reward_calls": [1000.0, 20.0, 200.0, 150.0]},
+        index=["fgpo", "grpo", "grpo-e80", "shortlist-top16"],
+    ).assign(calls_per_question=lambda d: d.reward_calls / 10)
 
 
 def test_nearest_budget_is_the_family_member_closest_in_log_calls():

@@ -1,6 +1,7 @@
 """The post-training study on the LM selector (``fgpo lm-companion``): its plan, its questions and its
 orchestration, with training and evaluation replaced by fakes (merging an adapter and reading a
 merged run back are tested with the real model in test_runs)."""
+
 import json
 from pathlib import Path
 
@@ -15,8 +16,16 @@ from fgpo_core.experiments.lm_companion import LMCompanionConfig, companion_ques
 
 def test_the_plan_splits_one_budget_and_every_arm_starts_from_the_merged_warmup():
     plan = {p["name"]: p for p in lm_companion_plan(LMCompanionConfig(budget=256, sft_share=0.2, ranks="4,64"))}
-    assert list(plan) == ["sft-r4", "fgpo-r4", "sft20-r4", "sft20-fgpo80-r4",
-                          "sft-r64", "fgpo-r64", "sft20-r64", "sft20-fgpo80-r64"]
+    assert list(plan) == [
+        "sft-r4",
+        "fgpo-r4",
+        "sft20-r4",
+        "sft20-fgpo80-r4",
+        "sft-r64",
+        "fgpo-r64",
+        "sft20-r64",
+        "sft20-fgpo80-r64",
+    ]
     assert plan["sft20-r4"]["n_train"] == 48 and plan["sft20-fgpo80-r4"]["n_train"] == 208  # 51.2 -> 3 steps
     assert plan["sft20-fgpo80-r4"]["init"] == "sft20-r4" and plan["sft20-r4"]["method"] is None
     assert all(p["init"] == "start" for n, p in plan.items() if "fgpo80" not in n)
@@ -49,8 +58,17 @@ def test_every_run_is_trained_as_planned_and_the_picks_gathered(tmp_path, monkey
     seen = []
 
     def ensure_trained(objective, setup, config, progress=True, isolate=False):
-        seen.append((objective, Path(setup.out_dir).name, Path(setup.init_adapter).name, setup.merge_init,
-                     setup.n_train, getattr(config, "lora_r"), getattr(config, "select_by", None)))
+        seen.append(
+            (
+                objective,
+                Path(setup.out_dir).name,
+                Path(setup.init_adapter).name,
+                setup.merge_init,
+                setup.n_train,
+                getattr(config, "lora_r"),
+                getattr(config, "select_by", None),
+            )
+        )
         return Path(setup.out_dir)
 
     def evaluate_run(run_dir, bench_dir, suites, keep, limit, out_dir, progress=True, scoring=True):
@@ -65,8 +83,7 @@ def test_every_run_is_trained_as_planned_and_the_picks_gathered(tmp_path, monkey
 
     monkeypatch.setattr(lm_companion, "ensure_trained", ensure_trained)
     monkeypatch.setattr(lm_companion, "evaluate_run", evaluate_run)
-    monkeypatch.setattr(lm_companion, "companion_questions",
-                        lambda *a: {"core": ["c1", "c2"], "microbe": ["m1"]})
+    monkeypatch.setattr(lm_companion, "companion_questions", lambda *a: {"core": ["c1", "c2"], "microbe": ["m1"]})
     monkeypatch.setattr("fgpo_core.table.load_table", lambda d: type("T", (), {"family": np.array(["cpg"])})())
     cfg = LMCompanionConfig(runs_dir=str(tmp_path), ranks="16")
     with pytest.raises(FileNotFoundError, match="format warm-up"):
@@ -74,10 +91,12 @@ def test_every_run_is_trained_as_planned_and_the_picks_gathered(tmp_path, monkey
     (tmp_path / "lm" / "warmup-stage2").mkdir(parents=True)
     (tmp_path / "lm" / "warmup-stage2" / "manifest.json").write_text("{}")
     out = lm_companion.run_lm_companion(cfg, progress=False)
-    assert seen == [("sft", "sft-r16", "warmup-stage2", True, 256, 16, None),
-                    ("fgpo", "fgpo-r16", "warmup-stage2", True, 256, 16, "last"),
-                    ("sft", "sft20-r16", "warmup-stage2", True, 48, 16, None),
-                    ("fgpo", "sft20-fgpo80-r16", "sft20-r16", False, 208, 16, "last")]
+    assert seen == [
+        ("sft", "sft-r16", "warmup-stage2", True, 256, 16, None),
+        ("fgpo", "fgpo-r16", "warmup-stage2", True, 256, 16, "last"),
+        ("sft", "sft20-r16", "warmup-stage2", True, 48, 16, None),
+        ("fgpo", "sft20-fgpo80-r16", "sft20-r16", False, 208, 16, "last"),
+    ]
     picks = pd.read_parquet(out / "picks.parquet")
     assert list(dict.fromkeys(picks.method)) == ["sft-r16", "fgpo-r16", "sft20-fgpo80-r16"]
     assert len(picks) == 9 and set(picks.columns) == {"method", "seed", "suite", "question_id", "mask"}

@@ -1,6 +1,7 @@
 """The LM main table's pipeline (``fgpo lm``): its stages, folders, order, reuse of an evaluation
 and chosen.json, with training and evaluation replaced by fakes (the real ones are tested
 elsewhere and run end to end, in miniature, by the chapter under the ci profile)."""
+
 import dataclasses
 import json
 from pathlib import Path
@@ -32,8 +33,9 @@ def test_warmup_stages_parse_and_bad_ones_are_refused():
 
 
 def test_folders_follow_the_configuration():
-    f = lm_grid_folders(LMGridConfig(folder="x", warmup="1:1e-3:2,3:3e-4:2,3:1e-4:1", fgpo_lrs="1e-4,3e-5",
-                                     format_lrs="", grpo_lr=0))
+    f = lm_grid_folders(
+        LMGridConfig(folder="x", warmup="1:1e-3:2,3:3e-4:2,3:1e-4:1", fgpo_lrs="1e-4,3e-5", format_lrs="", grpo_lr=0)
+    )
     assert f["warmup-stages"] == ["x/warmup", "x/warmup-stage2", "x/warmup-stage3"]
     assert f["warmup"] == ["x/warmup-stage3"] and f["fgpo"] == ["x/fgpo-lr1e-4", "x/fgpo-lr3e-5"]
     assert f["fgpo-format"] == [] and f["grpo"] == [] and f["fgpo-named"] == ["x/fgpo-named"]
@@ -50,15 +52,23 @@ def fake_pipeline(monkeypatch, tmp_path):
 
     def ensure_trained(objective, setup, config, progress=True, isolate=False):
         out = Path(setup.out_dir)
-        log.append(("train", objective, out.name, Path(setup.init_adapter).name if setup.init_adapter else "",
-                    setup.described))
+        log.append(
+            ("train", objective, out.name, Path(setup.init_adapter).name if setup.init_adapter else "", setup.described)
+        )
         (out / "adapter").mkdir(parents=True, exist_ok=True)
         weights = "warmup-stage2" if out.name in same_as_start else out.name
         (out / "adapter" / "adapter_model.safetensors").write_text(weights)
         dev = [{"step": 0, "gen_accuracy": 50.0, "accuracy": 50.0, "J": 0.0}]
-        (out / "manifest.json").write_text(json.dumps({"objective": objective, "config": {
-            "lr": getattr(config, "lr", 0), "select_by": "generation"}, "dev": dev,
-            "setup": {"described": setup.described}}))
+        (out / "manifest.json").write_text(
+            json.dumps(
+                {
+                    "objective": objective,
+                    "config": {"lr": getattr(config, "lr", 0), "select_by": "generation"},
+                    "dev": dev,
+                    "setup": {"described": setup.described},
+                }
+            )
+        )
         return out
 
     def evaluate_run(run_dir, bench_dir, suites, keep, limit, out_dir, progress=True, described=False):
@@ -92,7 +102,8 @@ def test_every_method_starts_from_the_warmup_and_lands_in_chosen(fake_pipeline, 
     assert [e[1] for e in trains[2:]] == ["fgpo", "fgpo", "sft", "dpo", "grpo", "fgpo"]
     # the grpo run comes after everything cheaper has been trained and evaluated
     assert log.index(next(e for e in trains if e[1] == "grpo")) > max(
-        i for i, e in enumerate(log) if e[0] == "evaluate" and e[2] == "untrained")
+        i for i, e in enumerate(log) if e[0] == "evaluate" and e[2] == "untrained"
+    )
     formats = [e for e in log if e[0] == "format"]
     evals = [e for e in log if e[0] == "evaluate"]
     assert [e[1] for e in formats] == ["warmup", "warmup-stage2", "untrained"]
@@ -102,9 +113,17 @@ def test_every_method_starts_from_the_warmup_and_lands_in_chosen(fake_pipeline, 
     prompted = [e for e in evals if e[2] == "tools-with-descriptions"]
     assert prompted and all(e[1] == "warmup-stage2" and e[5] for e in prompted)
     assert chosen == json.loads((tmp_path / "chosen.json").read_text())
-    assert chosen == {"untrained": "lm/untrained", "fgpo": "lm/fgpo-lr1e-4", "fgpo-format": "lm/fgpo-format-lr3e-4",
-                      "sft": "lm/sft", "dpo": "lm/dpo", "tools-with-descriptions": "lm/tools-with-descriptions",
-                      "grpo": "lm/grpo", "fgpo-named": "lm/fgpo-named", "warmup": "lm/warmup-stage2"}
+    assert chosen == {
+        "untrained": "lm/untrained",
+        "fgpo": "lm/fgpo-lr1e-4",
+        "fgpo-format": "lm/fgpo-format-lr3e-4",
+        "sft": "lm/sft",
+        "dpo": "lm/dpo",
+        "tools-with-descriptions": "lm/tools-with-descriptions",
+        "grpo": "lm/grpo",
+        "fgpo-named": "lm/fgpo-named",
+        "warmup": "lm/warmup-stage2",
+    }
     # a second call finds everything done: nothing trained or evaluated again
     n = len(log)
     lm_grid.run_lm_grid(cfg, progress=False)
@@ -138,8 +157,9 @@ def test_chosen_is_written_as_each_evaluation_lands(fake_pipeline, tmp_path, mon
 
 def test_runs_finished_before_an_interruption_are_evaluated_before_anything_trains(fake_pipeline, tmp_path):
     log, same_as_start, cfg = fake_pipeline
-    lm_grid.run_lm_grid(LMGridConfig(runs_dir=str(tmp_path), fgpo_lrs="", format_lrs="", grpo_lr=0, named_lr=0),
-                        progress=False)  # the warm-up and the imitation runs
+    lm_grid.run_lm_grid(
+        LMGridConfig(runs_dir=str(tmp_path), fgpo_lrs="", format_lrs="", grpo_lr=0, named_lr=0), progress=False
+    )  # the warm-up and the imitation runs
     (tmp_path / "chosen.json").unlink()
     done = tmp_path / "lm" / "fgpo-format-lr3e-4"
     done.mkdir(parents=True)

@@ -11,17 +11,18 @@ from fgpo_core.table import RewardTable
 
 def _table():
     # 4 questions, 2 tools (subsets: none, T1, T2, T1+T2); families a, a, b, b
-    correct = np.array([[0, 1, 0, 1],
-                        [0, 1, 0, 1],
-                        [0, 0, 1, 1],
-                        [1, 0, 0, 0]], dtype=bool)
+    correct = np.array([[0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 0]], dtype=bool)
     return RewardTable(correct, 2, np.array(["a", "a", "b", "b"]), question_ids=np.array(["q0", "q1", "q2", "q3"]))
 
 
 def test_identical_groups_keep_order_and_need_every_suite_equal():
     same = {"core": np.array([1, 2, 3]), "dev": np.array([0, 0])}
-    picks = {"A": same, "B": {"core": np.array([1, 2, 0]), "dev": np.array([0, 0])},
-             "C": {k: v.copy() for k, v in same.items()}, "D": {"core": np.array([1, 2, 3])}}
+    picks = {
+        "A": same,
+        "B": {"core": np.array([1, 2, 0]), "dev": np.array([0, 0])},
+        "C": {k: v.copy() for k, v in same.items()},
+        "D": {"core": np.array([1, 2, 3])},
+    }
     assert identical_groups(picks) == [["A", "C"], ["B"], ["D"]]
     assert identical_groups({}) == []
 
@@ -54,24 +55,41 @@ def test_group_label_names_members_and_why_they_are_one():
 
     assert group_label(["SFT"], {}, {"SFT": 0.0}) == "SFT"
     kept = {"GRPO": 0, "FGPO": 0}
-    assert group_label(["GRPO", "Warm-up", "FGPO"], kept, {"GRPO": 3.6}) == \
-        "Warm-up = FGPO = GRPO (each RL run kept its starting adapter)"
-    assert group_label(["DPO", "SFT"], {"SFT": 4, "DPO": 4}, {"DPO": 0.0}) == \
-        "SFT = DPO (each always picks the empty subset)"
+    assert (
+        group_label(["GRPO", "Warm-up", "FGPO"], kept, {"GRPO": 3.6})
+        == "Warm-up = FGPO = GRPO (each RL run kept its starting adapter)"
+    )
+    assert (
+        group_label(["DPO", "SFT"], {"SFT": 4, "DPO": 4}, {"DPO": 0.0})
+        == "SFT = DPO (each always picks the empty subset)"
+    )
     assert group_label(["FGPO", "GRPO"], {"FGPO": 3, "GRPO": 2}, {"FGPO": 2.0}) == "FGPO = GRPO (the same picks)"
 
 
 def test_selector_table_orders_labels_and_heads_suites_with_their_questions():
     from fgpo_core.reports.lm_reading import selector_table
 
-    grid = pd.DataFrame({"method": ["A", "B", "A", "B"], "suite": ["core", "core", "microbe", "microbe"],
-                         "accuracy": [50.0, 40.0, 30.0, 20.0], "n": [1000, 1000, 250, 250],
-                         "tools": [2.0, 1.0, 2.5, 1.5], "format_failures": [0.0, 5.0, 0.0, 4.0]})
-    t = selector_table(grid, pd.Series({"A": 55.0, "B": 41.0}), ["B", "A"], {"A": "A = C (the same picks)"},
-                       ["core", "microbe"])
+    grid = pd.DataFrame(
+        {
+            "method": ["A", "B", "A", "B"],
+            "suite": ["core", "core", "microbe", "microbe"],
+            "accuracy": [50.0, 40.0, 30.0, 20.0],
+            "n": [1000, 1000, 250, 250],
+            "tools": [2.0, 1.0, 2.5, 1.5],
+            "format_failures": [0.0, 5.0, 0.0, 4.0],
+        }
+    )
+    t = selector_table(
+        grid, pd.Series({"A": 55.0, "B": 41.0}), ["B", "A"], {"A": "A = C (the same picks)"}, ["core", "microbe"]
+    )
     assert list(t.index) == ["B", "A = C (the same picks)"]
-    assert list(t.columns) == ["core (1,000)", "microbe (250)", "tools (core)", "format failures, core (%)",
-                               "controlled scoring, core"]
+    assert list(t.columns) == [
+        "core (1,000)",
+        "microbe (250)",
+        "tools (core)",
+        "format failures, core (%)",
+        "controlled scoring, core",
+    ]
     assert t.loc["B"].tolist() == [40.0, 20.0, 1.0, 5.0, 41.0]
 
 

@@ -1,4 +1,5 @@
 """The lock: every committed artifact's manifest names the versions constraints.txt pins."""
+
 import json
 import subprocess
 
@@ -11,8 +12,9 @@ ROOT = LOCK_FILE.parent
 
 def committed_manifests():
     try:
-        out = subprocess.run(["git", "ls-files", "*manifest.json"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.split()
+        out = subprocess.run(
+            ["git", "ls-files", "*manifest.json"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
     return [ROOT / p for p in out]
@@ -39,8 +41,10 @@ def test_committed_artifacts_were_made_under_the_lock():
         diff = {k: (v, lock.get(k)) for k, v in recorded(m).items() if v != "absent" and lock.get(k) not in (None, v)}
         if diff:
             stale[str(path.parent.relative_to(ROOT))] = diff
-    assert not stale, ("these artifacts were made under other versions than constraints.txt pins; rebuild them "
-                       f"(or restore the lock): {stale}")
+    assert not stale, (
+        "these artifacts were made under other versions than constraints.txt pins; rebuild them "
+        f"(or restore the lock): {stale}"
+    )
 
 
 def test_package_versions_drop_local_build_labels():

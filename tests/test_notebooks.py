@@ -34,8 +34,13 @@ def test_pair_is_in_sync(py):
 @pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
 def test_every_claim_sits_where_its_warning_would_show(py):
     # a claim's warning box is its cell's output: a cell whose output is removed would hide it
-    hidden = [i for i, c in enumerate(jupytext.read(py).cells) if c.cell_type == "code" and "claim(" in c.source
-              and {"remove-cell", "remove-output"} & set(c.metadata.get("tags", []))]
+    hidden = [
+        i
+        for i, c in enumerate(jupytext.read(py).cells)
+        if c.cell_type == "code"
+        and "claim(" in c.source
+        and {"remove-cell", "remove-output"} & set(c.metadata.get("tags", []))
+    ]
     assert not hidden, f"{py.stem}: claims in cells whose output is removed: {hidden}"
 
 

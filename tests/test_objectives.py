@@ -6,7 +6,6 @@ from fgpo_core.core import estimators as obj
 from fgpo_core.core.settings import EstimatorSettings
 
 
-
 @pytest.fixture(autouse=True)
 def float64_default():
     """These tests compare gradients closely: float64, restored afterwards for other modules."""
@@ -80,7 +79,9 @@ def test_mask_restricts_the_sum_and_full_mask_is_fgpo():
     logits.requires_grad_(True)
     full = torch.ones_like(logits, dtype=torch.bool)
     with torch.no_grad():
-        assert float(obj.fgpo_loss(logits, rewards, 0.03, full)) == pytest.approx(float(obj.fgpo_loss(logits, rewards, 0.03)))
+        assert float(obj.fgpo_loss(logits, rewards, 0.03, full)) == pytest.approx(
+            float(obj.fgpo_loss(logits, rewards, 0.03))
+        )
     mask = torch.zeros_like(full)
     mask[:, :3] = True
     loss = obj.fgpo_loss(logits, rewards, 0.03, mask)
@@ -166,8 +167,10 @@ def test_lm_configs_embed_the_estimator_settings_and_read_their_older_records():
     assert "beta" in fgpo and "G" in grpo  # the older records
     assert config_differences(FGPOConfig(lr=1e-4, epochs=2, eval_every=8), fgpo) == []
     assert config_differences(GRPOConfig(lr=3e-4, epochs=2, eval_every=8), grpo) == []
-    assert config_differences(FGPOConfig(lr=1e-4, epochs=2, eval_every=8, settings=EstimatorSettings(weight=0.1)),
-                              fgpo) == ["settings"]
-    assert config_differences(GRPOConfig(lr=3e-4, epochs=2, eval_every=8, settings=EstimatorSettings(G=4)),
-                              grpo) == ["settings"]
+    assert config_differences(
+        FGPOConfig(lr=1e-4, epochs=2, eval_every=8, settings=EstimatorSettings(weight=0.1)), fgpo
+    ) == ["settings"]
+    assert config_differences(GRPOConfig(lr=3e-4, epochs=2, eval_every=8, settings=EstimatorSettings(G=4)), grpo) == [
+        "settings"
+    ]
     assert FGPOConfig.from_record({**fgpo, "beta": 0.1}).settings.weight == 0.1

@@ -1,7 +1,8 @@
 """pyproject.toml and environment.yml ask for the same packages."""
-import re
-import tomllib
 
+import re
+
+import tomllib
 import yaml
 
 from fgpo_core.book.build import REPO_ROOT

@@ -1,6 +1,7 @@
 """Every figure of the book reads at the page's width: drawn at the text column's width, no text under
 9 points as displayed, alt text that says what it shows, and the methods it draws in colours at
 least MIN_DELTA_E apart (CIEDE2000, checked against Sharma et al.'s published test pairs)."""
+
 import base64
 from types import SimpleNamespace
 
@@ -14,11 +15,23 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from fgpo_core.book import plots, plots_lm  # noqa: E402
-from fgpo_core.book.palette import (FAMILY_STYLE, MIN_DELTA_E, checked_study_palette, set_style,  # noqa: E402
-                                    spare_colour, variant_styles)
+from fgpo_core.book.palette import (
+    FAMILY_STYLE,
+    MIN_DELTA_E,
+    checked_study_palette,
+    set_style,  # noqa: E402
+    spare_colour,
+    variant_styles,
+)
 from fgpo_core.book.palette_check import ciede2000, delta_e, hex_to_lab, too_close  # noqa: E402
-from fgpo_core.book.plots_page import (COLUMN_PX, MIN_FONT_PT, alt_text, legibility, page_png,  # noqa: E402
-                                       set_alt)
+from fgpo_core.book.plots_page import (
+    COLUMN_PX,
+    MIN_FONT_PT,
+    alt_text,
+    legibility,
+    page_png,  # noqa: E402
+    set_alt,
+)
 
 HEAD = ["fgpo", "grpo", "grpo-eq1", "rloo", "dapo", "sft", "dpo"]
 """The methods the head study draws on one figure."""
@@ -46,11 +59,19 @@ def _style():
     plt.close("all")
 
 
-@pytest.mark.parametrize("lab1, lab2, expected", [  # Sharma, Wu and Dalal (2005), Table 1: pairs 1-3, 7, 17-20
-    ((50, 2.6772, -79.7751), (50, 0, -82.7485), 2.0425), ((50, 3.1571, -77.2803), (50, 0, -82.7485), 2.8615),
-    ((50, 2.8361, -74.0200), (50, 0, -82.7485), 3.4412), ((50, 0, 0), (50, -1, 2), 2.3669),
-    ((50, 2.5, 0), (73, 25, -18), 27.1492), ((50, 2.5, 0), (61, -5, 29), 22.8977),
-    ((50, 2.5, 0), (56, -27, -3), 31.9030), ((50, 2.5, 0), (58, 24, 15), 19.4535)])
+@pytest.mark.parametrize(
+    "lab1, lab2, expected",
+    [  # Sharma, Wu and Dalal (2005), Table 1: pairs 1-3, 7, 17-20
+        ((50, 2.6772, -79.7751), (50, 0, -82.7485), 2.0425),
+        ((50, 3.1571, -77.2803), (50, 0, -82.7485), 2.8615),
+        ((50, 2.8361, -74.0200), (50, 0, -82.7485), 3.4412),
+        ((50, 0, 0), (50, -1, 2), 2.3669),
+        ((50, 2.5, 0), (73, 25, -18), 27.1492),
+        ((50, 2.5, 0), (61, -5, 29), 22.8977),
+        ((50, 2.5, 0), (56, -27, -3), 31.9030),
+        ((50, 2.5, 0), (58, 24, 15), 19.4535),
+    ],
+)
 def test_ciede2000_matches_the_published_test_pairs(lab1, lab2, expected):
     assert ciede2000(lab1, lab2) == pytest.approx(expected, abs=1e-4)
     assert ciede2000(lab2, lab1) == pytest.approx(expected, abs=1e-4)
@@ -114,10 +135,23 @@ def test_a_wide_figure_with_small_text_fails_the_page_check():
 
 def _dev(methods, epochs=4, seeds=2):
     rng = np.random.default_rng(0)
-    return pd.DataFrame([{"method": m, "epoch": e, "seed": s, "accuracy": 40 + rng.random() * 10,
-                          "dead_eq1": rng.random() * 50, "dead_differential": rng.random() * 80,
-                          "entropy": 2 - e / 4, "tools": 1.5}
-                         for m in methods for e in range(epochs) for s in range(seeds)])
+    return pd.DataFrame(
+        [
+            {
+                "method": m,
+                "epoch": e,
+                "seed": s,
+                "accuracy": 40 + rng.random() * 10,
+                "dead_eq1": rng.random() * 50,
+                "dead_differential": rng.random() * 80,
+                "entropy": 2 - e / 4,
+                "tools": 1.5,
+            }
+            for m in methods
+            for e in range(epochs)
+            for s in range(seeds)
+        ]
+    )
 
 
 def test_the_proposed_colours_keep_every_estimator_apart(proposed):
@@ -131,12 +165,19 @@ def test_the_study_figures_fit_the_page(proposed):
     check_page(plots.plot_study_curves(_dev(HEAD), HEAD, labels, visits_per_epoch=2002))
     suites = ["core", "taxonomy", "tf_motif"]
     means = pd.DataFrame(50.0, index=HEAD, columns=suites)
-    base = pd.DataFrame([{"suite": s, "method": m, "accuracy": a} for s in suites
-                         for m, a in (("No-Tool", 30), ("All-Tools", 45), ("BestFixed*", 50))])
+    base = pd.DataFrame(
+        [
+            {"suite": s, "method": m, "accuracy": a}
+            for s in suites
+            for m, a in (("No-Tool", 30), ("All-Tools", 45), ("BestFixed*", 50))
+        ]
+    )
     check_page(plots.plot_study_accuracy(means, means * 0 + 2, base, HEAD, labels))
     fams = ["promoter", "splice", "taxonomy", "tf_motif"]
-    rates = {n: pd.DataFrame(np.full((4, 4), v), index=fams, columns=["T1", "T2", "T3", "T4"])
-             for n, v in (("SFT", 10.0), ("GRPO + dynamic sampling", 40.0), ("FGPO", 80.0))}
+    rates = {
+        n: pd.DataFrame(np.full((4, 4), v), index=fams, columns=["T1", "T2", "T3", "T4"])
+        for n, v in (("SFT", 10.0), ("GRPO + dynamic sampling", 40.0), ("FGPO", 80.0))
+    }
     check_page(plots.plot_tool_rates(rates, "Tool calls per family on core"))
     fixed = pd.Series(np.linspace(30, 60, 16), index=[f"subset {i}" for i in range(16)])
     scores = pd.DataFrame({"method": ["FGPO"] * 3 + ["GRPO"] * 3, "accuracy": [55, 56, 57, 50, 51, 49]})
@@ -145,44 +186,89 @@ def test_the_study_figures_fit_the_page(proposed):
 
 def test_the_race_and_the_estimator_study_fit_the_page():
     order = ["FGPO", "k-subset k=2", "k-subset k=4", "GRPO (Eq. 1 reward)", "GRPO (differential)"]
-    evals = pd.DataFrame([{"arm": a, "epoch": e, "run": r, "accuracy": 40 + e, "reward_evaluations": 10 * (e + 1),
-                           "dead_G6": 5.0 * e, "entropy": 2 - e / 5} for a in order for e in range(5) for r in (0, 1)])
-    steps = pd.DataFrame([{"arm": a, "epoch": e / 2, "run": 0, "dead_observed": 20.0} for a in order[3:]
-                          for e in range(10)])
-    race = SimpleNamespace(evals=evals, steps=steps, order=order,
-                           table=SimpleNamespace(ceilings=lambda: {"oracle": 80.0, "no_tool": 35.0}))
+    evals = pd.DataFrame(
+        [
+            {
+                "arm": a,
+                "epoch": e,
+                "run": r,
+                "accuracy": 40 + e,
+                "reward_evaluations": 10 * (e + 1),
+                "dead_G6": 5.0 * e,
+                "entropy": 2 - e / 5,
+            }
+            for a in order
+            for e in range(5)
+            for r in (0, 1)
+        ]
+    )
+    steps = pd.DataFrame(
+        [{"arm": a, "epoch": e / 2, "run": 0, "dead_observed": 20.0} for a in order[3:] for e in range(10)]
+    )
+    race = SimpleNamespace(
+        evals=evals, steps=steps, order=order, table=SimpleNamespace(ceilings=lambda: {"oracle": 80.0, "no_tool": 35.0})
+    )
     check_page(plots.plot_race(race))
     est = ["GRPO G=2", "GRPO G=6", "k=2", "k=16 (exact)"]
-    study = pd.DataFrame([{"policy": p, "estimator": e, "cosine": c} for p in ("uniform policy", "trained policy")
-                          for e in est for c in np.linspace(-0.5, 1, 8)])
+    study = pd.DataFrame(
+        [
+            {"policy": p, "estimator": e, "cosine": c}
+            for p in ("uniform policy", "trained policy")
+            for e in est
+            for c in np.linspace(-0.5, 1, 8)
+        ]
+    )
     check_page(plots.plot_estimator_study(study, est))
 
 
 def test_the_comparison_figures_fit_the_page():
-    panel = {"x": [1, 2, 4], "mean": [50, 51, 52], "sd": [1, 1, 1], "xlabel": "k", "paper": {2: 49.6, 4: 50.5},
-             "log_x": True, "refs": {"All-Tools": 45.0}}
+    panel = {
+        "x": [1, 2, 4],
+        "mean": [50, 51, 52],
+        "sd": [1, 1, 1],
+        "xlabel": "k",
+        "paper": {2: 49.6, 4: 50.5},
+        "log_x": True,
+        "refs": {"All-Tools": 45.0},
+    }
     titles = ("coverage dial", "parsimony", "entropy bonus", "GRPO's group size", "data scale")
     check_page(plots.plot_ablation_panels([{**panel, "title": t} for t in titles], questions="all test questions"))
     f = pd.DataFrame({"ID": [60, 62, 65], "ID sd": 1.0, "OOD": [40, 38, 35], "OOD sd": 1.0}, index=[1, 2, 4])
-    check_page(plots.plot_id_ood_panels([{"title": "more SFT epochs", "xlabel": "SFT epochs", "series": {"SFT": f}},
-                                         {"title": "fixed budget", "xlabel": "share (%)",
-                                          "series": {"SFT then FGPO": f, "SFT then GRPO": f + 1}}]))
-    traj = {"FGPO from SFT 1 ep.": f.reset_index(), "GRPO from SFT 1 ep.": f.reset_index() + 1,
-            "SFT, epoch by epoch": f.reset_index() - 1}
+    check_page(
+        plots.plot_id_ood_panels(
+            [
+                {"title": "more SFT epochs", "xlabel": "SFT epochs", "series": {"SFT": f}},
+                {
+                    "title": "fixed budget",
+                    "xlabel": "share (%)",
+                    "series": {"SFT then FGPO": f, "SFT then GRPO": f + 1},
+                },
+            ]
+        )
+    )
+    traj = {
+        "FGPO from SFT 1 ep.": f.reset_index(),
+        "GRPO from SFT 1 ep.": f.reset_index() + 1,
+        "SFT, epoch by epoch": f.reset_index() - 1,
+    }
     check_page(plots.plot_id_ood_plane(traj))
     idx = pd.MultiIndex.from_product([["start", "sft", "fgpo", "grpo", "sft+fgpo"], [4, 16, 64]])
     t = pd.DataFrame({"ID": np.linspace(40, 60, len(idx)), "OOD": np.linspace(20, 40, len(idx))}, index=idx)
     check_page(plots.plot_lm_companion(t))
-    ckpt = pd.DataFrame([{"method": m, "epoch": e, "accuracy": 40 + e, "tools": 2.0} for m in ("fgpo", "grpo")
-                         for e in range(1, 5)])
+    ckpt = pd.DataFrame(
+        [{"method": m, "epoch": e, "accuracy": 40 + e, "tools": 2.0} for m in ("fgpo", "grpo") for e in range(1, 5)]
+    )
     paper = {"steps": (25, 50, 75, 100), "accuracy": (42, 44, 45, 45), "tools": (1, 2, 2, 2)}
     check_page(plots.plot_checkpoints(ckpt, {"fgpo": "FGPO", "grpo": "GRPO"}, paper))
 
 
 def test_the_past_enumeration_figures_fit_the_page():
-    rows = [{"family": fam, "calls_per_question": c, "accuracy": 40 + i, "accuracy_sd": 1.0}
-            for i, (fam, c) in enumerate([("fgpo", 64), ("shortlist-top", 8), ("shortlist-grow", 16), ("dial", 4),
-                                          ("grpo", 6)])]
+    rows = [
+        {"family": fam, "calls_per_question": c, "accuracy": 40 + i, "accuracy_sd": 1.0}
+        for i, (fam, c) in enumerate(
+            [("fgpo", 64), ("shortlist-top", 8), ("shortlist-grow", 16), ("dial", 4), ("grpo", 6)]
+        )
+    ]
     check_page(plots.plot_budget({6: pd.DataFrame(rows), 8: pd.DataFrame(rows)}, {6: 30.0, 8: 31.0}))
     cols = ["fgpo", "shortlist-top4", "shortlist-top8", "shortlist-grow8", "fgpo-k4", "fgpo-k8", "grpo"]
     seen = {n: pd.DataFrame(50.0, index=range(1, 6), columns=cols) for n in (6, 8, 10)}
@@ -194,15 +280,34 @@ def test_the_lm_figures_fit_the_page():
     steps = pd.DataFrame({"stage": [1, 1, 2, 2], "epoch_float": [0.5, 1, 1.5, 2], "train_mass": [0.2, 0.7, 0.9, 0.97]})
     check_page(plots_lm.plot_warmup(dev, steps))
     runs = [f"FGPO (lr={lr})" for lr in ("1e-05", "3e-05", "1e-04", "3e-04", "1e-03")] + ["GRPO (lr=1e-05)"]
-    d = pd.DataFrame([{"run": r, "step": s, "visits": 16 * s, "generation": 40.0 + s, "format_failures": 2.0,
-                       "tools": 2.0, "kept": s == 2, "stopped": False} for r in runs for s in range(4)])
+    d = pd.DataFrame(
+        [
+            {
+                "run": r,
+                "step": s,
+                "visits": 16 * s,
+                "generation": 40.0 + s,
+                "format_failures": 2.0,
+                "tools": 2.0,
+                "kept": s == 2,
+                "stopped": False,
+            }
+            for r in runs
+            for s in range(4)
+        ]
+    )
     logs = {r: pd.DataFrame({"visits": [16, 32], "p_gen_mass": [0.9, 0.95]}) for r in runs[:5]}
     fig = plots_lm.plot_lm_dev(d, logs)
     check_page(fig)
     lines = fig.axes[0].get_lines()[:5]  # the five FGPO variants: one colour, five markers
     assert len({ln.get_marker() for ln in lines}) == 5
-    course = pd.DataFrame([{"run": r, "step": s, "visits": 16 * s, "cpu_hours": s / 4, "generation": 40.0 + s,
-                            "kept": s == 3} for r in ("FGPO + format term", "GRPO") for s in range(5)])
+    course = pd.DataFrame(
+        [
+            {"run": r, "step": s, "visits": 16 * s, "cpu_hours": s / 4, "generation": 40.0 + s, "kept": s == 3}
+            for r in ("FGPO + format term", "GRPO")
+            for s in range(5)
+        ]
+    )
     dead = pd.DataFrame({"visits": [16, 32], "recount": [0.2, 0.5]})
     check_page(plots_lm.plot_pool_course(course, {"All-Tools": 45.0}, dead))
 
@@ -223,8 +328,17 @@ def test_the_page_gives_each_output_picture_its_alt_text_width_and_link(tmp_path
     data, meta = page_png(fig)
     raw = base64.b64decode(data)
     digest = hashlib.sha256(raw).hexdigest()
-    nb = {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {"image/png": data},
-                                                        "metadata": {"image/png": meta}}]}], "metadata": {}}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {"output_type": "display_data", "data": {"image/png": data}, "metadata": {"image/png": meta}}
+                ],
+            }
+        ],
+        "metadata": {},
+    }
     (tmp_path / "c.ipynb").write_text(json.dumps(nb))
     assert output_images(tmp_path / "c.ipynb")[digest]["alt"] == "A chart: A wide one (y against x)."
     doctree = nodes.document(None, None)

@@ -1,6 +1,7 @@
 """The whole pool's runs read back: each run's dev course with its training CPU time and kept step,
 its evaluated snapshots, and the pairs compared at equal visits, at equal time and as kept, checked
 on hand-made runs whose answers are known."""
+
 import json
 
 import numpy as np
@@ -15,8 +16,9 @@ RUNS = {"F": "f", "G": "g"}
 def _run(root, name, per_step, cpu_per_step, dev, n_steps, finished=True):
     """A finished run (its manifest) or an unfinished GRPO-style one (dev.json and a trainer state)."""
     folder = root / name
-    steps = [{"step": s, "visits": s * per_step, "seconds": 1.0, "cpu_seconds": cpu_per_step}
-             for s in range(1, n_steps + 1)]
+    steps = [
+        {"step": s, "visits": s * per_step, "seconds": 1.0, "cpu_seconds": cpu_per_step} for s in range(1, n_steps + 1)
+    ]
     if finished:
         folder.mkdir(parents=True)
         (folder / "manifest.json").write_text(json.dumps({"steps": steps, "dev": dev, "config": {"lr": 1.0}}))
@@ -32,7 +34,8 @@ def _evaluated(root, run, step):
     ev = snapshot_folder(root, run, step) / "eval"
     ev.mkdir(parents=True)
     pd.DataFrame({"question_id": ["q1", "q2"], "family": ["a", "b"], "generation_pick": [1, 3]}).to_parquet(
-        ev / "core.parquet")
+        ev / "core.parquet"
+    )
 
 
 def _dev(step, visits, acc):
@@ -69,25 +72,40 @@ def test_a_pair_whose_snapshots_are_not_evaluated_is_left_out(tmp_path):
     c = dev_course(tmp_path, RUNS)
     assert pool_comparisons(c, {("F", 4)}, fgpo="F", grpo="G") == {}
     assert pool_comparisons(c, {("F", 4), ("G", 4)}, fgpo="F", grpo="G") == {
-        "equal visits": (4, 4), "equal time": (4, 4), "kept": (4, 4)}
+        "equal visits": (4, 4),
+        "equal time": (4, 4),
+        "kept": (4, 4),
+    }
 
 
 def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     import numpy as np
 
-    from fgpo_core.reports.pool import accuracy_by_part, question_answers
     from fgpo_core.reports.lm_runs import SelectorRun
+    from fgpo_core.reports.pool import accuracy_by_part, question_answers
     from fgpo_core.table import RewardTable
 
     # 1 tool, 2 subsets: subset 0 right on q0 and m0, subset 1 right on q1, q2 and m1
-    core = RewardTable(np.array([[1, 0], [0, 1], [0, 1]]), 1, np.array(["seen", "seen", "unseen"]),
-                       question_ids=np.array(["q0", "q1", "q2"]))
-    microbe = RewardTable(np.array([[1, 0], [0, 1]]), 1, np.array(["seen", "seen"]), question_ids=np.array(["m0", "m1"]))
+    core = RewardTable(
+        np.array([[1, 0], [0, 1], [0, 1]]),
+        1,
+        np.array(["seen", "seen", "unseen"]),
+        question_ids=np.array(["q0", "q1", "q2"]),
+    )
+    microbe = RewardTable(
+        np.array([[1, 0], [0, 1]]), 1, np.array(["seen", "seen"]), question_ids=np.array(["m0", "m1"])
+    )
 
     def run(name, core_picks, microbe_picks):
-        return SelectorRun(name, None, None, {
-            "core": pd.DataFrame({"question_id": ["q0", "q1", "q2"], "generation_pick": core_picks}),
-            "microbe": pd.DataFrame({"question_id": ["m0", "m1"], "generation_pick": microbe_picks})})
+        return SelectorRun(
+            name,
+            None,
+            None,
+            {
+                "core": pd.DataFrame({"question_id": ["q0", "q1", "q2"], "generation_pick": core_picks}),
+                "microbe": pd.DataFrame({"question_id": ["m0", "m1"], "generation_pick": microbe_picks}),
+            },
+        )
 
     sel = {"a": run("a", [0, 1, -1], [1, 1]), "b": run("b", [1, 1, 1], [0, 0])}
     ans, picks = question_answers(sel, {"core": core, "microbe": microbe}, ["seen"])
@@ -96,8 +114,13 @@ def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     assert ans.attrs["best_fixed"] == 1 and ans["BestFixed*"].tolist() == [False, True, True, False, True]
     more = run("c", [0, 0, 0], [0, 0])  # evaluated on one more microbe question: read on the first's only
     more.evals["microbe"] = pd.DataFrame({"question_id": ["m1", "m0", "m9"], "generation_pick": [0, 1, 1]})
-    assert question_answers({"a": sel["a"], "c": more}, {"core": core, "microbe": microbe}, ["seen"])[1].c.tolist() \
-        == [0, 0, 0, 1, 0]
+    assert question_answers({"a": sel["a"], "c": more}, {"core": core, "microbe": microbe}, ["seen"])[1].c.tolist() == [
+        0,
+        0,
+        0,
+        1,
+        0,
+    ]
     fewer = run("d", [0, 0, 0], [0, 0])
     fewer.evals["microbe"] = fewer.evals["microbe"].iloc[:1]
     with pytest.raises(ValueError, match="not evaluated on every microbe question"):
@@ -133,8 +156,10 @@ def test_pick_routing_counts_subsets_and_a_tools_calls_by_family():
     from fgpo_core.reports.pool import pick_routing
 
     family = ["tf_motif", "tf_motif", "cpg", "cpg"]
-    picks = {"A": [0b0010, 0b0010, 0b0001, -1],  # T2 on both TF-motif questions, none elsewhere
-             "B": [0b0011, 0b0011, 0b0011, 0b0011]}
+    picks = {
+        "A": [0b0010, 0b0010, 0b0001, -1],  # T2 on both TF-motif questions, none elsewhere
+        "B": [0b0011, 0b0011, 0b0011, 0b0011],
+    }
     r = pick_routing(picks, family, tool=1, subset_label=lambda a: f"s{a}")
     assert r.loc["A", "subsets picked"] == 2 and r.loc["A", "most picked"] == "s2"
     assert r.loc["A", "its share (%)"] == pytest.approx(50.0)  # the format failure counts in the share's base
@@ -145,10 +170,12 @@ def test_pick_routing_counts_subsets_and_a_tools_calls_by_family():
 def test_checkpoint_costs_read_the_course_at_each_step():
     from fgpo_core.reports.pool import checkpoint_costs
 
-    course = pd.DataFrame({"run": ["F", "F", "G"], "step": [0, 20, 5], "visits": [0, 320, 80],
-                           "cpu_hours": [0.0, 0.3, 0.9]})
-    t = checkpoint_costs(course, {"F, step 20": ("F", 20), "G, step 5": ("G", 5)},
-                         ["Warm-up", "F, step 20", "G, step 5", "All-Tools"])
+    course = pd.DataFrame(
+        {"run": ["F", "F", "G"], "step": [0, 20, 5], "visits": [0, 320, 80], "cpu_hours": [0.0, 0.3, 0.9]}
+    )
+    t = checkpoint_costs(
+        course, {"F, step 20": ("F", 20), "G, step 5": ("G", 5)}, ["Warm-up", "F, step 20", "G, step 5", "All-Tools"]
+    )
     assert t.loc["F, step 20", "visits"] == 320 and t.loc["G, step 5", "CPU hours"] == 0.9
     assert t.loc["Warm-up", "visits"] == 0 and np.isnan(t.loc["All-Tools", "visits"])
 

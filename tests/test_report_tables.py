@@ -1,5 +1,6 @@
 """A table as a reader sees it: words for identifiers, integers as integers, one header row, no
 column of row numbers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,11 @@ def test_words_spell_identifiers_and_leave_the_rest():
 
 
 def test_plain_moves_row_labels_into_a_column_and_flattens_headers():
-    df = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=pd.Index(["motif_scan", "splice"], name="tool"),
-                      columns=pd.MultiIndex.from_tuples([("core", "accuracy"), ("core", "n_questions")]))
+    df = pd.DataFrame(
+        [[1.0, 2.0], [3.0, 4.0]],
+        index=pd.Index(["motif_scan", "splice"], name="tool"),
+        columns=pd.MultiIndex.from_tuples([("core", "accuracy"), ("core", "n_questions")]),
+    )
     out = plain(df)
     assert list(out.columns) == ["tool", "core accuracy", "core n questions"]
     assert out.tool.tolist() == ["motif scan", "splice"]

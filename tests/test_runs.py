@@ -1,16 +1,17 @@
 """Run configurations: every field documented, every objective reachable from the command line."""
+
 import dataclasses
 
 import pytest
 
-from fgpo_core.cli import main
-from fgpo_core.configs import add_dataclass_args, dataclass_from_args, field_docs
+from fgpo_core.algorithms.fgpo import FGPOConfig
 from fgpo_core.algorithms.grpo import GRPOConfig
 from fgpo_core.algorithms.imitation import ImitationConfig
-from fgpo_core.reasoners.train_reader import ReaderConfig
-from fgpo_core.experiments.run import OBJECTIVES, RunSetup
-from fgpo_core.algorithms.fgpo import FGPOConfig
 from fgpo_core.algorithms.warmup import WarmupConfig
+from fgpo_core.cli import main
+from fgpo_core.configs import add_dataclass_args, dataclass_from_args, field_docs
+from fgpo_core.experiments.run import OBJECTIVES, RunSetup
+from fgpo_core.reasoners.train_reader import ReaderConfig
 
 
 @pytest.mark.parametrize("cls", [FGPOConfig, GRPOConfig, ImitationConfig, ReaderConfig, RunSetup, WarmupConfig])
@@ -29,9 +30,16 @@ def test_flags_round_trip_to_the_dataclass():
     assert (cfg.G, cfg.lr, cfg.loss_type, cfg.temperature) == (8, 3e-5, "dapo", 1.0)
 
 
-@pytest.mark.parametrize("objective,own,other", [("fgpo", "--weight", "--prompts-per-step"), ("grpo", "--G", "--beta"),
-                                                 ("sft", "--micro-batch", "--G"), ("dpo", "--dpo-beta", "--G"),
-                                                 ("warmup", "--target-mass", "--G")])
+@pytest.mark.parametrize(
+    "objective,own,other",
+    [
+        ("fgpo", "--weight", "--prompts-per-step"),
+        ("grpo", "--G", "--beta"),
+        ("sft", "--micro-batch", "--G"),
+        ("dpo", "--dpo-beta", "--G"),
+        ("warmup", "--target-mass", "--G"),
+    ],
+)
 def test_train_offers_each_objectives_own_config(objective, own, other, capsys):
     """`fgpo train --objective X` takes the run setup and X's own config fields, not another's."""
     assert set(OBJECTIVES) == {"fgpo", "grpo", "sft", "dpo", "warmup"}
@@ -57,8 +65,9 @@ def test_a_finished_run_trained_with_another_configuration_is_refused(tmp_path):
     (tmp_path / "fgpo-lr1e-3").mkdir()
     (tmp_path / "fgpo-lr1e-3" / "manifest.json").write_text(json.dumps({"config": old}))
     with pytest.raises(ValueError, match="another configuration.*epochs"):
-        ensure_trained("fgpo", RunSetup(out_dir=str(tmp_path / "fgpo-lr1e-3")), FGPOConfig(lr=1e-3, epochs=3),
-                       progress=False)
+        ensure_trained(
+            "fgpo", RunSetup(out_dir=str(tmp_path / "fgpo-lr1e-3")), FGPOConfig(lr=1e-3, epochs=3), progress=False
+        )
 
 
 def test_a_field_added_later_is_read_at_its_default():
@@ -73,15 +82,16 @@ def test_a_field_added_later_is_read_at_its_default():
 
 
 def test_in_child_reports_a_failing_child():
-    from fgpo_core.experiments.steps import in_child
     from fgpo_core.experiments.run import train_run
+    from fgpo_core.experiments.steps import in_child
 
     with pytest.raises(RuntimeError, match="train_run.*exit code 1"):
         in_child(train_run, "ppo", RunSetup(), FGPOConfig(), False)
 
 
-def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_like_suites(ci_bench, tmp_path,
-                                                                                         monkeypatch):
+def test_evaluate_reuses_a_suite_only_under_the_same_prompt_and_refuses_path_like_suites(
+    ci_bench, tmp_path, monkeypatch
+):
     import pandas as pd
 
     import fgpo_core.experiments.run as run
@@ -122,16 +132,30 @@ def test_a_run_restarted_on_other_questions_or_a_finished_run_of_another_setup_i
     with pytest.raises(ValueError, match="another setup.*n_train.*train_ids"):
         _check_setup(tmp_path / "r", setup, "fgpo", [f"q{i}" for i in range(16)], ["d0"], {"reasoner": "x"})
     with pytest.raises(ValueError, match="another setup.*keep"):
-        _check_setup(tmp_path / "r", RunSetup(keep=8), "fgpo", [f"q{i}" for i in range(8)], ["d0"],
-                     {"reasoner": "x"})
+        _check_setup(tmp_path / "r", RunSetup(keep=8), "fgpo", [f"q{i}" for i in range(8)], ["d0"], {"reasoner": "x"})
     cfg = dataclasses.asdict(FGPOConfig(lr=1e-3, epochs=3))
     (tmp_path / "g" / "fgpo-lr1e-3").mkdir(parents=True)
-    (tmp_path / "g" / "fgpo-lr1e-3" / "manifest.json").write_text(json.dumps(
-        {"config": cfg, "setup": {"bench_dir": "data/benchmarks/cpu", "table_dir": "data/tables/cpu/reader",
-                                  "n_train": 8, "n_dev": 32, "keep": 40}}))
+    (tmp_path / "g" / "fgpo-lr1e-3" / "manifest.json").write_text(
+        json.dumps(
+            {
+                "config": cfg,
+                "setup": {
+                    "bench_dir": "data/benchmarks/cpu",
+                    "table_dir": "data/tables/cpu/reader",
+                    "n_train": 8,
+                    "n_dev": 32,
+                    "keep": 40,
+                },
+            }
+        )
+    )
     with pytest.raises(ValueError, match="setup.n_train"):
-        ensure_trained("fgpo", RunSetup(out_dir=str(tmp_path / "g" / "fgpo-lr1e-3"), n_train=16),
-                       FGPOConfig(lr=1e-3, epochs=3), progress=False)
+        ensure_trained(
+            "fgpo",
+            RunSetup(out_dir=str(tmp_path / "g" / "fgpo-lr1e-3"), n_train=16),
+            FGPOConfig(lr=1e-3, epochs=3),
+            progress=False,
+        )
 
 
 def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, tmp_path, monkeypatch):
@@ -158,8 +182,9 @@ def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, t
         calls.append([q.id for q in qs])
         if len(calls) == 2 and not getattr(chunk, "resumed", False):
             raise KeyboardInterrupt  # stopped in the middle of the second part
-        return pd.DataFrame({"question_id": [q.id for q in qs], "generation_pick": [1] * len(qs),
-                             "scoring_pick": [2] * len(qs)})
+        return pd.DataFrame(
+            {"question_id": [q.id for q in qs], "generation_pick": [1] * len(qs), "scoring_pick": [2] * len(qs)}
+        )
 
     monkeypatch.setattr(run, "EVAL_CHUNK", 2)
     monkeypatch.setattr(run, "load_selector", lambda *a, **k: Stub())
@@ -178,18 +203,35 @@ def test_an_interrupted_evaluation_resumes_at_its_last_finished_part(ci_bench, t
 
 def test_fgpo_format_samples_the_format_beside_the_exact_mass(ci_bench, tmp_path, monkeypatch, capsys):
     import pandas as pd
+    from test_imitation import tiny_selector_and_questions
 
     import fgpo_core.experiments.run as run
     from fgpo_core.cli import main
     from fgpo_core.genomics.benchmarks import load_benchmark
 
-    from test_imitation import tiny_selector_and_questions
-
     bench, _ = ci_bench
     monkeypatch.setattr(run, "load_selector", lambda *a, **k: tiny_selector_and_questions()[0])
     out = tmp_path / "f.parquet"
-    assert main(["format", "--run", "untrained", "--bench", str(bench), "--suite", "dev", "--limit", "3",
-                 "--samples", "4", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "format",
+                "--run",
+                "untrained",
+                "--bench",
+                str(bench),
+                "--suite",
+                "dev",
+                "--limit",
+                "3",
+                "--samples",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "parse rate" in capsys.readouterr().out
     f = pd.read_parquet(out)
     _, suites = load_benchmark(bench)
@@ -263,8 +305,9 @@ def test_a_run_trained_with_tool_names_is_evaluated_and_checked_with_them(ci_ben
     first = next(bench_copy.glob("*.jsonl"))
     first.write_text(first.read_text() + "\n")
     with pytest.raises(ValueError, match="another setup.*bench"):
-        run._check_setup(tmp_path / "s", run.RunSetup(bench_dir=str(bench_copy)), "fgpo", ["q0"], ["d0"],
-                         {"reasoner": "x"})
+        run._check_setup(
+            tmp_path / "s", run.RunSetup(bench_dir=str(bench_copy)), "fgpo", ["q0"], ["d0"], {"reasoner": "x"}
+        )
 
 
 def test_a_stopped_fgpo_run_keeps_its_logs_and_reason(tmp_path):
@@ -281,8 +324,9 @@ def test_a_stopped_fgpo_run_keeps_its_logs_and_reason(tmp_path):
     (run / SETUP_FILE).write_text(json.dumps({"n_train": 40}))
     (run / "ckpt" / "config.json").write_text(json.dumps({"lr": 1e-3, "epochs": 2, "batch_size": 16}))
     steps = [{"epoch": 1, "step": i, "p_gen_mass": 0.5} for i in (1, 2)]
-    torch.save({"steps": steps, "dev": [{"step": 0, "gen_accuracy": 50.0}], "epoch": 0, "step": 2},
-               run / "ckpt" / "last.pt")
+    torch.save(
+        {"steps": steps, "dev": [{"step": 0, "gen_accuracy": 50.0}], "epoch": 0, "step": 2}, run / "ckpt" / "last.pt"
+    )
     with pytest.raises(ValueError, match="say why"):
         record_stopped_run(run, " ")
     path = record_stopped_run(run, "the format collapsed", out_dir=tmp_path / "kept")
@@ -319,8 +363,9 @@ def test_a_fresh_adapter_over_a_merged_one_loads_back_as_it_was_trained(ci_bench
     fresh = add_lora(under.model.merge_and_unload(), r=4, alpha=8)
     perturb(fresh, 1)
     fresh.save_pretrained(str(tmp_path / "fresh" / "adapter"))
-    (tmp_path / "fresh" / "manifest.json").write_text(json.dumps({"setup": {
-        "merge_init": True, "init_adapter": str(tmp_path / "elsewhere" / "warm")}}))  # found beside it
+    (tmp_path / "fresh" / "manifest.json").write_text(
+        json.dumps({"setup": {"merge_init": True, "init_adapter": str(tmp_path / "elsewhere" / "warm")}})
+    )  # found beside it
     _, suites = load_benchmark(ci_bench[0])
     q = suites["dev"][:1]
     with torch.no_grad():
@@ -330,8 +375,10 @@ def test_a_fresh_adapter_over_a_merged_one_loads_back_as_it_was_trained(ci_bench
         alone = load_selector(str(tmp_path / "fresh" / "adapter"), 40, trainable=False).candidate_scores(q)
     assert torch.allclose(got, want, atol=1e-4) and not torch.allclose(alone, want, atol=1e-3)
     assert {p.shape[0] for n, p in got_sel.model.named_parameters() if "lora_A" in n} == {4}
-    assert run_digest(tmp_path / "fresh") == f"{adapter_hash(tmp_path / 'fresh' / 'adapter')}+" \
-                                             f"{adapter_hash(tmp_path / 'warm' / 'adapter')}"
+    assert (
+        run_digest(tmp_path / "fresh") == f"{adapter_hash(tmp_path / 'fresh' / 'adapter')}+"
+        f"{adapter_hash(tmp_path / 'warm' / 'adapter')}"
+    )
     assert run_digest(tmp_path / "warm") == adapter_hash(tmp_path / "warm" / "adapter")
     # a run that continues the fresh adapter (the FGPO stage after an SFT stage) sits on the same merged base
     perturb(fresh, 2)

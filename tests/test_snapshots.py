@@ -1,6 +1,7 @@
 """A run's dev-evaluation snapshot written out as a run folder of its own, and run logs read from
 checkpoints: the snapshot's weights come back exactly (to half precision), its cost is the sum of
 the steps before it, and bad requests are refused in one line."""
+
 import json
 
 import pytest
@@ -20,14 +21,19 @@ def fake_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("snap") / "fgpo"
     (run / "ckpt").mkdir(parents=True)
     (run / "setup.json").write_text(json.dumps({"objective": "fgpo", "n_train": 32, "n_dev": 4}))
-    params = [p.detach().clone() for p in load_run_selector(WARMUP, trainable=True).model.parameters()
-              if p.requires_grad]
-    moved = [(p + 0.01 * torch.randn_like(p, generator=torch.Generator().manual_seed(i))).half()
-             for i, p in enumerate(params)]
+    params = [
+        p.detach().clone() for p in load_run_selector(WARMUP, trainable=True).model.parameters() if p.requires_grad
+    ]
+    moved = [
+        (p + 0.01 * torch.randn_like(p, generator=torch.Generator().manual_seed(i))).half()
+        for i, p in enumerate(params)
+    ]
     torch.save({"params": [p.half() for p in params], "step": 0}, run / "ckpt" / "step-0.pt")
     torch.save({"params": moved, "step": 2}, run / "ckpt" / "step-2.pt")
-    steps = [{"step": 1, "visits": 16, "seconds": 1.5, "cpu_seconds": 3.0},
-             {"step": 2, "visits": 32, "seconds": 2.5, "cpu_seconds": 4.0}]
+    steps = [
+        {"step": 1, "visits": 16, "seconds": 1.5, "cpu_seconds": 3.0},
+        {"step": 2, "visits": 32, "seconds": 2.5, "cpu_seconds": 4.0},
+    ]
     dev = [{"step": 0, "gen_accuracy": 40.0}, {"step": 2, "gen_accuracy": 45.0}]
     torch.save({"steps": steps, "dev": dev, "step": 2}, run / "ckpt" / "last.pt")
     return run, moved
@@ -46,8 +52,9 @@ def test_a_snapshot_becomes_a_run_folder_with_its_weights_and_cost(fake_run, tmp
     assert man["compute"] == {"step": 2, "seconds": 4.0, "cpu_seconds": 7.0, "visits": 32}
     assert man["objective"] == "fgpo" and man["dev_at_step"]["gen_accuracy"] == 45.0
     sel = load_run_selector(out)
-    back = [p for p in sel.model.parameters() if p.requires_grad] or \
-        [p for n, p in sel.model.named_parameters() if "lora_" in n]
+    back = [p for p in sel.model.parameters() if p.requires_grad] or [
+        p for n, p in sel.model.named_parameters() if "lora_" in n
+    ]
     assert len(back) == len(moved) and all(torch.equal(a.half(), b) for a, b in zip(back, moved))
     assert run_digest(out) != run_digest(WARMUP)
     before = (out / "manifest.json").stat().st_mtime_ns

@@ -7,7 +7,7 @@ from fgpo_core.core.subsets import FORMAT_FAILURE, ActionSpace
 @pytest.mark.parametrize("n", [1, 3, 4, 5])
 def test_every_subset_round_trips(n):
     space = ActionSpace(n)
-    assert len(space) == 2 ** n
+    assert len(space) == 2**n
     seen = set()
     for m in space:
         tools = space.tools(m)
@@ -17,7 +17,7 @@ def test_every_subset_round_trips(n):
         assert space.size(m) == len(tools) == space.sizes[m]
         assert list(np.flatnonzero(space.membership[m])) == list(tools)
         seen.add(s)
-    assert len(seen) == 2 ** n
+    assert len(seen) == 2**n
 
 
 def test_policy_strings_match_the_paper():
@@ -27,26 +27,32 @@ def test_policy_strings_match_the_paper():
     assert space.label(0) == "none" and space.label(0b0101) == "T1+T3"
 
 
-@pytest.mark.parametrize("text,mask", [
-    ("<answer>3,1</answer>", 0b1010),
-    ("I will use <answer> 0 , 2 </answer> because", 0b0101),
-    ("<answer>\n</answer>", 0),
-    ("<answer>2</answer><answer>0</answer>", 0b0100),
-])
+@pytest.mark.parametrize(
+    "text,mask",
+    [
+        ("<answer>3,1</answer>", 0b1010),
+        ("I will use <answer> 0 , 2 </answer> because", 0b0101),
+        ("<answer>\n</answer>", 0),
+        ("<answer>2</answer><answer>0</answer>", 0b0100),
+    ],
+)
 def test_parse_accepts_reasonable_forms(text, mask):
     assert ActionSpace(4).parse(text).mask == mask
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("0,2", "no <answer>"),
-    ("<answer>0,2", "no <answer>"),
-    ("<answer>4</answer>", "outside"),
-    ("<answer>1,1</answer>", "repeated"),
-    ("<answer>a</answer>", "not a tool index"),
-    ("<answer>-1</answer>", "not a tool index"),
-    ("<answer>0,,1</answer>", "not a tool index"),
-    (None, "not str"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("0,2", "no <answer>"),
+        ("<answer>0,2", "no <answer>"),
+        ("<answer>4</answer>", "outside"),
+        ("<answer>1,1</answer>", "repeated"),
+        ("<answer>a</answer>", "not a tool index"),
+        ("<answer>-1</answer>", "not a tool index"),
+        ("<answer>0,,1</answer>", "not a tool index"),
+        (None, "not str"),
+    ],
+)
 def test_format_failures_are_counted_not_raised(text, reason):
     parsed = ActionSpace(4).parse(text)
     assert not parsed.ok and parsed.mask == FORMAT_FAILURE and reason in parsed.error

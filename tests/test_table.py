@@ -1,15 +1,13 @@
 import numpy as np
 import pytest
 
-from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 from fgpo_core.table.reward_table import RewardTable
+from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 
 def tiny():
     # 3 questions, 2 tools: subsets none, T1, T2, T1+T2
-    correct = np.array([[1, 0, 0, 1],
-                        [0, 0, 1, 1],
-                        [0, 0, 0, 0]], bool)
+    correct = np.array([[1, 0, 0, 1], [0, 0, 1, 1], [0, 0, 0, 0]], bool)
     return RewardTable(correct, 2)
 
 
@@ -89,8 +87,14 @@ def test_select_keeps_every_per_question_field_in_order_and_refuses_strangers():
     from fgpo_core.table import RewardTable
 
     correct = np.random.default_rng(0).random((3, 4)) < 0.5
-    t = RewardTable(correct, 2, family=np.array(["x", "y", "z"]), question_ids=np.array(["a", "b", "c"]),
-                    tokens=np.arange(12).reshape(3, 4), built_rewards={"eq1": np.ones((3, 4))})
+    t = RewardTable(
+        correct,
+        2,
+        family=np.array(["x", "y", "z"]),
+        question_ids=np.array(["a", "b", "c"]),
+        tokens=np.arange(12).reshape(3, 4),
+        built_rewards={"eq1": np.ones((3, 4))},
+    )
     s = t.select(["c", "a"])
     assert s.family.tolist() == ["z", "x"] and s.tokens[0].tolist() == [8, 9, 10, 11]
     np.testing.assert_array_equal(s.correct, correct[[2, 0]])

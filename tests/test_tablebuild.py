@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import HashReasoner
 
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
-from helpers import HashReasoner
 from fgpo_core.table import ManifestMismatch, RewardTable, load_table
 from fgpo_core.table.build import build_table, cost_accounting, merge_table
 
@@ -120,8 +120,7 @@ def test_extending_by_one_tool_equals_the_full_build(bench, tmp_path):
             calls.append(len(pairs))
             return super().answer(pairs)
 
-    build_table(qs, five, Counting(), tmp_path / "ext", chunk_size=4, progress=False,
-                extend_from=tmp_path / "four")
+    build_table(qs, five, Counting(), tmp_path / "ext", chunk_size=4, progress=False, extend_from=tmp_path / "four")
     merge_table(tmp_path / "ext")
     assert calls == [16] * len(qs)
     a, b = (pd.read_parquet(tmp_path / d / "table.parquet") for d in ("full", "ext"))
@@ -186,13 +185,15 @@ def test_a_grown_table_equals_the_whole_build(bench, tmp_path):
     five = tool_library_for(out, five=True)
     build_table(qs, four, HashReasoner(), tmp_path / "whole4", chunk_size=4, progress=False)
     merge_table(tmp_path / "whole4")
-    build_table(qs, five, HashReasoner(), tmp_path / "whole5", chunk_size=4, progress=False,
-                extend_from=tmp_path / "whole4")
+    build_table(
+        qs, five, HashReasoner(), tmp_path / "whole5", chunk_size=4, progress=False, extend_from=tmp_path / "whole4"
+    )
     merge_table(tmp_path / "whole5")
     build_table(qs[:6], four, HashReasoner(), tmp_path / "first4", chunk_size=4, progress=False)
     merge_table(tmp_path / "first4")
-    build_table(qs[:6], five, HashReasoner(), tmp_path / "first5", chunk_size=4, progress=False,
-                extend_from=tmp_path / "first4")
+    build_table(
+        qs[:6], five, HashReasoner(), tmp_path / "first5", chunk_size=4, progress=False, extend_from=tmp_path / "first4"
+    )
     merge_table(tmp_path / "first5")
 
     class Counting(HashReasoner):
@@ -202,19 +203,29 @@ def test_a_grown_table_equals_the_whole_build(bench, tmp_path):
             Counting.calls += len(batch)
             return super().answer(batch)
 
-    grow_table(qs, four, Counting(), tmp_path / "first4", tmp_path / "grown4", tmp_path / "work4", chunk_size=4,
-               progress=False)
+    grow_table(
+        qs, four, Counting(), tmp_path / "first4", tmp_path / "grown4", tmp_path / "work4", chunk_size=4, progress=False
+    )
     assert Counting.calls == 4 * 16
-    grow_table(qs, five, Counting(), tmp_path / "first5", tmp_path / "first5", tmp_path / "work5", chunk_size=4,
-               progress=False, extend_from=tmp_path / "grown4")
+    grow_table(
+        qs,
+        five,
+        Counting(),
+        tmp_path / "first5",
+        tmp_path / "first5",
+        tmp_path / "work5",
+        chunk_size=4,
+        progress=False,
+        extend_from=tmp_path / "grown4",
+    )
     assert Counting.calls == 4 * 16 + 4 * 16
     for whole, grown in (("whole4", "grown4"), ("whole5", "first5")):
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / whole / "table.parquet"),
-                                      pd.read_parquet(tmp_path / grown / "table.parquet"))
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / whole / "table.parquet"), pd.read_parquet(tmp_path / grown / "table.parquet")
+        )
         assert load_table(tmp_path / whole).manifest == load_table(tmp_path / grown).manifest
     with pytest.raises(ManifestMismatch, match="questions_sha256"):
-        grow_table(qs[1:], four, HashReasoner(), tmp_path / "first4", tmp_path / "x", tmp_path / "wx",
-                   progress=False)
+        grow_table(qs[1:], four, HashReasoner(), tmp_path / "first4", tmp_path / "x", tmp_path / "wx", progress=False)
 
 
 def test_grown_features_equal_the_whole_build(bench, tmp_path):
@@ -223,8 +234,7 @@ def test_grown_features_equal_the_whole_build(bench, tmp_path):
     import hashlib
     import json
 
-    from fgpo_core.selectors.features import build_features
-    from fgpo_core.selectors.features import grow_features
+    from fgpo_core.selectors.features import build_features, grow_features
 
     out, qs, _ = bench
 
@@ -232,8 +242,9 @@ def test_grown_features_equal_the_whole_build(bench, tmp_path):
         fingerprint = "fake-v1"
 
         def __call__(self, texts):
-            return np.array([[b / 255 for b in hashlib.sha256(t.encode()).digest()[:8]] for t in texts],
-                            dtype=np.float32)
+            return np.array(
+                [[b / 255 for b in hashlib.sha256(t.encode()).digest()[:8]] for t in texts], dtype=np.float32
+            )
 
     build_features({"train": qs, "dev": qs[:3]}, tmp_path / "whole", model=Fake(), progress=False)
     build_features({"train": qs[:7], "dev": qs[:3]}, tmp_path / "grown", model=Fake(), progress=False)
@@ -245,8 +256,9 @@ def test_grown_features_equal_the_whole_build(bench, tmp_path):
         if d == "whole":
             want = got
     assert got[0] == want[0] and np.array_equal(got[1], want[1])
-    assert json.loads((tmp_path / "grown" / "manifest.json").read_text()) == \
-        json.loads((tmp_path / "whole" / "manifest.json").read_text())
+    assert json.loads((tmp_path / "grown" / "manifest.json").read_text()) == json.loads(
+        (tmp_path / "whole" / "manifest.json").read_text()
+    )
     assert (tmp_path / "grown" / "dev.npz").read_bytes() == dev
 
 
@@ -261,10 +273,20 @@ def test_grown_block_scores_equal_the_whole_run(bench, tmp_path):
     out, qs, lib = bench
     score_blocks(qs, lib, HashFusionReader(), tmp_path / "whole", chunk_size=4, progress=False)
     score_blocks(qs[:5], lib, HashFusionReader(), tmp_path / "grown", chunk_size=4, progress=False)
-    grow_blocks(qs, lib, HashFusionReader(), tmp_path / "grown", tmp_path / "grown", tmp_path / "work", chunk_size=4,
-                progress=False)
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "whole" / BLOCKS).reset_index(drop=True),
-                                  pd.read_parquet(tmp_path / "grown" / BLOCKS).reset_index(drop=True))
+    grow_blocks(
+        qs,
+        lib,
+        HashFusionReader(),
+        tmp_path / "grown",
+        tmp_path / "grown",
+        tmp_path / "work",
+        chunk_size=4,
+        progress=False,
+    )
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "whole" / BLOCKS).reset_index(drop=True),
+        pd.read_parquet(tmp_path / "grown" / BLOCKS).reset_index(drop=True),
+    )
     assert (tmp_path / "whole" / "manifest.json").read_text() == (tmp_path / "grown" / "manifest.json").read_text()
     write_view(tmp_path / "view", tmp_path / "grown", ["motif_scan", "splice"])
     assert load_table(tmp_path / "view").n_questions == len(qs)

@@ -1,4 +1,5 @@
 """The tool library on sequences with known answers, and its shared validation and rendering."""
+
 import itertools
 import json
 
@@ -6,8 +7,17 @@ import numpy as np
 import pytest
 
 from fgpo_core.cli import main
-from fgpo_core.genomics.tools import (Composition, GenomicExpert, HomologySearch, MotifScan, SequenceError, SpliceAnalysis,
-                             ToolInput, ToolLibrary, validate_sequence)
+from fgpo_core.genomics.tools import (
+    Composition,
+    GenomicExpert,
+    HomologySearch,
+    MotifScan,
+    SequenceError,
+    SpliceAnalysis,
+    ToolInput,
+    ToolLibrary,
+    validate_sequence,
+)
 from fgpo_core.genomics.tools.composition import composition_record
 from fgpo_core.genomics.tools.demo import genome_fragments, mutate, repeat_database, taxonomy_references
 from fgpo_core.genomics.tools.motifs import load_motifs, motif_pvalue_distribution, scan
@@ -66,7 +76,7 @@ def test_planted_jaspar_instance_is_found(background):
         probs = db.probabilities(m)
         site = "".join("ACGT"[int(np.argmax(p))] for p in probs)  # the matrix's consensus
         pos = 250
-        seq = background[:pos] + site + background[pos + len(site):]
+        seq = background[:pos] + site + background[pos + len(site) :]
         ev = MotifScan().run(ToolInput.single(seq))
         top = ev.records[""]["top_hits"]
         best = [h for h in top if h["name"] == name]
@@ -77,6 +87,7 @@ def test_planted_jaspar_instance_is_found(background):
 def test_scan_reports_both_strands_consistently(background):
     db = load_motifs()
     from fgpo_core.genomics.tools.validate import reverse_complement
+
     fwd = {(h["matrix_id"], h["score"]) for h in scan(db, background)}
     rev = {(h["matrix_id"], h["score"]) for h in scan(db, reverse_complement(background))}
     assert fwd == rev
@@ -118,8 +129,10 @@ def test_splice_classification():
 def test_expert_leave_one_out_beats_chance():
     ref = taxonomy_references(n_per_taxon=40, length=400, seed=2)
     expert = GenomicExpert({"taxonomy": ref})
-    hits = [expert.vote(s, "taxonomy", exclude_id=i)["votes"][0]["label"] == lab
-            for i, s, lab in zip(ref.ids, _ref_seqs(40, 400, 2), ref.labels)]
+    hits = [
+        expert.vote(s, "taxonomy", exclude_id=i)["votes"][0]["label"] == lab
+        for i, s, lab in zip(ref.ids, _ref_seqs(40, 400, 2), ref.labels)
+    ]
     assert np.mean(hits) > 0.6  # chance is 0.25 with four taxa
 
 
@@ -165,14 +178,17 @@ def test_homology_on_unrelated_sequence_reports_nothing(background):
 
 
 # -- validation -----------------------------------------------------------------
-@pytest.mark.parametrize("seq,msg", [
-    ("ACGTX", "invalid character 'X' at position 5"),
-    ("acg-t", "invalid character '-' at position 4"),
-    ("", "empty"),
-    ("   ", "empty"),
-    ("A" * 1001, "over the maximum of 1000"),
-    (123, "must be a string"),
-])
+@pytest.mark.parametrize(
+    "seq,msg",
+    [
+        ("ACGTX", "invalid character 'X' at position 5"),
+        ("acg-t", "invalid character '-' at position 4"),
+        ("", "empty"),
+        ("   ", "empty"),
+        ("A" * 1001, "over the maximum of 1000"),
+        (123, "must be a string"),
+    ],
+)
 def test_bad_sequences_are_rejected_clearly(seq, msg):
     with pytest.raises(SequenceError, match=msg):
         validate_sequence(seq)
@@ -247,4 +263,4 @@ def test_the_main_librarys_tool_names_are_its_slots():
     """What a selector trained with named tools is told is the main library's slots, in order."""
     from fgpo_core.genomics.tools import MAIN_TOOL_NAMES, TOOL_NAMES, ToolLibrary
 
-    assert ToolLibrary.main().names == list(MAIN_TOOL_NAMES) == list(TOOL_NAMES[:len(MAIN_TOOL_NAMES)])
+    assert ToolLibrary.main().names == list(MAIN_TOOL_NAMES) == list(TOOL_NAMES[: len(MAIN_TOOL_NAMES)])

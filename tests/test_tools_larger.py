@@ -1,4 +1,5 @@
 """T6-T9, the larger library's tools, on sequences with known answers."""
+
 import numpy as np
 import pytest
 
@@ -19,8 +20,11 @@ def known_gene():
     from fgpo_core.genomics.data import genome
 
     g = genome("Escherichia coli")[:60000]
-    calls = [x for x in pyrodigal.GeneFinder(meta=True).find_genes(g.encode())
-             if x.strand == 1 and 200 < x.end - x.begin < 600 and not x.partial_begin and not x.partial_end]
+    calls = [
+        x
+        for x in pyrodigal.GeneFinder(meta=True).find_genes(g.encode())
+        if x.strand == 1 and 200 < x.end - x.begin < 600 and not x.partial_begin and not x.partial_end
+    ]
     x = calls[0]
     return g, x.begin, x.end
 
@@ -29,14 +33,14 @@ def test_gene_caller_finds_a_known_gene_on_its_strand_and_a_cut_gene_running_off
     from fgpo_core.genomics.tools.genes import gene_records
 
     g, begin, end = known_gene
-    frag = g[begin - 61:end + 40]
+    frag = g[begin - 61 : end + 40]
     best = gene_records(frag)[0]
     assert (best["begin"], best["end"], best["strand"]) == (61, end - begin + 61, 1)
     assert best["start_inside"] and best["stop_inside"] and best["start_codon"] == frag[60:63]
     rc = gene_records(reverse_complement(frag))[0]
     assert rc["strand"] == -1 and (rc["begin"], rc["end"]) == (41, end - begin + 41)
     assert rc["start_inside"] and rc["stop_inside"]
-    cut = gene_records(g[begin + 60:begin + 300])[0]  # the gene's start lies before the fragment
+    cut = gene_records(g[begin + 60 : begin + 300])[0]  # the gene's start lies before the fragment
     assert cut["strand"] == 1 and not cut["start_inside"] and cut["stop_inside"]
     assert gene_records("ACGT" * 20) == []  # too short to hold a gene
 
@@ -44,8 +48,8 @@ def test_gene_caller_finds_a_known_gene_on_its_strand_and_a_cut_gene_running_off
 def _islands_by_brute_force(seq, w=200):
     ok = []
     for i in range(len(seq) - w + 1):
-        s = seq[i:i + w]
-        c, g, cg = s.count("C"), s.count("G"), sum(s[k:k + 2] == "CG" for k in range(w - 1))
+        s = seq[i : i + w]
+        c, g, cg = s.count("C"), s.count("G"), sum(s[k : k + 2] == "CG" for k in range(w - 1))
         ok.append((c + g) / w > 0.5 and c > 0 and g > 0 and cg * w / (c * g) > 0.6)
     return ok
 
@@ -60,10 +64,10 @@ def test_cpg_islands_match_the_window_criteria_by_brute_force():
     covered = np.zeros(len(seq), bool)
     for i, v in enumerate(ok):
         if v:
-            covered[i:i + 200] = True
+            covered[i : i + 200] = True
     mine = np.zeros(len(seq), bool)
     for x in isl:
-        mine[x["begin"] - 1:x["end"]] = True
+        mine[x["begin"] - 1 : x["end"]] = True
     assert isl and (mine == covered).all()
     assert all(250 - 200 < x["begin"] and x["end"] < 550 + 200 for x in isl)  # around the GC-rich middle
     assert cpg_islands(_random(400, 4, (0.4, 0.1, 0.1, 0.4))) == []  # AT-rich: none
@@ -126,6 +130,7 @@ def test_genomic_signature_is_strand_symmetric_and_finds_its_own_genome():
         d = ev.records[""]["delta_star"]
         assert min(d, key=d.get) == name and ev.lines[""][1].startswith(f"Nearest genomes by delta* (x1000): {name}")
 
+
 def test_restriction_sites_at_known_positions():
     from fgpo_core.genomics.tools.restriction import PANEL, RestrictionSites
 
@@ -145,9 +150,28 @@ def test_profile_scan_finds_a_back_translated_domain_in_its_frame():
 
     with pyhmmer.plan7.HMMFile(package_file("pyhmmer", "tests/data/hmms/txt/Thioesterase.hmm")) as fh:
         consensus = next(fh).consensus.upper()[:150]
-    codon = {"A": "GCG", "R": "CGT", "N": "AAC", "D": "GAT", "C": "TGC", "Q": "CAG", "E": "GAA", "G": "GGC",
-             "H": "CAT", "I": "ATT", "L": "CTG", "K": "AAA", "M": "ATG", "F": "TTT", "P": "CCG", "S": "AGC",
-             "T": "ACC", "W": "TGG", "Y": "TAT", "V": "GTG"}
+    codon = {
+        "A": "GCG",
+        "R": "CGT",
+        "N": "AAC",
+        "D": "GAT",
+        "C": "TGC",
+        "Q": "CAG",
+        "E": "GAA",
+        "G": "GGC",
+        "H": "CAT",
+        "I": "ATT",
+        "L": "CTG",
+        "K": "AAA",
+        "M": "ATG",
+        "F": "TTT",
+        "P": "CCG",
+        "S": "AGC",
+        "T": "ACC",
+        "W": "TGG",
+        "Y": "TAT",
+        "V": "GTG",
+    }
     dna = "".join(codon.get(a, "GCG") for a in consensus)
     tool = ProfileScan()
     hits = tool.run(ToolInput.single(reverse_complement(dna))).records[""]["hits"]

@@ -19,6 +19,7 @@ rewards each visit reads (``2**n``, ``k`` or ``G``). The tables are the syntheti
 ones of :mod:`fgpo_core.table.synthetic` (shaped like the paper's GenomeQA
 statistics; a stand-in, not data) or any real reward table.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -184,8 +185,9 @@ class BanditConfig:
 _dataclass_init = BanditConfig.__init__
 
 
-def _init_with_older_spelling(self, *args, k=None, reward=None, group_size=None, beta=None, grpo_variant=None,
-                              **kwargs):
+def _init_with_older_spelling(
+    self, *args, k=None, reward=None, group_size=None, beta=None, grpo_variant=None, **kwargs
+):
     """``BanditConfig(method="fgpo-k", k=4)``, ``BanditConfig(method="grpo", reward="eq1", group_size=6)``: the
     chapter's earlier spelling, its values put into ``settings`` (``beta``: the entropy weight)."""
     _dataclass_init(self, *args, **kwargs)
@@ -238,8 +240,14 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
     def evaluate(step: int, state) -> None:
         with torch.no_grad():
             probs = torch.softmax(logits, 1).numpy()
-        evals.append({"step": step, "epoch": step / per_epoch, "reward_evaluations": state.n_reward,
-                      **policy_metrics(probs, table, settings.G)})
+        evals.append(
+            {
+                "step": step,
+                "epoch": step / per_epoch,
+                "reward_evaluations": state.n_reward,
+                **policy_metrics(probs, table, settings.G),
+            }
+        )
 
     def after_step(idx, state) -> dict:
         with torch.no_grad():
@@ -247,9 +255,22 @@ def train_bandit(table: RewardTable, config: BanditConfig, progress: bool = Fals
             return {"J": float((q * eq1_r[idx]).sum(1).mean()), "entropy": float(entropy(q).mean())}
 
     bar = tqdm(total=epochs * per_epoch, desc=config.name, disable=not progress, leave=False)
-    state = run_visits(est, lambda idx: logits[idx], train_r, ctx, opt, epochs, config.batch_size, rng, gen,
-                       config.eval_every, evaluate, after_step, n_tools=table.space.n_tools,
-                       on_step=lambda step: bar.update())
+    state = run_visits(
+        est,
+        lambda idx: logits[idx],
+        train_r,
+        ctx,
+        opt,
+        epochs,
+        config.batch_size,
+        rng,
+        gen,
+        config.eval_every,
+        evaluate,
+        after_step,
+        n_tools=table.space.n_tools,
+        on_step=lambda step: bar.update(),
+    )
     bar.close()
     with torch.no_grad():
         probs = torch.softmax(logits, 1).numpy()
@@ -285,24 +306,27 @@ class Race:
         ev = self.evals
         final = ev.sort_values("step").groupby(["arm", "run"]).tail(1).groupby("arm")
         first_epoch = ev[ev.epoch >= 1].sort_values("step").groupby(["arm", "run"]).head(1).groupby("arm")
-        return pd.DataFrame({
-            "accuracy after 1 epoch (%)": first_epoch["accuracy"].mean(),
-            "final accuracy (%)": final["accuracy"].mean(),
-            "final J (Eq. 1)": final["J"].mean(),
-            "tools / question": final["tools"].mean(),
-            "entropy (nats)": final["entropy"].mean(),
-            "top-action mass": final["top_mass"].mean(),
-            "dead at G=6 (%)": final["dead_G6"].mean(),
-            "dead mass on wrong answers (%)": final["dead_wrong_share"].mean(),
-            "reward look-ups": final["reward_evaluations"].mean(),
-        }).loc[self.order]
+        return pd.DataFrame(
+            {
+                "accuracy after 1 epoch (%)": first_epoch["accuracy"].mean(),
+                "final accuracy (%)": final["accuracy"].mean(),
+                "final J (Eq. 1)": final["J"].mean(),
+                "tools / question": final["tools"].mean(),
+                "entropy (nats)": final["entropy"].mean(),
+                "top-action mass": final["top_mass"].mean(),
+                "dead at G=6 (%)": final["dead_G6"].mean(),
+                "dead mass on wrong answers (%)": final["dead_wrong_share"].mean(),
+                "reward look-ups": final["reward_evaluations"].mean(),
+            }
+        ).loc[self.order]
 
     def final_policy(self, arm: str, run: int = 0) -> np.ndarray:
         return self.runs[(arm, run)].probs
 
 
-def run_race(table: RewardTable, arms: list[BanditConfig], n_seeds: int = 1, seed: int = 0,
-             progress: bool = False) -> Race:
+def run_race(
+    table: RewardTable, arms: list[BanditConfig], n_seeds: int = 1, seed: int = 0, progress: bool = False
+) -> Race:
     """Train every arm ``n_seeds`` times (run ``i`` uses ``seed + i``) on the same table."""
     if n_seeds < 1:
         raise ValueError("n_seeds must be >= 1")
@@ -319,8 +343,14 @@ def run_race(table: RewardTable, arms: list[BanditConfig], n_seeds: int = 1, see
 # ---------------------------------------------------------------------------
 # Gradient estimators against the exact gradient
 # ---------------------------------------------------------------------------
-def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators: dict, n_draws: int = 200,
-                             seed: int = 0, settings: EstimatorSettings = BANDIT_SETTINGS) -> pd.DataFrame:
+def gradient_estimator_study(
+    probs: np.ndarray,
+    rewards: np.ndarray,
+    estimators: dict,
+    n_draws: int = 200,
+    seed: int = 0,
+    settings: EstimatorSettings = BANDIT_SETTINGS,
+) -> pd.DataFrame:
     """Compare single-visit gradient estimates with the exact logit gradient (Eq. 8).
 
     For every question (row of ``probs``, ``rewards``) and ``n_draws`` visits, each estimator
@@ -343,13 +373,15 @@ def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators:
     live = np.linalg.norm(exact, axis=1) > 1e-12
     frames = []
     for name, method in estimators.items():
-        est, s, _ = resolve_method(method_of(*method) if isinstance(method, tuple) else method,
-                                   replace(settings, regularizer="none"))
+        est, s, _ = resolve_method(
+            method_of(*method) if isinstance(method, tuple) else method, replace(settings, regularizer="none")
+        )
         ctx = context(est, s, r)
         rows = torch.arange(N).repeat(n_draws)  # every draw of every question in one visit
         if est.candidates is not None:  # a shortlist: its candidates from the policy
-            ctx.candidates = torch.as_tensor(est.candidates(None, p, r.numpy(), int(np.log2(A)), s.k,
-                                                            np.random.default_rng(seed)))[rows]
+            ctx.candidates = torch.as_tensor(
+                est.candidates(None, p, r.numpy(), int(np.log2(A)), s.k, np.random.default_rng(seed))
+            )[rows]
         bctx = replace(ctx, idx=rows, optimal=ctx.optimal[rows])
         g_hat, _ = visit_gradient(est, logp[rows], r[rows], gen, bctx)
         est_g = g_hat.numpy().reshape(n_draws, N, A)
@@ -359,10 +391,20 @@ def gradient_estimator_study(probs: np.ndarray, rewards: np.ndarray, estimators:
         ng = np.linalg.norm(g, axis=2)
         zero = ne <= 1e-12
         cos = np.where(zero, 0.0, dot / np.maximum(ne * ng, 1e-300))
-        scale = np.where(zero, 0.0, dot / np.maximum(ne ** 2, 1e-300))
+        scale = np.where(zero, 0.0, dot / np.maximum(ne**2, 1e-300))
         rel = (np.linalg.norm(scale[..., None] * est_g - g, axis=2) / np.maximum(ng, 1e-300)) ** 2
         d, q_idx = np.meshgrid(np.arange(n_draws), np.arange(N), indexing="ij")
         keep = np.broadcast_to(live[None, :], cos.shape)
-        frames.append(pd.DataFrame({"estimator": name, "question": q_idx[keep], "draw": d[keep],
-                                    "cosine": cos[keep], "zero": zero[keep], "rel_error": rel[keep]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "estimator": name,
+                    "question": q_idx[keep],
+                    "draw": d[keep],
+                    "cosine": cos[keep],
+                    "zero": zero[keep],
+                    "rel_error": rel[keep],
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)

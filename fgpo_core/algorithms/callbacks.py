@@ -23,6 +23,7 @@ prompt ``i`` (any reward whose value depends only on the parsed action: the book
 differential reward, Eq. 1, a user's own). The closed form assumes sampling at temperature 1
 from the distribution ``p_gen_fn`` returns.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -34,8 +35,9 @@ from ..core.dead_groups import DEFAULT_ATOL, dead_group_probability
 __all__ = ["DeadGroupCallback", "Recount", "lm_selector_p_gen", "closed_form_dead_groups"]
 
 
-def closed_form_dead_groups(p_gen: np.ndarray, rewards: np.ndarray, G: int, failure_reward=None,
-                            atol: float = DEFAULT_ATOL) -> np.ndarray:
+def closed_form_dead_groups(
+    p_gen: np.ndarray, rewards: np.ndarray, G: int, failure_reward=None, atol: float = DEFAULT_ATOL
+) -> np.ndarray:
     """Eq. 7 per prompt for a generation distribution over enumerable actions ``p_gen [N, A]``;
     with ``failure_reward`` (a number, or one per prompt) the missing mass ``1 - sum_a p_gen``
     is one more action, with that reward."""
@@ -57,6 +59,7 @@ def closed_form_dead_groups(p_gen: np.ndarray, rewards: np.ndarray, G: int, fail
 def lm_selector_p_gen(selector, questions: Sequence) -> Callable:
     """A ``p_gen_fn`` for the book's LM selector: each probe question's p_gen over the ``2**n``
     canonical policy strings (:meth:`~fgpo_core.selectors.lm.LMSelector.scores_and_p_gen`)."""
+
     def p_gen(model=None) -> np.ndarray:
         return np.stack([selector.scores_and_p_gen(q)[1].cpu().numpy() for q in questions])
 
@@ -83,8 +86,15 @@ class DeadGroupCallback(_callback_base()):
     ``state.log_history`` and into :attr:`history`.
     """
 
-    def __init__(self, p_gen_fn: Callable, rewards, failure_reward=None, G: int | None = None,
-                 every: int = 1, atol: float = DEFAULT_ATOL):
+    def __init__(
+        self,
+        p_gen_fn: Callable,
+        rewards,
+        failure_reward=None,
+        G: int | None = None,
+        every: int = 1,
+        atol: float = DEFAULT_ATOL,
+    ):
         if every < 1:
             raise ValueError(f"every must be >= 1, got {every}")
         self.p_gen_fn, self.rewards = p_gen_fn, np.asarray(rewards, dtype=float)
@@ -123,8 +133,9 @@ class DeadGroupCallback(_callback_base()):
         logs.update(vals)
         if state.log_history and state.log_history[-1].get("step") == state.global_step:
             state.log_history[-1].update(vals)
-        self.history.append({"step": state.global_step, **vals,
-                             "frac_reward_zero_std": logs.get("frac_reward_zero_std", float("nan"))})
+        self.history.append(
+            {"step": state.global_step, **vals, "frac_reward_zero_std": logs.get("frac_reward_zero_std", float("nan"))}
+        )
         return control
 
 

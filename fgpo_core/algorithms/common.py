@@ -1,6 +1,7 @@
 """What every training loop of the library shares: its trainable parameters and atomic, resumable
 checkpoints (its own, and TRL trainers'); the cosine learning-rate schedule is
 :func:`fgpo_core.core.schedules.cosine_schedule`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +11,15 @@ import torch
 
 from ..io import CorruptResult, atomic_file
 
-__all__ = ["trainable_parameters", "save_checkpoint", "load_checkpoint", "record_config",
-           "trainer_resume", "resumed_step", "resume_checkpoint"]
+__all__ = [
+    "trainable_parameters",
+    "save_checkpoint",
+    "load_checkpoint",
+    "record_config",
+    "trainer_resume",
+    "resumed_step",
+    "resume_checkpoint",
+]
 
 
 def trainable_parameters(model) -> list[torch.nn.Parameter]:
@@ -57,8 +65,10 @@ def load_checkpoint(path) -> dict:
     try:
         return torch.load(path, weights_only=True)
     except pickle.UnpicklingError:
-        raise ForeignCheckpoint(f"{path} holds objects other than tensors and plain Python: refused (weights_only); "
-                            "not a checkpoint this library wrote") from None
+        raise ForeignCheckpoint(
+            f"{path} holds objects other than tensors and plain Python: refused (weights_only); "
+            "not a checkpoint this library wrote"
+        ) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         raise CorruptResult(f"{path} is torn or not a checkpoint ({reason})") from None

@@ -1,6 +1,7 @@
 """DPO: the table's reward-optimal subset preferred over its worst, through TRL's DPOTrainer
 (pairs from :func:`~fgpo_core.algorithms.imitation.dpo_pairs`; the reference is the adapter
 as DPO starts: the base model for a fresh adapter, the format warm-up for a run from it)."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -19,8 +20,14 @@ def dpo_dataset(selector, questions: Sequence[Question], rewards: np.ndarray):
     tokenized as the selector scores them."""
     from datasets import Dataset
 
-    rows = [{"prompt_ids": selector.prompt_ids(questions[i]), "chosen_ids": list(selector.candidates[c]),
-             "rejected_ids": list(selector.candidates[r])} for i, c, r in dpo_pairs(rewards)]
+    rows = [
+        {
+            "prompt_ids": selector.prompt_ids(questions[i]),
+            "chosen_ids": list(selector.candidates[c]),
+            "rejected_ids": list(selector.candidates[r]),
+        }
+        for i, c, r in dpo_pairs(rewards)
+    ]
     if not rows:
         raise ValueError("every reward row is constant: DPO has no preference pair to learn from")
     return Dataset.from_list(rows)

@@ -13,6 +13,7 @@ paper's main evaluation, and controlled candidate scoring, Eq. 6), and the weigh
 rank best by ``select_by`` are kept. Checkpoints are written atomically after every step,
 and a run restarted with the same configuration resumes from the last one.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,12 +32,32 @@ from ..core.registry import resolve_regularizer
 from ..core.schedules import cosine_schedule
 from ..genomics.benchmarks.schema import Question
 from .common import load_checkpoint, record_config, resume_checkpoint, save_checkpoint, trainable_parameters
-from .fgpo_step import (SELECT_KEYS, FGPOConfig, dev_key, eval_steps, fgpo_step, one_at_a_time, reference_log_policy,
-                        selector_step, training_reward)
+from .fgpo_step import (
+    SELECT_KEYS,
+    FGPOConfig,
+    dev_key,
+    eval_steps,
+    fgpo_step,
+    one_at_a_time,
+    reference_log_policy,
+    selector_step,
+    training_reward,
+)
 from .methods import context, resolve_method
 
-__all__ = ["FGPOConfig", "FGPOResult", "SELECT_KEYS", "dev_key", "eval_steps", "training_reward", "train_fgpo",
-           "fgpo_step", "selector_step", "one_at_a_time", "reference_log_policy"]
+__all__ = [
+    "FGPOConfig",
+    "FGPOResult",
+    "SELECT_KEYS",
+    "dev_key",
+    "eval_steps",
+    "training_reward",
+    "train_fgpo",
+    "fgpo_step",
+    "selector_step",
+    "one_at_a_time",
+    "reference_log_policy",
+]
 
 
 @dataclass
@@ -53,11 +74,23 @@ class FGPOResult:
     """Reward look-ups the estimator's visits read (every subset of every visit for FGPO)."""
 
 
-def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray, dev_qs: Sequence[Question],
-               dev_rewards: np.ndarray, dev_correct: np.ndarray, config: FGPOConfig, out_dir=None,
-               progress: bool = True, evaluate: Callable | None = None, score: Callable = one_at_a_time,
-               autocast: Callable = contextlib.nullcontext, time_limit: float = 0, log: Callable | None = None,
-               restore_best: bool = False) -> FGPOResult:
+def train_fgpo(
+    selector,
+    train_qs: Sequence[Question],
+    train_rewards: np.ndarray,
+    dev_qs: Sequence[Question],
+    dev_rewards: np.ndarray,
+    dev_correct: np.ndarray,
+    config: FGPOConfig,
+    out_dir=None,
+    progress: bool = True,
+    evaluate: Callable | None = None,
+    score: Callable = one_at_a_time,
+    autocast: Callable = contextlib.nullcontext,
+    time_limit: float = 0,
+    log: Callable | None = None,
+    restore_best: bool = False,
+) -> FGPOResult:
     """Train ``selector.model`` (already LoRA-wrapped) with ``config.method``'s estimator; returns the logs.
 
     ``train_rewards``: the rows the estimator trains on (Eq. 1's for FGPO). ``evaluate(selector,
@@ -122,8 +155,16 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
         wall, cpu = time.perf_counter(), time.process_time()
         with autocast():
             row = evaluate(selector, dev_qs, dev_rewards, dev_correct)
-        dev_rows.append({"step": step, "epoch": step / per_epoch, "visits": visits, **row,
-                         "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu})
+        dev_rows.append(
+            {
+                "step": step,
+                "epoch": step / per_epoch,
+                "visits": visits,
+                **row,
+                "seconds": time.perf_counter() - wall,
+                "cpu_seconds": time.process_time() - cpu,
+            }
+        )
         best = max(dev_rows, key=lambda d: dev_key(d, config.select_by))
         if best["step"] == step:
             kept.update(step=step, params=[p.detach().clone() for p in params])
@@ -156,27 +197,48 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
         if est.candidates is not None and (shortlist is None or start_step < epoch * per_epoch + 1):
             # a shortlist: rebuilt from the current policy at each epoch's start (a resumed epoch keeps its own)
             q_all = reference_log_policy(selector, train_qs, config.micro_batch, score, autocast).exp().numpy()
-            shortlist = torch.as_tensor(est.candidates(None if shortlist is None else shortlist.numpy(), q_all,
-                                                       np.asarray(train_rewards, dtype=float),
-                                                       selector.space.n_tools, settings.k,
-                                                       np.random.default_rng([config.seed, epoch])))
+            shortlist = torch.as_tensor(
+                est.candidates(
+                    None if shortlist is None else shortlist.numpy(),
+                    q_all,
+                    np.asarray(train_rewards, dtype=float),
+                    selector.space.n_tools,
+                    settings.k,
+                    np.random.default_rng([config.seed, epoch]),
+                )
+            )
         model.train()
         for b in range(n_batches):
             first = (epoch * n_batches + b) * updates + 1
             if first <= start_step:
                 continue
-            idx = orders[epoch][b * config.batch_size:(b + 1) * config.batch_size]
+            idx = orders[epoch][b * config.batch_size : (b + 1) * config.batch_size]
             visits = epoch * len(train_qs) + min((b + 1) * config.batch_size, len(train_qs))
-            bctx = replace(ctx, idx=torch.as_tensor(idx), optimal=ctx.optimal[idx],
-                           reference=None if ctx.reference is None else ctx.reference[idx],
-                           candidates=None if shortlist is None else shortlist[idx])
+            bctx = replace(
+                ctx,
+                idx=torch.as_tensor(idx),
+                optimal=ctx.optimal[idx],
+                reference=None if ctx.reference is None else ctx.reference[idx],
+                candidates=None if shortlist is None else shortlist[idx],
+            )
             draws = None
             for u in range(updates):
                 step = first + u
                 wall, cpu = time.perf_counter(), time.process_time()
                 opt.zero_grad(set_to_none=True)
-                res = fgpo_visit(selector, [train_qs[i] for i in idx], train_rewards[idx], est, bctx, gen,
-                                 config.format_weight, config.micro_batch, score, autocast, draws)
+                res = fgpo_visit(
+                    selector,
+                    [train_qs[i] for i in idx],
+                    train_rewards[idx],
+                    est,
+                    bctx,
+                    gen,
+                    config.format_weight,
+                    config.micro_batch,
+                    score,
+                    autocast,
+                    draws,
+                )
                 draws = res["draws"]
                 opt.step()
                 sched.step()
@@ -184,27 +246,46 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
                     scores = res["scores"]
                     r = torch.as_tensor(train_rewards[idx], dtype=scores.dtype)
                     q = torch.softmax(scores, -1)
-                    steps.append({"epoch": epoch + 1, "step": step, "visits": visits,
-                                  **({"update": u + 1} if updates > 1 else {}), **(res["telemetry"] if u == 0 else {}),
-                                  "loss": res["loss"], "J": float((q * r).sum(-1).mean()),
-                                  "entropy": float(entropy(q).mean()), "top_mass": float(q.max(-1).values.mean()),
-                                  "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
-                                  "p_gen_mass": float(res["log_masses"].exp().mean()),
-                                  "reward_evaluations": res["n_reward"] if u == 0 else 0,
-                                  "lr": sched.get_last_lr()[0], "seconds": time.perf_counter() - wall,
-                                  "cpu_seconds": time.process_time() - cpu})
+                    steps.append(
+                        {
+                            "epoch": epoch + 1,
+                            "step": step,
+                            "visits": visits,
+                            **({"update": u + 1} if updates > 1 else {}),
+                            **(res["telemetry"] if u == 0 else {}),
+                            "loss": res["loss"],
+                            "J": float((q * r).sum(-1).mean()),
+                            "entropy": float(entropy(q).mean()),
+                            "top_mass": float(q.max(-1).values.mean()),
+                            "tools": float(selector.space.sizes[q.argmax(-1).numpy()].mean()),
+                            "p_gen_mass": float(res["log_masses"].exp().mean()),
+                            "reward_evaluations": res["n_reward"] if u == 0 else 0,
+                            "lr": sched.get_last_lr()[0],
+                            "seconds": time.perf_counter() - wall,
+                            "cpu_seconds": time.process_time() - cpu,
+                        }
+                    )
                 bar.update()
             step = first + updates - 1
             timed_out = bool(time_limit) and time.time() - t0 > time_limit and step < total
             if due(step) or (timed_out and dev_rows[-1]["step"] != step):
                 evaluate_at(step, visits)
             if out:
-                save_checkpoint(out / "last.pt", {"params": [p.detach().clone() for p in params],
-                                                  "opt": opt.state_dict(), "sched": sched.state_dict(),
-                                                  "gen": gen.get_state(), "steps": steps, "dev": dev_rows,
-                                                  **({} if ctx.reference is None else {"reference": ctx.reference}),
-                                                  **({} if shortlist is None else {"shortlist": shortlist}),
-                                                  "epoch": epoch, "step": step})
+                save_checkpoint(
+                    out / "last.pt",
+                    {
+                        "params": [p.detach().clone() for p in params],
+                        "opt": opt.state_dict(),
+                        "sched": sched.state_dict(),
+                        "gen": gen.get_state(),
+                        "steps": steps,
+                        "dev": dev_rows,
+                        **({} if ctx.reference is None else {"reference": ctx.reference}),
+                        **({} if shortlist is None else {"shortlist": shortlist}),
+                        "epoch": epoch,
+                        "step": step,
+                    },
+                )
             if stale(step) or timed_out:
                 stopped = step
                 break
@@ -217,12 +298,21 @@ def train_fgpo(selector, train_qs: Sequence[Question], train_rewards: np.ndarray
         with torch.no_grad():
             for p, v in zip(params, saved["params"]):
                 p.copy_(v.to(p.device))
-    extra = {"stopped_early": True, "visits_done": steps[-1]["visits"]} if timed_out else \
-        ({"stopped_early_at": stopped} if stopped else {})
+    extra = (
+        {"stopped_early": True, "visits_done": steps[-1]["visits"]}
+        if timed_out
+        else ({"stopped_early_at": stopped} if stopped else {})
+    )
     if timed_out and log is not None:
         log(f"{config.method} stopped by its time guard ({time_limit:.0f} s) after step {stopped} of {total}")
-    return FGPOResult(config, pd.DataFrame(steps), pd.DataFrame(dev_rows), int(best["step"]), extra,
-                      int(sum(r.get("reward_evaluations", 0) for r in steps)))
+    return FGPOResult(
+        config,
+        pd.DataFrame(steps),
+        pd.DataFrame(dev_rows),
+        int(best["step"]),
+        extra,
+        int(sum(r.get("reward_evaluations", 0) for r in steps)),
+    )
 
 
 fgpo_visit = selector_step

@@ -4,6 +4,7 @@ gradients of any estimator of the registry on the selector's candidate scores (:
 :func:`fgpo_step`, FGPO's). The training loop is :func:`fgpo_core.algorithms.fgpo.train_fgpo`, which
 re-exports every name here.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,8 +20,17 @@ from ..core.settings import EstimatorSettings
 from ..genomics.benchmarks.schema import Question
 from .methods import resolve_method
 
-__all__ = ["FGPOConfig", "SELECT_KEYS", "dev_key", "eval_steps", "training_reward", "fgpo_step", "selector_step",
-           "one_at_a_time", "reference_log_policy"]
+__all__ = [
+    "FGPOConfig",
+    "SELECT_KEYS",
+    "dev_key",
+    "eval_steps",
+    "training_reward",
+    "fgpo_step",
+    "selector_step",
+    "one_at_a_time",
+    "reference_log_policy",
+]
 
 
 @dataclass
@@ -112,8 +122,13 @@ def training_reward(config: FGPOConfig) -> str:
 
 def eval_steps(steps_per_epoch: int, epochs: int, per_epoch: int) -> list[int]:
     """The optimiser steps nearest each 1/``per_epoch`` of an epoch (the last step included)."""
-    return sorted({max(1, round(e * steps_per_epoch + k * steps_per_epoch / per_epoch))
-                   for e in range(epochs) for k in range(1, per_epoch + 1)})
+    return sorted(
+        {
+            max(1, round(e * steps_per_epoch + k * steps_per_epoch / per_epoch))
+            for e in range(epochs)
+            for k in range(1, per_epoch + 1)
+        }
+    )
 
 
 def one_at_a_time(selector, questions: Sequence[Question]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -127,10 +142,19 @@ def _full(x: torch.Tensor) -> torch.Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
-def selector_step(selector, questions: Sequence[Question], rewards: np.ndarray, est: Estimator, ctx: VisitContext,
-                  gen: torch.Generator | None = None, format_weight: float = 0.0, micro_batch: int = 1,
-                  score: Callable = one_at_a_time, autocast: Callable = contextlib.nullcontext,
-                  draws: list | None = None) -> dict:
+def selector_step(
+    selector,
+    questions: Sequence[Question],
+    rewards: np.ndarray,
+    est: Estimator,
+    ctx: VisitContext,
+    gen: torch.Generator | None = None,
+    format_weight: float = 0.0,
+    micro_batch: int = 1,
+    score: Callable = one_at_a_time,
+    autocast: Callable = contextlib.nullcontext,
+    draws: list | None = None,
+) -> dict:
     """One optimiser step's gradients (no optimiser step) of estimator ``est`` on a minibatch.
 
     ``micro_batch`` questions at a time are scored (``score(selector, questions) -> (scores [b, A],
@@ -150,9 +174,13 @@ def selector_step(selector, questions: Sequence[Question], rewards: np.ndarray, 
             scores, log_mass = score(selector, questions[part])
         scores, log_mass = _full(scores).cpu(), _full(log_mass).cpu()  # the estimators run on CPU, in float32 or more
         r = torch.as_tensor(rewards[part], dtype=scores.dtype)
-        pctx = replace(ctx, idx=ctx.idx[part], optimal=ctx.optimal[part],
-                       candidates=None if ctx.candidates is None else ctx.candidates[part],
-                       reference=None if ctx.reference is None else ctx.reference[part])
+        pctx = replace(
+            ctx,
+            idx=ctx.idx[part],
+            optimal=ctx.optimal[part],
+            candidates=None if ctx.candidates is None else ctx.candidates[part],
+            reference=None if ctx.reference is None else ctx.reference[part],
+        )
         d = draws[i] if draws is not None else est.draw(scores, r, gen, pctx)
         loss = visit_loss(est, scores, r, d, pctx)
         total = loss - format_weight * log_mass.mean() if format_weight else loss
@@ -164,31 +192,53 @@ def selector_step(selector, questions: Sequence[Question], rewards: np.ndarray, 
         n_reward += d.n_reward
         for k, v in d.telemetry.items():
             tele[k] = tele.get(k, 0.0) + v * n / B
-    return {"scores": torch.cat(rows), "log_masses": torch.cat(masses), "loss": loss_sum, "draws": new_draws,
-            "telemetry": tele, "n_reward": n_reward}
+    return {
+        "scores": torch.cat(rows),
+        "log_masses": torch.cat(masses),
+        "loss": loss_sum,
+        "draws": new_draws,
+        "telemetry": tele,
+        "n_reward": n_reward,
+    }
 
 
-def reference_log_policy(selector, questions: Sequence[Question], micro_batch: int = 1,
-                         score: Callable = one_at_a_time, autocast: Callable = contextlib.nullcontext) -> torch.Tensor:
+def reference_log_policy(
+    selector,
+    questions: Sequence[Question],
+    micro_batch: int = 1,
+    score: Callable = one_at_a_time,
+    autocast: Callable = contextlib.nullcontext,
+) -> torch.Tensor:
     """The selector's ``log q`` ``[N, 2**n]`` of ``questions`` now, in eval mode and without gradients: the
     reference policy of the ``klr`` regularizer (the policy at the start of training)."""
     was_training = selector.model.training
     selector.model.eval()
     with torch.no_grad(), autocast():
-        parts = [_full(score(selector, questions[i:i + micro_batch])[0]).cpu()
-                 for i in range(0, len(questions), micro_batch)]
+        parts = [
+            _full(score(selector, questions[i : i + micro_batch])[0]).cpu()
+            for i in range(0, len(questions), micro_batch)
+        ]
     selector.model.train(was_training)
     return torch.log_softmax(torch.cat(parts), -1)
 
 
-def fgpo_step(selector, questions: Sequence[Question], rewards: np.ndarray, beta: float = BETA,
-              format_weight: float = 0.0, log_masses: list | None = None) -> torch.Tensor:
+def fgpo_step(
+    selector,
+    questions: Sequence[Question],
+    rewards: np.ndarray,
+    beta: float = BETA,
+    format_weight: float = 0.0,
+    log_masses: list | None = None,
+) -> torch.Tensor:
     """The FGPO loss of a minibatch, back-propagated one question at a time (no optimiser step):
     :func:`selector_step` with FGPO at entropy weight ``beta``. ``log_masses``, if given, receives each
     question's detached log mass. Returns the detached candidate scores ``[B, 2**n]``."""
     r = torch.as_tensor(np.asarray(rewards, dtype=float))
-    ctx = VisitContext(idx=torch.arange(len(questions)), optimal=r == r.max(1, keepdim=True).values,
-                       settings=EstimatorSettings(weight=beta))
+    ctx = VisitContext(
+        idx=torch.arange(len(questions)),
+        optimal=r == r.max(1, keepdim=True).values,
+        settings=EstimatorSettings(weight=beta),
+    )
     out = selector_step(selector, questions, rewards, estimator("fgpo"), ctx, format_weight=format_weight)
     if log_masses is not None:
         log_masses.extend(float(m) for m in out["log_masses"])

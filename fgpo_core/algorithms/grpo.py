@@ -13,6 +13,7 @@ from a checkpoint keeps the count of the steps before it). The two can differ:
 TRL's test of a zero standard deviation misses groups whose float32 mean rounds
 (:func:`trl_constant_groups`).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,13 +26,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..genomics.benchmarks.schema import Question
 from ..core.settings import EstimatorSettings
+from ..genomics.benchmarks.schema import Question
 from ..io import write_json
 from .grpo_reward import TableReward, trl_constant_groups
 
-__all__ = ["GRPOConfig", "GRPOResult", "TableReward", "grpo_dataset", "make_grpo_trainer", "train_grpo",
-           "trl_constant_groups", "trl_kl_beta"]
+__all__ = [
+    "GRPOConfig",
+    "GRPOResult",
+    "TableReward",
+    "grpo_dataset",
+    "make_grpo_trainer",
+    "train_grpo",
+    "trl_constant_groups",
+    "trl_kl_beta",
+]
 
 
 @dataclass
@@ -120,9 +129,20 @@ def grpo_dataset(selector, questions: Sequence[Question]):
     return Dataset.from_list([{"prompt": selector.prompt_text(q), "qi": i} for i, q in enumerate(questions)])
 
 
-def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOConfig, out_dir, max_steps: int,
-                      callbacks=(), progress: bool = False, device: str = "cpu", bf16: bool = False,
-                      checkpoints: bool = True):
+def make_grpo_trainer(
+    model,
+    tokenizer,
+    dataset,
+    reward: TableReward,
+    cfg: GRPOConfig,
+    out_dir,
+    max_steps: int,
+    callbacks=(),
+    progress: bool = False,
+    device: str = "cpu",
+    bf16: bool = False,
+    checkpoints: bool = True,
+):
     """A TRL GRPOTrainer with the paper's sampling settings (KL beta 0, group scaling), the one place
     its ``trl.GRPOConfig`` is built: on ``device`` (``cuda`` with ``bf16`` for the GPU run), with a
     checkpoint every step (``checkpoints``: a step costs minutes on CPU, a LoRA checkpoint a few MB)."""
@@ -131,24 +151,51 @@ def make_grpo_trainer(model, tokenizer, dataset, reward: TableReward, cfg: GRPOC
 
     if cfg.micro_batch < 1 or cfg.prompts_per_step % cfg.micro_batch:
         raise ValueError(f"micro_batch ({cfg.micro_batch}) must divide prompts_per_step ({cfg.prompts_per_step})")
-    save = {"save_strategy": "steps", "save_steps": 1, "save_total_limit": 2} if checkpoints else \
-        {"save_strategy": "no"}
-    args = trl.GRPOConfig(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
-                          # micro_batch groups per forward/backward, accumulated over the step's prompts: the
-                          # same update as one batch of G x prompts_per_step, in a fraction of the memory
-                          per_device_train_batch_size=cfg.G * cfg.micro_batch,
-                          gradient_accumulation_steps=cfg.prompts_per_step // cfg.micro_batch,
-                          num_generations=cfg.G, max_completion_length=cfg.max_completion_length,
-                          temperature=cfg.temperature, top_p=1.0, beta=trl_kl_beta(cfg.settings),
-                          num_iterations=cfg.settings.updates, epsilon=cfg.settings.clip, loss_type=cfg.loss_type,
-                          scale_rewards="group", max_steps=max_steps, logging_steps=1, **save, report_to=[],
-                          use_cpu=device == "cpu", bf16=bf16, seed=cfg.seed, data_seed=cfg.seed,
-                          disable_tqdm=not progress, remove_unused_columns=False, dataloader_num_workers=0,
-                          log_completions=False, gradient_checkpointing=False)
+    save = (
+        {"save_strategy": "steps", "save_steps": 1, "save_total_limit": 2} if checkpoints else {"save_strategy": "no"}
+    )
+    args = trl.GRPOConfig(
+        output_dir=str(out_dir),
+        learning_rate=cfg.lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=0,
+        # micro_batch groups per forward/backward, accumulated over the step's prompts: the
+        # same update as one batch of G x prompts_per_step, in a fraction of the memory
+        per_device_train_batch_size=cfg.G * cfg.micro_batch,
+        gradient_accumulation_steps=cfg.prompts_per_step // cfg.micro_batch,
+        num_generations=cfg.G,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        top_p=1.0,
+        beta=trl_kl_beta(cfg.settings),
+        num_iterations=cfg.settings.updates,
+        epsilon=cfg.settings.clip,
+        loss_type=cfg.loss_type,
+        scale_rewards="group",
+        max_steps=max_steps,
+        logging_steps=1,
+        **save,
+        report_to=[],
+        use_cpu=device == "cpu",
+        bf16=bf16,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        disable_tqdm=not progress,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        log_completions=False,
+        gradient_checkpointing=False,
+    )
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                              processing_class=tokenizer, callbacks=list(callbacks))
+    trainer = trl.GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+    )
     trainer.remove_callback(PrinterCallback)  # TRL's per-step dicts; the run's ``steps`` keeps them
     return trainer
 
@@ -168,11 +215,24 @@ class GRPOResult:
     or no dev evaluation)."""
 
 
-def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray, dev_qs: Sequence[Question],
-               dev_correct: np.ndarray, cfg: GRPOConfig, out_dir, evaluate=None,
-               progress: bool = True, reward: TableReward | None = None, dead_group_probe: int = 16,
-               device: str = "cpu", bf16: bool = False, checkpoints: bool = True, time_limit: float = 0,
-               log=None) -> GRPOResult:
+def train_grpo(
+    selector,
+    train_qs: Sequence[Question],
+    train_correct: np.ndarray,
+    dev_qs: Sequence[Question],
+    dev_correct: np.ndarray,
+    cfg: GRPOConfig,
+    out_dir,
+    evaluate=None,
+    progress: bool = True,
+    reward: TableReward | None = None,
+    dead_group_probe: int = 16,
+    device: str = "cpu",
+    bf16: bool = False,
+    checkpoints: bool = True,
+    time_limit: float = 0,
+    log=None,
+) -> GRPOResult:
     """Train ``selector.model`` (LoRA-wrapped) with TRL's GRPOTrainer; resumes from the last
     checkpoint in ``out_dir``. ``evaluate(selector, dev_qs, None, dev_correct) -> dict`` (the
     signature FGPO's dev evaluation shares; GRPO has no reward rows to give it) is called on dev
@@ -220,8 +280,9 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
         if keep_best and best_row()["step"] == row["step"]:
             save_checkpoint(out / "best.pt", {"params": [p.detach().clone() for p in trainable], "step": row["step"]})
         if cfg.snapshots:
-            save_checkpoint(out / f"step-{row['step']}.pt", {"params": [p.detach().half() for p in trainable],
-                                                              "step": row["step"]})
+            save_checkpoint(
+                out / f"step-{row['step']}.pt", {"params": [p.detach().half() for p in trainable], "step": row["step"]}
+            )
         write_json(dev_file, dev_rows, indent=None)
 
     def timed_evaluation(step: int) -> dict:
@@ -229,8 +290,14 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
         row = evaluate(selector, dev_qs, None, dev_correct)
         if log is not None:
             log(f"grpo dev step {step}: generation {row.get('gen_accuracy', row.get('accuracy', 0)):.1f}%")
-        return {"step": step, "epoch": step / per_epoch, "visits": step * cfg.prompts_per_step, **row,
-                "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
+        return {
+            "step": step,
+            "epoch": step / per_epoch,
+            "visits": step * cfg.prompts_per_step,
+            **row,
+            "seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu,
+        }
 
     def due(step: int) -> bool:
         return step in at if at is not None else (step % every == 0 or step == steps)
@@ -281,19 +348,23 @@ def train_grpo(selector, train_qs: Sequence[Question], train_correct: np.ndarray
 
         probe = list(range(min(dead_group_probe, len(train_qs))))
         r_act, r_fail = reward.action_rewards(probe)
-        dead_cb = DeadGroupCallback(lm_selector_p_gen(selector, [train_qs[i] for i in probe]), r_act, r_fail,
-                                    G=cfg.G, every=every)
+        dead_cb = DeadGroupCallback(
+            lm_selector_p_gen(selector, [train_qs[i] for i in probe]), r_act, r_fail, G=cfg.G, every=every
+        )
         callbacks.append(dead_cb)
-    trainer = make_grpo_trainer(selector.model, selector.tokenizer, ds, reward, cfg, out, steps, callbacks,
-                                progress, device, bf16, checkpoints)
+    trainer = make_grpo_trainer(
+        selector.model, selector.tokenizer, ds, reward, cfg, out, steps, callbacks, progress, device, bf16, checkpoints
+    )
     trainer.train(resume_from_checkpoint=resume)
     logs = pd.DataFrame([h for h in trainer.state.log_history if "frac_reward_zero_std" in h])
     best_step = None
     if keep_best:
         best = load_checkpoint(out / "best.pt")
         if best["step"] != best_row()["step"]:
-            raise RuntimeError(f"{out / 'best.pt'} holds step {best['step']}, the dev log's best is "
-                               f"{best_row()['step']}: the folder was written by another run")
+            raise RuntimeError(
+                f"{out / 'best.pt'} holds step {best['step']}, the dev log's best is "
+                f"{best_row()['step']}: the folder was written by another run"
+            )
         with torch.no_grad():
             for p, v in zip(trainable, best["params"]):
                 p.copy_(v)

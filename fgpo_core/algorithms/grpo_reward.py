@@ -3,6 +3,7 @@ reward ``0.95 r_diff + 0.05 r_fmt`` of each completion, keeping every group it s
 independent dead-group count) and :func:`trl_constant_groups` (how TRL treats a group whose rewards
 all equal). :mod:`fgpo_core.algorithms.grpo` trains with them and re-exports both.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -24,8 +25,9 @@ class TableReward:
     rewards per prompt) for an independent dead-group count.
     """
 
-    def __init__(self, correct: np.ndarray, n_tools: int, G: int, w_diff: float = 0.95, w_fmt: float = 0.05,
-                 prefill: str = ""):
+    def __init__(
+        self, correct: np.ndarray, n_tools: int, G: int, w_diff: float = 0.95, w_fmt: float = 0.05, prefill: str = ""
+    ):
         self.correct = np.asarray(correct, dtype=bool)
         self.prefill = prefill
         self.space = ActionSpace(n_tools)
@@ -56,16 +58,17 @@ class TableReward:
         rows = self.correct[np.asarray(qi, dtype=int)]
         N, A = rows.shape
         ok = differential_reward(rows, rows[:, :1], np.ones_like(rows), self.w_diff, self.w_fmt)
-        fail = differential_reward(np.zeros(N, dtype=bool), rows[:, 0], np.zeros(N, dtype=bool), self.w_diff,
-                                   self.w_fmt)
+        fail = differential_reward(
+            np.zeros(N, dtype=bool), rows[:, 0], np.zeros(N, dtype=bool), self.w_diff, self.w_fmt
+        )
         return np.asarray(ok, dtype=float), np.asarray(fail, dtype=float)
 
     def __call__(self, prompts=None, completions=None, qi=None, **kwargs) -> list[float]:
         r, masks = self.score(completions, qi)
         call = []
         for i in range(0, len(r), self.G):
-            call.append(np.asarray(r[i:i + self.G], dtype=float).copy())
-            self.masks.append(masks[i:i + self.G])
+            call.append(np.asarray(r[i : i + self.G], dtype=float).copy())
+            self.masks.append(masks[i : i + self.G])
         self.groups += call
         self.calls.append(call)
         return [float(x) for x in r]
@@ -95,7 +98,12 @@ def trl_constant_groups(values: Sequence[float] | None = None, G: int = 6) -> pd
         r = torch.full((1, G), float(v), dtype=torch.float32)
         std = nanstd(r, dim=1)
         mean = torch.nanmean(r, dim=1)
-        rows.append({"reward": float(v), "float32_std": float(std), "trl_counts_dead":
-                     bool(torch.isclose(std, torch.zeros_like(std))),
-                     "advantage": float(((r - mean[:, None]) / (std[:, None] + 1e-4))[0, 0])})
+        rows.append(
+            {
+                "reward": float(v),
+                "float32_std": float(std),
+                "trl_counts_dead": bool(torch.isclose(std, torch.zeros_like(std))),
+                "advantage": float(((r - mean[:, None]) / (std[:, None] + 1e-4))[0, 0]),
+            }
+        )
     return pd.DataFrame(rows)

@@ -45,6 +45,7 @@ of visits whose evaluated subsets included one of the question's Eq. 1-optimal s
 (``reward_calls``: distinct (question, subset) pairs, each paid once, as a shared cache of the
 reasoner's answers would bill them; for ``dapo`` only its kept groups are counted, a lower bound).
 """
+
 from __future__ import annotations
 
 import copy
@@ -65,8 +66,19 @@ from ..core.shortlists import shortlist_grow, shortlist_top
 from ..selectors.head import PolicyHead, StackedHead
 from .loop import run_visits, visit_context
 
-__all__ = ["METHODS", "HeadConfig", "HeadRun", "MethodSpec", "train_head", "method_kind", "parse_method",
-           "parse_stages", "policy_telemetry", "shortlist_top", "shortlist_grow"]
+__all__ = [
+    "METHODS",
+    "HeadConfig",
+    "HeadRun",
+    "MethodSpec",
+    "train_head",
+    "method_kind",
+    "parse_method",
+    "parse_stages",
+    "policy_telemetry",
+    "shortlist_top",
+    "shortlist_grow",
+]
 
 
 @dataclass
@@ -126,26 +138,40 @@ class HeadRun:
             return torch.softmax(self.head(torch.as_tensor(features, dtype=torch.float32)), -1).double().numpy()
 
 
-def policy_telemetry(q: np.ndarray, correct: np.ndarray, r_eq1: np.ndarray, r_diff: np.ndarray, sizes: np.ndarray,
-                     G: int = 6) -> dict:
+def policy_telemetry(
+    q: np.ndarray, correct: np.ndarray, r_eq1: np.ndarray, r_diff: np.ndarray, sizes: np.ndarray, G: int = 6
+) -> dict:
     """What a policy ``q [B, A]`` looks like on its questions: J, entropy, top mass, tools and the
     closed-form dead-group probability (%) at ``G`` under Eq. 1 and differential classes."""
     qt = torch.as_tensor(q)
     top = q.argmax(1)
-    return {"J": float((q * r_eq1).sum(1).mean()), "entropy": float(entropy(qt).mean()),
-            "top_mass": float(q.max(1).mean()), "tools": float(sizes[top].mean()),
-            "accuracy": 100.0 * float(correct[np.arange(len(q)), top].mean()),
-            "dead_eq1": 100.0 * float(dead_group_probability(q, r_eq1, G).mean()),
-            "dead_differential": 100.0 * float(dead_group_probability(q, r_diff, G).mean())}
+    return {
+        "J": float((q * r_eq1).sum(1).mean()),
+        "entropy": float(entropy(qt).mean()),
+        "top_mass": float(q.max(1).mean()),
+        "tools": float(sizes[top].mean()),
+        "accuracy": 100.0 * float(correct[np.arange(len(q)), top].mean()),
+        "dead_eq1": 100.0 * float(dead_group_probability(q, r_eq1, G).mean()),
+        "dead_differential": 100.0 * float(dead_group_probability(q, r_diff, G).mean()),
+    }
 
 
 def _rewards(table, lam: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array(table.rewards("eq1", lam=lam)), np.array(table.rewards("differential"))
 
 
-def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, config: HeadConfig,
-               progress: bool = False, snapshot_steps=(), base: torch.nn.Module | None = None,
-               keep: str = "best", policy: torch.nn.Module | None = None) -> HeadRun:
+def train_head(
+    train_x: np.ndarray,
+    train_table,
+    dev_x: np.ndarray,
+    dev_table,
+    config: HeadConfig,
+    progress: bool = False,
+    snapshot_steps=(),
+    base: torch.nn.Module | None = None,
+    keep: str = "best",
+    policy: torch.nn.Module | None = None,
+) -> HeadRun:
     """Train one policy head; deterministic under ``config.seed``. ``*_x`` are the questions'
     prompt features ``[N, d]`` in the order of the tables' rows. The method name's modifiers are
     applied here (``fgpo-lambda0-G2`` trains as its name says, ``HeadRun.config`` holds the result);
@@ -166,8 +192,10 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     config = spec.config(config)
     est, k, settings = spec.estimator, spec.k, config.settings
     if settings.k != k:
-        raise ValueError(f"{config.method}: a budget per visit is a dial's number in the method name "
-                         f"(fgpo-k{settings.k}), not a setting")
+        raise ValueError(
+            f"{config.method}: a budget per visit is a dial's number in the method name "
+            f"(fgpo-k{settings.k}), not a setting"
+        )
     snapshot_steps, snapshots = set(int(x) for x in snapshot_steps), {}
     if keep not in ("best", "last"):
         raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
@@ -179,8 +207,9 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     torch.manual_seed(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    trained = (policy if policy is not None else
-               PolicyHead(train_x.shape[1], A, config.hidden, config.temperature)).double()
+    trained = (
+        policy if policy is not None else PolicyHead(train_x.shape[1], A, config.hidden, config.temperature)
+    ).double()
     opt = torch.optim.AdamW(trained.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     head = trained if base is None else StackedHead(copy.deepcopy(base).double(), trained)
     n_batches = math.ceil(N / config.batch_size) * settings.updates  # optimiser steps per epoch
@@ -201,9 +230,13 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     def evaluate(step: int, state) -> None:
         with torch.no_grad():
             q = torch.softmax(head(DX), -1).numpy()
-        row = {"step": step, "epoch": step / n_batches, "reward_evaluations": state.n_reward,
-               "reward_calls": int(state.paid.sum()),
-               **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G)}
+        row = {
+            "step": step,
+            "epoch": step / n_batches,
+            "reward_evaluations": state.n_reward,
+            "reward_calls": int(state.paid.sum()),
+            **policy_telemetry(q, dev_table.correct, dev_r1, dev_rd, sizes, config.telemetry_G),
+        }
         dev_rows.append(row)
         key = (row["accuracy"], row["J"], -step) if keep == "best" else (step, 0.0, -step)
         if best["key"] is None or key > best["key"]:
@@ -212,9 +245,13 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
     def after_step(idx, state) -> dict:
         with torch.no_grad():
             q = torch.softmax(head(X[idx]), -1).numpy()
-        return {"reward_evaluations": state.n_reward, "reward_calls": int(state.paid.sum()),
-                **policy_telemetry(q, train_table.correct[idx.numpy()], r_eq1[idx].numpy(), r_diff[idx].numpy(),
-                                   sizes, config.telemetry_G)}
+        return {
+            "reward_evaluations": state.n_reward,
+            "reward_calls": int(state.paid.sum()),
+            **policy_telemetry(
+                q, train_table.correct[idx.numpy()], r_eq1[idx].numpy(), r_diff[idx].numpy(), sizes, config.telemetry_G
+            ),
+        }
 
     bar = tqdm(total=total, desc=config.method, disable=not progress, leave=False)
 
@@ -224,11 +261,32 @@ def train_head(train_x: np.ndarray, train_table, dev_x: np.ndarray, dev_table, c
         bar.update()
 
     reward = settings.reward or est.reward
-    state = run_visits(est, lambda idx: head(X[idx]), r_eq1 if reward == "eq1" else r_diff, ctx, opt,
-                       config.epochs, config.batch_size, rng, gen, config.eval_every, evaluate, after_step,
-                       row_start=lambda epoch, b: {"visits": epoch * N + min((b + 1) * config.batch_size, N)},
-                       sched=sched, n_tools=train_table.n_tools, on_step=on_step)
+    state = run_visits(
+        est,
+        lambda idx: head(X[idx]),
+        r_eq1 if reward == "eq1" else r_diff,
+        ctx,
+        opt,
+        config.epochs,
+        config.batch_size,
+        rng,
+        gen,
+        config.eval_every,
+        evaluate,
+        after_step,
+        row_start=lambda epoch, b: {"visits": epoch * N + min((b + 1) * config.batch_size, N)},
+        sched=sched,
+        n_tools=train_table.n_tools,
+        on_step=on_step,
+    )
     bar.close()
     trained.load_state_dict(best["state"])
-    return HeadRun(config, head.float(), pd.DataFrame(state.steps), pd.DataFrame(dev_rows), -best["key"][2],
-                   state.n_reward, {"snapshots": snapshots, "reward_calls": int(state.paid.sum())})
+    return HeadRun(
+        config,
+        head.float(),
+        pd.DataFrame(state.steps),
+        pd.DataFrame(dev_rows),
+        -best["key"][2],
+        state.n_reward,
+        {"snapshots": snapshots, "reward_calls": int(state.paid.sum())},
+    )

@@ -11,9 +11,11 @@ Both train the same LoRA adapter on the same prompts as FGPO and GRPO (the loops
 :mod:`.sft` and :mod:`.dpo`, through TRL's trainers). Questions whose row is constant
 (every subset earns the same reward) carry no preference and are skipped by DPO.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 __all__ = ["ImitationConfig", "sft_targets", "dpo_pairs", "micro_batching", "trainer_args"]
@@ -78,8 +80,25 @@ def trainer_args(cls, out_dir, cfg: ImitationConfig, **kw):
     mb, accum = micro_batching(cfg)
     if cfg.save_steps < 1:
         raise ValueError(f"save_steps must be >= 1, got {cfg.save_steps}")
-    return cls(output_dir=str(out_dir), learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=0,
-               num_train_epochs=cfg.epochs, per_device_train_batch_size=mb, gradient_accumulation_steps=accum,
-               logging_steps=1, save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=2, report_to=[],
-               use_cpu=True, bf16=False, seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True, dataloader_num_workers=0,
-               gradient_checkpointing=False, **kw)
+    return cls(
+        output_dir=str(out_dir),
+        learning_rate=cfg.lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=0,
+        num_train_epochs=cfg.epochs,
+        per_device_train_batch_size=mb,
+        gradient_accumulation_steps=accum,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        gradient_checkpointing=False,
+        **kw,
+    )

@@ -11,6 +11,7 @@ table of free logits); what the loop adds is the same for every estimator: the q
 telemetry, in percent, then the caller's; ``update`` where there are several per draw) and the
 evaluations at ``eval_every`` optimiser steps.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,9 +43,15 @@ class LoopState:
 _LEGACY = ("G", "k", "max_draws", "dpo_beta", "grpo_variant")
 
 
-def visit_context(est: Estimator, r_eq1: torch.Tensor, settings: EstimatorSettings | None = None,
-                  reference: torch.Tensor | None = None, lengths: torch.Tensor | None = None,
-                  beta: float | None = None, **legacy) -> VisitContext:
+def visit_context(
+    est: Estimator,
+    r_eq1: torch.Tensor,
+    settings: EstimatorSettings | None = None,
+    reference: torch.Tensor | None = None,
+    lengths: torch.Tensor | None = None,
+    beta: float | None = None,
+    **legacy,
+) -> VisitContext:
     """The whole table's context of a visit (sliced per minibatch by :func:`run_visits`):
     the Eq. 1-optimal subsets, SFT's targets and DPO's pairs where the estimator reads them.
 
@@ -59,8 +66,9 @@ def visit_context(est: Estimator, r_eq1: torch.Tensor, settings: EstimatorSettin
     if beta is not None and est.regularizer == "ent" and settings.regularizer in (None, "ent"):
         settings = replace(settings, weight=float(beta))
     optimal = r_eq1 == r_eq1.max(1, keepdim=True).values  # ties kept
-    ctx = VisitContext(idx=torch.arange(len(r_eq1)), optimal=optimal, settings=settings, reference=reference,
-                       lengths=lengths)
+    ctx = VisitContext(
+        idx=torch.arange(len(r_eq1)), optimal=optimal, settings=settings, reference=reference, lengths=lengths
+    )
     if est.kind == "imitation":
         ctx.targets = torch.as_tensor(r_eq1.numpy().argmax(1))
         ctx.pairs = {i: (c, r) for i, c, r in dpo_pairs(r_eq1.numpy())}
@@ -71,12 +79,24 @@ def _rows(x: torch.Tensor | None, idx: torch.Tensor) -> torch.Tensor | None:
     return None if x is None or x.ndim < 2 else x[idx]
 
 
-def run_visits(est: Estimator, scores: Callable[[torch.Tensor], torch.Tensor], rewards: torch.Tensor,
-               ctx: VisitContext, opt, epochs: int, batch_size: int, rng: np.random.Generator,
-               gen: torch.Generator, eval_every: int, evaluate: Callable[[int, LoopState], None],
-               after_step: Callable[[torch.Tensor, LoopState], dict],
-               row_start: Callable[[int, int], dict] | None = None,
-               sched=None, n_tools: int = 0, on_step: Callable[[int], None] | None = None) -> LoopState:
+def run_visits(
+    est: Estimator,
+    scores: Callable[[torch.Tensor], torch.Tensor],
+    rewards: torch.Tensor,
+    ctx: VisitContext,
+    opt,
+    epochs: int,
+    batch_size: int,
+    rng: np.random.Generator,
+    gen: torch.Generator,
+    eval_every: int,
+    evaluate: Callable[[int, LoopState], None],
+    after_step: Callable[[torch.Tensor, LoopState], dict],
+    row_start: Callable[[int, int], dict] | None = None,
+    sched=None,
+    n_tools: int = 0,
+    on_step: Callable[[int], None] | None = None,
+) -> LoopState:
     """Train with ``est`` for ``epochs`` passes over the ``N = len(rewards)`` questions.
 
     ``scores(idx)``: the policy's candidate scores of questions ``idx`` (with autograd);
@@ -105,11 +125,16 @@ def run_visits(est: Estimator, scores: Callable[[torch.Tensor], torch.Tensor], r
                 q_all = torch.softmax(scores(torch.arange(N)), -1).numpy()
             shortlist = est.candidates(shortlist, q_all, r_np, n_tools, ctx.settings.k, rng)
         for b in range(n_batches):
-            idx = torch.as_tensor(order[b * batch_size:(b + 1) * batch_size])
+            idx = torch.as_tensor(order[b * batch_size : (b + 1) * batch_size])
             s = scores(idx)
-            bctx = replace(ctx, idx=idx, optimal=ctx.optimal[idx], reference=_rows(ctx.reference, idx),
-                           lengths=ctx.lengths if ctx.lengths is None or ctx.lengths.ndim < 2 else ctx.lengths[idx],
-                           candidates=None if shortlist is None else torch.as_tensor(shortlist[idx.numpy()]))
+            bctx = replace(
+                ctx,
+                idx=idx,
+                optimal=ctx.optimal[idx],
+                reference=_rows(ctx.reference, idx),
+                lengths=ctx.lengths if ctx.lengths is None or ctx.lengths.ndim < 2 else ctx.lengths[idx],
+                candidates=None if shortlist is None else torch.as_tensor(shortlist[idx.numpy()]),
+            )
             r = rewards[idx]
             draw = est.draw(s, r, gen, bctx)
             state.n_reward += draw.n_reward
@@ -118,8 +143,12 @@ def run_visits(est: Estimator, scores: Callable[[torch.Tensor], torch.Tensor], r
                 if u:
                     s = scores(idx)  # the policy after the previous update, on the same draw
                 loss = visit_loss(est, s, r, draw, bctx)
-                row = {"step": state.step + 1, **(row_start(epoch, b) if row_start else {}),
-                       **({"update": u + 1} if updates > 1 else {}), **draw.telemetry}
+                row = {
+                    "step": state.step + 1,
+                    **(row_start(epoch, b) if row_start else {}),
+                    **({"update": u + 1} if updates > 1 else {}),
+                    **draw.telemetry,
+                }
                 opt.zero_grad()
                 loss.backward()
                 opt.step()

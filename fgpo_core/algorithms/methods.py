@@ -7,9 +7,10 @@ turns the settings into what one visit reads; :func:`visit_gradient` is one visi
 respect to the candidate scores, by autograd through the estimator's own loss (the bandit's gradient
 study). Nothing here computes an estimator: every loss is the registry's.
 """
+
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import fields
 
 import torch
 
@@ -24,8 +25,9 @@ _SETTINGS = {f.name for f in fields(EstimatorSettings)}
 _REGULARIZER_KEYS = {m.field for m in MODIFIERS if m.regularizer}
 
 
-def resolve_method(method: str, settings: EstimatorSettings, run_fields=()) -> tuple[Estimator, EstimatorSettings,
-                                                                                        dict]:
+def resolve_method(
+    method: str, settings: EstimatorSettings, run_fields=()
+) -> tuple[Estimator, EstimatorSettings, dict]:
     """The estimator of ``method``, ``settings`` with the name's modifiers applied (a dial's number is
     ``k``: ``fgpo-k4``; a bare dial prefix, ``fgpo-k``, reads ``settings.k``) and the values of the
     modifiers that set one of the loop's own ``run_fields`` (``lr``, ``epochs``). A modifier that sets
@@ -39,8 +41,10 @@ def resolve_method(method: str, settings: EstimatorSettings, run_fields=()) -> t
         if name in _SETTINGS or name in _REGULARIZER_KEYS:
             continue
         if name not in run_fields:
-            raise ValueError(f"{method!r}: modifier {name!r} has no meaning here; it sets none of "
-                             f"{', '.join(sorted(_SETTINGS | set(run_fields)))}")
+            raise ValueError(
+                f"{method!r}: modifier {name!r} has no meaning here; it sets none of "
+                f"{', '.join(sorted(_SETTINGS | set(run_fields)))}"
+            )
         run[name] = value
     if spec.n_train is not None or spec.drop_tool is not None:
         raise ValueError(f"{method!r}: -n and -noT choose a study's data, not an estimator's setting")
@@ -53,8 +57,9 @@ def context(est: Estimator, s: EstimatorSettings, r_eq1: torch.Tensor) -> VisitC
     return visit_context(est, r_eq1, settings=s)
 
 
-def visit_gradient(est: Estimator, scores: torch.Tensor, rewards: torch.Tensor, gen: torch.Generator,
-                   ctx: VisitContext) -> tuple[torch.Tensor, int]:
+def visit_gradient(
+    est: Estimator, scores: torch.Tensor, rewards: torch.Tensor, gen: torch.Generator, ctx: VisitContext
+) -> tuple[torch.Tensor, int]:
     """One visit of ``est`` to the rows of ``scores [B, A]``: the ascent direction ``-B dloss/dscores``
     (each row's share of the minibatch loss, by autograd) and the reward evaluations it used.
     ``ctx`` is the visit's context for these rows (``idx``: the questions of the rows)."""

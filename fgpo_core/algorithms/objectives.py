@@ -7,6 +7,7 @@ manifest records besides the setup (the step and dev logs, the kept step, the re
 or the imitation objectives' log). Adding an objective is one :class:`Objective` in
 :data:`OBJECTIVES`. Training modules are imported when an objective runs, not before.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -53,9 +54,19 @@ def _fgpo(selector, data: TrainData, config, out: Path, progress: bool = True) -
     from .methods import resolve_method
 
     est = resolve_method(config.method, config.settings)[0]
-    res = train_fgpo(selector, data.train_qs, data.train_table.rewards(training_reward(config)), data.dev_qs,
-                     data.dev_table.rewards("eq1"), data.dev_table.correct, config, out_dir=out, progress=progress,
-                     evaluate=evaluate_dev, restore_best=True)  # the kept head: the best dev step's parameters
+    res = train_fgpo(
+        selector,
+        data.train_qs,
+        data.train_table.rewards(training_reward(config)),
+        data.dev_qs,
+        data.dev_table.rewards("eq1"),
+        data.dev_table.correct,
+        config,
+        out_dir=out,
+        progress=progress,
+        evaluate=evaluate_dev,
+        restore_best=True,
+    )  # the kept head: the best dev step's parameters
     # FGPO reads the table's rows, built beforehand (0, as every committed FGPO run records); a sampled
     # estimator's look-ups are its draws
     return {**_logs(res), "reward_evaluations": 0 if est.kind == "exact" else res.reward_evaluations, **res.extra}
@@ -71,8 +82,18 @@ def _grpo(selector, data: TrainData, config, out: Path, progress: bool = True) -
 
         def evaluate(selector, qs, _rewards, correct):
             return evaluate_dev(selector, qs, dev_rewards, correct)
-    res = train_grpo(selector, data.train_qs, data.train_table.correct, data.dev_qs, data.dev_table.correct, config,
-                     out, evaluate=evaluate, progress=progress)
+
+    res = train_grpo(
+        selector,
+        data.train_qs,
+        data.train_table.correct,
+        data.dev_qs,
+        data.dev_table.correct,
+        config,
+        out,
+        evaluate=evaluate,
+        progress=progress,
+    )
     return {**_logs(res), "reward_evaluations": res.reward_evaluations}
 
 
@@ -86,16 +107,20 @@ def _imitation(module: str, fn: str):
     def train(selector, data: TrainData, config, out: Path, progress: bool = True) -> dict:
         f = getattr(importlib.import_module(module, __package__), fn)
         return {"log": f(selector, data.train_qs, data.train_table.rewards("eq1"), config, out)}
+
     return train
 
 
-OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
-    Objective("fgpo", "fgpo_core.algorithms.fgpo:FGPOConfig", _fgpo),
-    Objective("grpo", "fgpo_core.algorithms.grpo:GRPOConfig", _grpo),
-    Objective("sft", "fgpo_core.algorithms.imitation:ImitationConfig", _imitation(".sft", "train_sft")),
-    Objective("dpo", "fgpo_core.algorithms.imitation:ImitationConfig", _imitation(".dpo", "train_dpo")),
-    Objective("warmup", "fgpo_core.algorithms.warmup:WarmupConfig", _warmup),
-)}
+OBJECTIVES: dict[str, Objective] = {
+    o.name: o
+    for o in (
+        Objective("fgpo", "fgpo_core.algorithms.fgpo:FGPOConfig", _fgpo),
+        Objective("grpo", "fgpo_core.algorithms.grpo:GRPOConfig", _grpo),
+        Objective("sft", "fgpo_core.algorithms.imitation:ImitationConfig", _imitation(".sft", "train_sft")),
+        Objective("dpo", "fgpo_core.algorithms.imitation:ImitationConfig", _imitation(".dpo", "train_dpo")),
+        Objective("warmup", "fgpo_core.algorithms.warmup:WarmupConfig", _warmup),
+    )
+}
 """Every objective of ``fgpo train``, by name."""
 
 

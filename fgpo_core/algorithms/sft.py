@@ -1,5 +1,6 @@
 """SFT: supervised imitation of each training question's reward-optimal subset, through TRL's
 SFTTrainer (the target is :func:`~fgpo_core.algorithms.imitation.sft_targets` of the table's rows)."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -33,8 +34,9 @@ def sft_on_subsets(selector, questions: Sequence[Question], masks: Sequence[int]
         prompt, cand = selector.prompt_ids(q), selector.candidates[int(m)]
         rows.append({"input_ids": prompt + cand, "completion_mask": [0] * len(prompt) + [1] * len(cand)})
     args = trainer_args(SFTConfig, out_dir, cfg, completion_only_loss=True, max_length=None, packing=False)
-    tr = SFTTrainer(model=selector.model, args=args, train_dataset=Dataset.from_list(rows),
-                    processing_class=selector.tokenizer)
+    tr = SFTTrainer(
+        model=selector.model, args=args, train_dataset=Dataset.from_list(rows), processing_class=selector.tokenizer
+    )
     tr.train(resume_from_checkpoint=trainer_resume(out_dir, cfg))
     return tr.state.log_history
 

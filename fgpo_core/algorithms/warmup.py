@@ -22,6 +22,7 @@ Two ways to show the uniform targets (``WarmupConfig.targets``):
   question estimates, so it is the book's own principle applied to the warm-up: where the
   strings can be enumerated, enumerate them.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -35,8 +36,15 @@ from ..io import write_json
 from .imitation import ImitationConfig
 from .sft import sft_on_subsets
 
-__all__ = ["WarmupConfig", "TARGETS", "warmup_targets", "format_mass", "uniform_format_loss", "sampled_format",
-           "train_warmup"]
+__all__ = [
+    "WarmupConfig",
+    "TARGETS",
+    "warmup_targets",
+    "format_mass",
+    "uniform_format_loss",
+    "sampled_format",
+    "train_warmup",
+]
 
 TARGETS = ("sampled", "all")
 """How the uniform targets are shown: one drawn string per question (TRL's SFT) or all of them (exact)."""
@@ -80,8 +88,9 @@ def format_mass(selector, questions: Sequence[Question]) -> np.ndarray:
     return np.array([float(selector.scores_and_p_gen(q)[1].sum()) for q in questions])
 
 
-def sampled_format(selector, questions: Sequence[Question], G: int = 8, temperature: float = 1.0, seed: int = 0,
-                   progress: bool = False):
+def sampled_format(
+    selector, questions: Sequence[Question], G: int = 8, temperature: float = 1.0, seed: int = 0, progress: bool = False
+):
     """Free generation's format, measured by sampling ``G`` completions per question at
     ``temperature``: per question, the share that parse to a subset (``parse_rate``) and the
     share that are exactly a policy string's canonical tokens (``canonical_rate``, whose
@@ -98,8 +107,13 @@ def sampled_format(selector, questions: Sequence[Question], G: int = 8, temperat
     rows = []
     for q in tqdm(questions, desc="sampled format", disable=not progress):
         _, picks = selector.sample(q, G, temperature=temperature, generator=gen)
-        rows.append({"question_id": q.id, "parse_rate": float(np.mean(np.asarray(picks) >= 0)),
-                     "canonical_rate": float(np.mean([tuple(i) in canonical for i in selector.last_sample_ids]))})
+        rows.append(
+            {
+                "question_id": q.id,
+                "parse_rate": float(np.mean(np.asarray(picks) >= 0)),
+                "canonical_rate": float(np.mean([tuple(i) in canonical for i in selector.last_sample_ids])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -138,7 +152,7 @@ def _exact_epoch(selector, questions: Sequence[Question], cfg: "WarmupConfig", e
     order = np.random.default_rng([cfg.seed, epoch]).permutation(len(questions))
     logs = []
     for b in tqdm(range(n_batches), desc=f"warm-up epoch {epoch}", disable=not progress, leave=False):
-        idx = order[b * cfg.batch_size:(b + 1) * cfg.batch_size]
+        idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
         opt.zero_grad()
         losses, masses = [], []
         for i in idx:
@@ -148,16 +162,29 @@ def _exact_epoch(selector, questions: Sequence[Question], cfg: "WarmupConfig", e
             masses.append(mass)
         opt.step()
         sched.step()
-        logs.append({"epoch": epoch, "step": b + 1, "loss": float(np.mean(losses)),
-                     "train_mass": float(np.mean(masses)), "learning_rate": sched.get_last_lr()[0]})
+        logs.append(
+            {
+                "epoch": epoch,
+                "step": b + 1,
+                "loss": float(np.mean(losses)),
+                "train_mass": float(np.mean(masses)),
+                "learning_rate": sched.get_last_lr()[0],
+            }
+        )
     return logs
 
 
 RESUME_FILE = "resume.pt"
 
 
-def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Question], cfg: WarmupConfig,
-                 out_dir, progress: bool = True) -> dict:
+def train_warmup(
+    selector,
+    train_qs: Sequence[Question],
+    dev_qs: Sequence[Question],
+    cfg: WarmupConfig,
+    out_dir,
+    progress: bool = True,
+) -> dict:
     """Warm ``selector.model`` (LoRA-wrapped) up on the format; returns the log: the dev mass
     before training and after each epoch, and the epochs taken. ``out_dir`` holds TRL's output,
     ``warmup.json`` (the log, rewritten after every epoch) and ``resume.pt`` (the adapter's
@@ -182,19 +209,25 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
     curve, logs = [], []
     state = resume_checkpoint(out / RESUME_FILE)  # None: none yet, or torn (moved aside)
     if state is not None:
-        same = {k: v for k, v in state["config"].items() if k != "max_epochs"} == \
-            {k: v for k, v in asdict(cfg).items() if k != "max_epochs"}
+        same = {k: v for k, v in state["config"].items() if k != "max_epochs"} == {
+            k: v for k, v in asdict(cfg).items() if k != "max_epochs"
+        }
         if not same:
-            raise ValueError(f"{out} holds a warm-up with another config {state['config']}; "
-                             "use another folder or delete it")
+            raise ValueError(
+                f"{out} holds a warm-up with another config {state['config']}; use another folder or delete it"
+            )
         for p, v in zip(params, state["params"]):
             p.data.copy_(v)
         curve, logs = list(state["curve"]), list(state["log"])
     selector.model.eval()
     if not curve:
         curve = [{"epoch": 0, "dev_mass_mean": float(format_mass(selector, dev_qs).mean())}]
-    bar = tqdm(total=cfg.max_epochs, initial=min(curve[-1]["epoch"], cfg.max_epochs), desc="format warm-up",
-               disable=not progress)
+    bar = tqdm(
+        total=cfg.max_epochs,
+        initial=min(curve[-1]["epoch"], cfg.max_epochs),
+        desc="format warm-up",
+        disable=not progress,
+    )
     for epoch in range(curve[-1]["epoch"] + 1, cfg.max_epochs + 1):
         if curve[-1]["dev_mass_mean"] >= cfg.target_mass:
             break
@@ -203,14 +236,20 @@ def train_warmup(selector, train_qs: Sequence[Question], dev_qs: Sequence[Questi
             logs += _exact_epoch(selector, train_qs, cfg, epoch, progress)
         else:
             targets = warmup_targets(len(train_qs), selector.space.n_actions, cfg.seed, epoch)
-            logs += sft_on_subsets(selector, train_qs, targets,
-                                   ImitationConfig(lr=cfg.lr, epochs=1, batch_size=cfg.batch_size,
-                                                   seed=cfg.seed + epoch), out / f"epoch{epoch}")
+            logs += sft_on_subsets(
+                selector,
+                train_qs,
+                targets,
+                ImitationConfig(lr=cfg.lr, epochs=1, batch_size=cfg.batch_size, seed=cfg.seed + epoch),
+                out / f"epoch{epoch}",
+            )
         selector.model.eval()
         mass = format_mass(selector, dev_qs)
         curve.append({"epoch": epoch, "dev_mass_mean": float(mass.mean()), "dev_mass_min": float(mass.min())})
-        save_checkpoint(out / RESUME_FILE, {"config": asdict(cfg), "curve": curve, "log": logs,
-                                            "params": [p.detach().clone() for p in params]})
+        save_checkpoint(
+            out / RESUME_FILE,
+            {"config": asdict(cfg), "curve": curve, "log": logs, "params": [p.detach().clone() for p in params]},
+        )
         write_json(out / "warmup.json", {"config": asdict(cfg), "curve": curve}, indent=1)
         bar.update()
     bar.close()

@@ -21,6 +21,7 @@ again), never copied into ``executed/``. A profile given as a YAML file outside
 profile's cache. The cpu profile's cache is committed, so a fresh clone renders the book
 from it in minutes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,9 +38,22 @@ import yaml
 
 from ..import_closure import all_modules, closure_files, import_closure
 
-__all__ = ["REPO_ROOT", "PROFILES", "CACHE", "KEY_FORMAT", "ChapterResult", "chapters", "load_profile",
-           "execute_chapter", "chapter_modules", "chapter_inputs", "chapter_key", "cached_chapter", "cache_name",
-           "build_book"]
+__all__ = [
+    "REPO_ROOT",
+    "PROFILES",
+    "CACHE",
+    "KEY_FORMAT",
+    "ChapterResult",
+    "chapters",
+    "load_profile",
+    "execute_chapter",
+    "chapter_modules",
+    "chapter_inputs",
+    "chapter_key",
+    "cached_chapter",
+    "cache_name",
+    "build_book",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ("ci", "cpu", "gpu")
@@ -129,8 +143,14 @@ def _hide_parameter_cells(nb) -> None:
 def _describe_failure(name: str, nb, exc) -> str:
     """Name the chapter, the failing cell (its code-cell number and execution count) and its source."""
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
-    failing = next(((i, c) for i, c in enumerate(code_cells, 1)
-                    if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+    failing = next(
+        (
+            (i, c)
+            for i, c in enumerate(code_cells, 1)
+            if any(o.get("output_type") == "error" for o in c.get("outputs", []))
+        ),
+        None,
+    )
     ename = getattr(exc, "ename", type(exc).__name__)
     evalue = getattr(exc, "evalue", str(exc))
     if failing is None:
@@ -138,8 +158,7 @@ def _describe_failure(name: str, nb, exc) -> str:
     i, cell = failing
     lines = cell.source.strip().splitlines()
     src = "\n".join("    | " + ln for ln in lines[:8]) + ("\n    | ..." if len(lines) > 8 else "")
-    return (f"chapter {name!r} failed in code cell {i} (In [{cell.get('execution_count')}]): "
-            f"{ename}: {evalue}\n{src}")
+    return f"chapter {name!r} failed in code cell {i} (In [{cell.get('execution_count')}]): {ename}: {evalue}\n{src}"
 
 
 def _tracked_files(path: Path, root: Path) -> list[Path]:
@@ -149,8 +168,12 @@ def _tracked_files(path: Path, root: Path) -> list[Path]:
     if path.is_file():
         return [path]
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
-                              str(path.resolve())], cwd=root, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", str(path.resolve())],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
         files = [root / f for f in out.decode().split("\0") if f]
         return sorted({f for f in files if f.is_file()})
     except (OSError, subprocess.CalledProcessError):
@@ -200,10 +223,15 @@ def chapter_inputs(name: str, params: dict, root: Path = REPO_ROOT) -> dict:
     modules = chapter_modules(name, root)
     lib = closure_files(modules, root / "fgpo_core")
     lock = root / "constraints.txt"
-    inputs = {"format": KEY_FORMAT, "chapter": _file_digest(root / "notebooks" / f"{name}.py"),
-              "parameters": hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest(),
-              "modules": modules, "library": _tree_digest(sorted(lib), root),
-              "lock": _file_digest(lock) if lock.exists() else "", "data": {}}
+    inputs = {
+        "format": KEY_FORMAT,
+        "chapter": _file_digest(root / "notebooks" / f"{name}.py"),
+        "parameters": hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest(),
+        "modules": modules,
+        "library": _tree_digest(sorted(lib), root),
+        "lock": _file_digest(lock) if lock.exists() else "",
+        "data": {},
+    }
     for key, value in sorted(chosen.items()):
         if not isinstance(value, str) or not value.strip():
             continue
@@ -233,8 +261,11 @@ def cached_chapter(name: str, profile_name: str, inputs: dict, root: Path = REPO
         if not isinstance(recorded, dict) or recorded.get("key") != chapter_key(inputs):
             return None
         if recorded.get("notebook_sha256") != file_digest(nb):  # read afresh: never a memo
-            print(f"[fgpo book] {name}: the cached notebook {nb} does not match its key file; executing it again",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[fgpo book] {name}: the cached notebook {nb} does not match its key file; executing it again",
+                file=sys.stderr,
+                flush=True,
+            )
             return None
     except (OSError, ValueError):  # unreadable, not JSON, not text
         return None
@@ -250,8 +281,9 @@ def _store_in_cache(name: str, profile_name: str, inputs: dict, executed: Path, 
         shutil.copyfile(executed, tmp)
         digest = file_digest(tmp)
     # the key file is written last: it commits the notebook it names
-    write_json(folder / f"{name}.key.json", {"key": chapter_key(inputs), "notebook_sha256": digest,
-                                             "inputs": inputs}, indent=1)
+    write_json(
+        folder / f"{name}.key.json", {"key": chapter_key(inputs), "notebook_sha256": digest, "inputs": inputs}, indent=1
+    )
 
 
 def cache_name(profile: str, root: Path = REPO_ROOT) -> str:
@@ -267,8 +299,9 @@ def cache_name(profile: str, root: Path = REPO_ROOT) -> str:
     return "file-" + hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
 
 
-def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_ROOT,
-                    timeout: int | None = None) -> ChapterResult:
+def execute_chapter(
+    name: str, params: dict, out_dir: Path, root: Path = REPO_ROOT, timeout: int | None = None
+) -> ChapterResult:
     """Execute one chapter headless with ``params`` into ``out_dir/NAME.ipynb``, written whole or not
     at all (a killed or crashed run leaves no partial notebook there; a failing cell's notebook is
     written, with its error)."""
@@ -290,8 +323,16 @@ def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_RO
     ok, message = True, ""
     with atomic_path(out, suffix=".ipynb") as tmp:
         try:
-            pm.execute_notebook(nb, str(tmp), parameters=chosen, kernel_name="python3", progress_bar=False,
-                                cwd=str(root / "notebooks"), execution_timeout=timeout, log_output=False)
+            pm.execute_notebook(
+                nb,
+                str(tmp),
+                parameters=chosen,
+                kernel_name="python3",
+                progress_bar=False,
+                cwd=str(root / "notebooks"),
+                execution_timeout=timeout,
+                log_output=False,
+            )
         except pm.PapermillExecutionError as exc:
             ok, message = False, _describe_failure(name, nbformat.read(tmp, as_version=4), exc)
         executed = nbformat.read(tmp, as_version=4)
@@ -300,8 +341,14 @@ def execute_chapter(name: str, params: dict, out_dir: Path, root: Path = REPO_RO
     return ChapterResult(name, ok, time.time() - t0, message)
 
 
-def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path = REPO_ROOT,
-               execute: bool = True, html: bool = True, cache: bool = True) -> int:
+def build_book(
+    profile: str = "cpu",
+    only: list[str] | None = None,
+    root: Path = REPO_ROOT,
+    execute: bool = True,
+    html: bool = True,
+    cache: bool = True,
+) -> int:
     """Execute chapters under ``profile`` and render the book; returns an exit code.
 
     Every chapter is attempted (a failure does not stop the others); failures
@@ -347,8 +394,14 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     if html:
         print("[fgpo book] rendering HTML with Jupyter Book ...", flush=True)
         jb = Path(sys.executable).with_name("jupyter-book")
-        cmd = [str(jb) if jb.exists() else (shutil.which("jupyter-book") or "jupyter-book"),
-               "build", str(root), "-W", "-n", "--keep-going"]
+        cmd = [
+            str(jb) if jb.exists() else (shutil.which("jupyter-book") or "jupyter-book"),
+            "build",
+            str(root),
+            "-W",
+            "-n",
+            "--keep-going",
+        ]
         proc = subprocess.run(cmd, cwd=root)
         code = proc.returncode
         if code == 0:
@@ -359,8 +412,10 @@ def build_book(profile: str = "cpu", only: list[str] | None = None, root: Path =
     for r in failed:
         print(f"[fgpo book] {r.message}", file=sys.stderr)
     if results:
-        print("[fgpo book] chapter times: " + ", ".join(f"{r.name} {'cached' if r.cached else f'{r.seconds:.0f} s'}"
-                                                       for r in results))
+        print(
+            "[fgpo book] chapter times: "
+            + ", ".join(f"{r.name} {'cached' if r.cached else f'{r.seconds:.0f} s'}" for r in results)
+        )
     for name, names in claims_failed.items():
         print(f"[fgpo book] {name}: claims that no longer hold: {', '.join(names)}", file=sys.stderr)
     return 1 if failed or code or claims_failed else 0

@@ -1,4 +1,5 @@
 """Small helpers the chapters share: quoting library code, and paper-versus-book tables."""
+
 from __future__ import annotations
 
 import inspect
@@ -27,13 +28,14 @@ def show_source(obj, drop_docstring: bool = False):
         end = src.find('"""', first + 3)
         if first != -1 and end != -1 and doc.splitlines()[0] in src[first:end]:
             line_start = src.rfind("\n", 0, first) + 1
-            src = src[:line_start] + src[end + 3:].lstrip("\n")
+            src = src[:line_start] + src[end + 3 :].lstrip("\n")
     module = getattr(obj, "__module__", "")
     return Markdown(f"`{module}.{obj.__qualname__}`\n\n```python\n{src.rstrip()}\n```")
 
 
-def paper_vs_book(rows: dict[str, tuple], paper_label: str = "paper", book_label: str = "this book",
-                  digits: int = 1) -> pd.DataFrame:
+def paper_vs_book(
+    rows: dict[str, tuple], paper_label: str = "paper", book_label: str = "this book", digits: int = 1
+) -> pd.DataFrame:
     """A two-column comparison: ``rows`` maps a quantity to ``(paper, ours)``.
 
     ``None`` shows as an empty cell (a quantity one side does not have).
@@ -62,6 +64,12 @@ def quiet_page() -> None:
     if shell is None:
         return
     html = shell.display_formatter.formatters["text/html"]
-    html.for_type(pd.DataFrame, lambda df: df.to_html(na_rep=MISSING, notebook=True,
-                                                      max_rows=pd.get_option("display.max_rows"),
-                                                      max_cols=pd.get_option("display.max_columns")))
+    html.for_type(
+        pd.DataFrame,
+        lambda df: df.to_html(
+            na_rep=MISSING,
+            notebook=True,
+            max_rows=pd.get_option("display.max_rows"),
+            max_cols=pd.get_option("display.max_columns"),
+        ),
+    )

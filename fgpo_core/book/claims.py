@@ -8,14 +8,24 @@ nothing; when the numbers turn it shows a warning box on the page, marked with
 :data:`CLAIM_FAILED`, which fails ``fgpo book`` and the chapter's test
 (:func:`failed_claims` finds it in an executed notebook).
 """
+
 from __future__ import annotations
 
 import html
 import math
 from typing import Iterable
 
-__all__ = ["CLAIM_FAILED", "Shown", "fmt_number", "fmt_p", "glue_number", "glue_p", "glue_text", "claim",
-           "failed_claims"]
+__all__ = [
+    "CLAIM_FAILED",
+    "Shown",
+    "fmt_number",
+    "fmt_p",
+    "glue_number",
+    "glue_p",
+    "glue_text",
+    "claim",
+    "failed_claims",
+]
 
 CLAIM_FAILED = "fgpo-claim-failed"
 """The class of the warning box a failed claim leaves in its page."""
@@ -93,11 +103,14 @@ def claim(name: str, holds: bool, statement: str) -> None:
 
     holds = bool(holds)
     if not holds:
-        display(HTML(
-            f'<div class="admonition warning {CLAIM_FAILED}" data-claim="{html.escape(name)}">'
-            '<p class="admonition-title">A claim on this page no longer holds</p>'
-            f"<p>The text says: {html.escape(statement)}. The numbers computed above no longer "
-            "support it; the prose needs rewriting.</p></div>"))
+        display(
+            HTML(
+                f'<div class="admonition warning {CLAIM_FAILED}" data-claim="{html.escape(name)}">'
+                '<p class="admonition-title">A claim on this page no longer holds</p>'
+                f"<p>The text says: {html.escape(statement)}. The numbers computed above no longer "
+                "support it; the prose needs rewriting.</p></div>"
+            )
+        )
 
 
 def failed_claims(nb) -> list[str]:

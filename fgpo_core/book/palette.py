@@ -1,6 +1,7 @@
 """The book's colours and the style of its figures: one colour per method, from the estimator
 registry (:data:`fgpo_core.core.registry.ESTIMATORS`), and line styles and markers that tell apart
 variants of one method drawn in its colour."""
+
 from __future__ import annotations
 
 import matplotlib as mpl
@@ -11,9 +12,24 @@ from ..core.registry import ESTIMATORS
 from .palette_check import MIN_DELTA_E, check_distinct
 from .plots_page import DPI, PAGE_WIDTH, install_figure_format
 
-__all__ = ["METHOD_COLORS", "color", "set_style", "race_palette", "study_palette", "MARKERS", "LINESTYLES",
-           "variant_styles", "FAMILY_STYLE", "family_style", "check_distinct", "MIN_DELTA_E", "FONT_SIZES",
-           "checked_study_palette", "SPARE_COLOURS", "spare_colour"]
+__all__ = [
+    "METHOD_COLORS",
+    "color",
+    "set_style",
+    "race_palette",
+    "study_palette",
+    "MARKERS",
+    "LINESTYLES",
+    "variant_styles",
+    "FAMILY_STYLE",
+    "family_style",
+    "check_distinct",
+    "MIN_DELTA_E",
+    "FONT_SIZES",
+    "checked_study_palette",
+    "SPARE_COLOURS",
+    "spare_colour",
+]
 
 METHOD_COLORS = {
     **{e.label: e.colour for e in ESTIMATORS.values() if not e.dial},
@@ -40,8 +56,16 @@ def color(name: str) -> str:
     return "#333333"
 
 
-FONT_SIZES = {"font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "xtick.labelsize": 9.5,
-              "ytick.labelsize": 9.5, "legend.fontsize": 9.5, "legend.title_fontsize": 9.5, "figure.titlesize": 11}
+FONT_SIZES = {
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
+    "legend.fontsize": 9.5,
+    "legend.title_fontsize": 9.5,
+    "figure.titlesize": 11,
+}
 """Text sizes of every figure (points at :data:`~fgpo_core.book.plots_page.DPI`): none under 9, so
 that a figure drawn at the column's width reads at 9 points or more."""
 
@@ -56,21 +80,35 @@ def set_style() -> None:
 
     quiet_page()
     sns.set_theme(style="whitegrid", context="notebook")
-    mpl.rcParams.update({
-        "figure.dpi": DPI,
-        "savefig.dpi": 2 * DPI,
-        "figure.figsize": (PAGE_WIDTH, 4.0),
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.titleweight": "bold",
-        "legend.frameon": False,
-        **FONT_SIZES,
-    })
+    mpl.rcParams.update(
+        {
+            "figure.dpi": DPI,
+            "savefig.dpi": 2 * DPI,
+            "figure.figsize": (PAGE_WIDTH, 4.0),
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titleweight": "bold",
+            "legend.frameon": False,
+            **FONT_SIZES,
+        }
+    )
     install_figure_format()
 
 
-SPARE_COLOURS = ("#4477aa", "#66a61e", "#e7298a", "#8e0152", "#56b4e9", "#bcbd22", "#6a3d9a", "#000000", "#a6761d",
-                 "#17becf", "#ff9da7", "#4d4d4d")
+SPARE_COLOURS = (
+    "#4477aa",
+    "#66a61e",
+    "#e7298a",
+    "#8e0152",
+    "#56b4e9",
+    "#bcbd22",
+    "#6a3d9a",
+    "#000000",
+    "#a6761d",
+    "#17becf",
+    "#ff9da7",
+    "#4d4d4d",
+)
 """Colours for series that are no method of the registry, tried in order (:func:`spare_colour`)."""
 
 
@@ -131,8 +169,9 @@ def checked_study_palette(methods: list[str], what: str = "a study's figure") ->
     two look-alike registry colours on one figure raise a ValueError naming them."""
     pal = study_palette(methods)
     fams = dict.fromkeys(parse_stages(m)[-1].family for m in methods)
-    check_distinct({ESTIMATORS[f].label: _dial_shade(f) if ESTIMATORS[f].dial else ESTIMATORS[f].colour
-                    for f in fams}, what=what)
+    check_distinct(
+        {ESTIMATORS[f].label: _dial_shade(f) if ESTIMATORS[f].dial else ESTIMATORS[f].colour for f in fams}, what=what
+    )
     return pal
 
 
@@ -154,11 +193,13 @@ def _dial_shade(base: str) -> str:
     return sns.color_palette(ESTIMATORS[base].colour, 5).as_hex()[3]
 
 
-FAMILY_STYLE = {"fgpo": ("FGPO, every subset", ESTIMATORS["fgpo"].colour, "*"),
-                "shortlist-top": ("Shortlist (top)", _dial_shade("shortlist-top"), "o"),
-                "shortlist-grow": ("Shortlist (grow)", _dial_shade("shortlist-grow"), "s"),
-                "dial": ("Coverage dial", _dial_shade("fgpo-k"), "^"),
-                "grpo": ("GRPO (G = 6)", ESTIMATORS["grpo"].colour, "D")}
+FAMILY_STYLE = {
+    "fgpo": ("FGPO, every subset", ESTIMATORS["fgpo"].colour, "*"),
+    "shortlist-top": ("Shortlist (top)", _dial_shade("shortlist-top"), "o"),
+    "shortlist-grow": ("Shortlist (grow)", _dial_shade("shortlist-grow"), "s"),
+    "dial": ("Coverage dial", _dial_shade("fgpo-k"), "^"),
+    "grpo": ("GRPO (G = 6)", ESTIMATORS["grpo"].colour, "D"),
+}
 """How the chapter "Past enumeration" draws each family of methods: its name, its registry
 colour (a dial's middle shade) and its marker."""
 

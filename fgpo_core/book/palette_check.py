@@ -4,6 +4,7 @@ the check every figure of the book runs on the colours of the methods it draws t
 CIEDE2000 follows G. Sharma, W. Wu and E. N. Dalal, "The CIEDE2000 color-difference formula:
 implementation notes, supplementary test data, and mathematical observations", Color Research
 and Application 30 (2005), Eqs. 1-22 (tested against the paper's own test pairs)."""
+
 from __future__ import annotations
 
 import math
@@ -20,9 +21,9 @@ between a red and an orange of one lightness; two colours closer than this read 
 legend's marker size."""
 
 _D65 = (0.95047, 1.0, 1.08883)
-_SRGB_TO_XYZ = np.array([[0.4124564, 0.3575761, 0.1804375],
-                         [0.2126729, 0.7151522, 0.0721750],
-                         [0.0193339, 0.1191920, 0.9503041]])
+_SRGB_TO_XYZ = np.array(
+    [[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750], [0.0193339, 0.1191920, 0.9503041]]
+)
 
 
 def hex_to_lab(colour) -> tuple[float, float, float]:
@@ -41,7 +42,7 @@ def ciede2000(lab1, lab2, kl: float = 1.0, kc: float = 1.0, kh: float = 1.0) -> 
     (l1, a1, b1), (l2, a2, b2) = lab1, lab2
     c1, c2 = math.hypot(a1, b1), math.hypot(a2, b2)
     cbar7 = ((c1 + c2) / 2) ** 7
-    g = 0.5 * (1 - math.sqrt(cbar7 / (cbar7 + 25 ** 7)))  # Eq. 4
+    g = 0.5 * (1 - math.sqrt(cbar7 / (cbar7 + 25**7)))  # Eq. 4
     a1p, a2p = (1 + g) * a1, (1 + g) * a2
     c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
     h1p = math.degrees(math.atan2(b1, a1p)) % 360 if c1p else 0.0  # Eq. 7
@@ -61,15 +62,24 @@ def ciede2000(lab1, lab2, kl: float = 1.0, kc: float = 1.0, kh: float = 1.0) -> 
         hbar = (h1p + h2p) / 2
     else:
         hbar = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
-    t = (1 - 0.17 * math.cos(math.radians(hbar - 30)) + 0.24 * math.cos(math.radians(2 * hbar))
-         + 0.32 * math.cos(math.radians(3 * hbar + 6)) - 0.20 * math.cos(math.radians(4 * hbar - 63)))
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(hbar - 30))
+        + 0.24 * math.cos(math.radians(2 * hbar))
+        + 0.32 * math.cos(math.radians(3 * hbar + 6))
+        - 0.20 * math.cos(math.radians(4 * hbar - 63))
+    )
     d_theta = 30 * math.exp(-(((hbar - 275) / 25) ** 2))
-    rc = 2 * math.sqrt(cbarp ** 7 / (cbarp ** 7 + 25 ** 7))
+    rc = 2 * math.sqrt(cbarp**7 / (cbarp**7 + 25**7))
     sl = 1 + 0.015 * (lbar - 50) ** 2 / math.sqrt(20 + (lbar - 50) ** 2)
     sc, sh = 1 + 0.045 * cbarp, 1 + 0.015 * cbarp * t
     rt = -math.sin(math.radians(2 * d_theta)) * rc
-    return math.sqrt((dl / (kl * sl)) ** 2 + (dc / (kc * sc)) ** 2 + (dhh / (kh * sh)) ** 2
-                     + rt * (dc / (kc * sc)) * (dhh / (kh * sh)))
+    return math.sqrt(
+        (dl / (kl * sl)) ** 2
+        + (dc / (kc * sc)) ** 2
+        + (dhh / (kh * sh)) ** 2
+        + rt * (dc / (kc * sc)) * (dhh / (kh * sh))
+    )
 
 
 def delta_e(colour1, colour2) -> float:

@@ -1,4 +1,5 @@
 """One house style for every figure of the book."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -7,17 +8,48 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import NullFormatter
 
-from .palette import (FAMILY_STYLE, METHOD_COLORS, MARKERS, check_distinct, checked_study_palette, color,
-                      race_palette, set_style, study_palette)
+from .palette import (
+    FAMILY_STYLE,
+    MARKERS,
+    METHOD_COLORS,
+    check_distinct,
+    checked_study_palette,
+    color,
+    race_palette,
+    set_style,
+    study_palette,
+)
+from .plots_compare import (
+    plot_ablation_panels,
+    plot_checkpoints,
+    plot_id_ood_panels,
+    plot_id_ood_plane,
+    plot_lm_companion,
+    plot_shortlist_coverage,
+)
 from .plots_page import PAGE_WIDTH, legend_below, set_alt
-from .plots_compare import (plot_ablation_panels, plot_checkpoints, plot_id_ood_panels, plot_id_ood_plane,
-                            plot_lm_companion, plot_shortlist_coverage)
 
-__all__ = ["set_style", "METHOD_COLORS", "color", "race_palette", "plot_race", "plot_estimator_study",
-           "plot_tool_rates", "collapse_identical", "study_palette", "plot_study_curves",
-           "plot_study_accuracy", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels",
-           "plot_id_ood_plane", "plot_lm_companion", "plot_subsets_and_methods", "plot_budget",
-           "plot_shortlist_coverage"]
+__all__ = [
+    "set_style",
+    "METHOD_COLORS",
+    "color",
+    "race_palette",
+    "plot_race",
+    "plot_estimator_study",
+    "plot_tool_rates",
+    "collapse_identical",
+    "study_palette",
+    "plot_study_curves",
+    "plot_study_accuracy",
+    "plot_ablation_panels",
+    "plot_checkpoints",
+    "plot_id_ood_panels",
+    "plot_id_ood_plane",
+    "plot_lm_companion",
+    "plot_subsets_and_methods",
+    "plot_budget",
+    "plot_shortlist_coverage",
+]
 
 
 def plot_race(race, smooth_epochs: float = 0.5):
@@ -33,8 +65,15 @@ def plot_race(race, smooth_epochs: float = 0.5):
     band = ("pi", 100)
     dashes = dict(zip(order, ["", (4, 1.5), (1, 1), (5, 1, 1, 1), (3, 1, 1, 1, 1, 1), (6, 2)] * 2))
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.4), layout="constrained")
-    kw = {"hue": "arm", "hue_order": order, "palette": pal, "style": "arm", "style_order": order,
-          "dashes": dashes, "errorbar": band}
+    kw = {
+        "hue": "arm",
+        "hue_order": order,
+        "palette": pal,
+        "style": "arm",
+        "style_order": order,
+        "dashes": dashes,
+        "errorbar": band,
+    }
     ax = axes[0, 0]
     sns.lineplot(data=evals, x="epoch", y="accuracy", ax=ax, **kw)
     for key, ls in (("oracle", "--"), ("no_tool", ":")):
@@ -42,8 +81,9 @@ def plot_race(race, smooth_epochs: float = 0.5):
         ax.text(evals.epoch.max(), ceil[key], key.replace("_", " "), va="bottom", ha="right")
     ax.set(title="Greedy accuracy per epoch", ylabel="accuracy (%)")
     ax = axes[0, 1]
-    sns.lineplot(data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", ax=ax,
-                 legend=False, **kw)
+    sns.lineplot(
+        data=evals[evals.reward_evaluations > 0], x="reward_evaluations", y="accuracy", ax=ax, legend=False, **kw
+    )
     ax.axhline(ceil["oracle"], ls="--", c="k", lw=1)
     ax.set(xscale="log", title="... per reward look-up", xlabel="reward look-ups (log scale)", ylabel="accuracy (%)")
     ax = axes[1, 0]
@@ -52,17 +92,20 @@ def plot_race(race, smooth_epochs: float = 0.5):
         obs = steps.dropna(subset=["dead_observed"])
         for arm, d in obs[obs.run == 0].groupby("arm"):
             per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
-            ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":",
-                    c=pal[arm], lw=1.5)
-    ax.set(title="Dead groups at G = 6\nclosed form (solid), GRPO's observed (dotted)",
-           ylabel="dead-group probability (%)")
+            ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":", c=pal[arm], lw=1.5)
+    ax.set(
+        title="Dead groups at G = 6\nclosed form (solid), GRPO's observed (dotted)", ylabel="dead-group probability (%)"
+    )
     ax = axes[1, 1]
     sns.lineplot(data=evals, x="epoch", y="entropy", ax=ax, legend=False, **kw)
     ax.set(title="Policy entropy", ylabel="mean entropy (nats)")
     legend_below(fig, ax=axes[0, 0])
-    return set_alt(fig, f"Four panels of the bandit race between {', '.join(order)}: greedy accuracy per epoch "
-                        "and per reward look-up against the oracle and no-tool lines, the dead-group probability "
-                        "at G = 6, and the policy entropy, per epoch.")
+    return set_alt(
+        fig,
+        f"Four panels of the bandit race between {', '.join(order)}: greedy accuracy per epoch "
+        "and per reward look-up against the oracle and no-tool lines, the dead-group probability "
+        "at G = 6, and the policy entropy, per epoch.",
+    )
 
 
 def plot_estimator_study(study: pd.DataFrame, order: list[str]):
@@ -70,17 +113,37 @@ def plot_estimator_study(study: pd.DataFrame, order: list[str]):
     one above the other at the page's width."""
     policies = list(dict.fromkeys(study["policy"]))
     pal = [color("GRPO") if o.startswith("GRPO") else color("k-subset") for o in order]
-    fig, axes = plt.subplots(len(policies), 1, figsize=(PAGE_WIDTH, 0.3 * len(order) * len(policies) + 1.4),
-                             sharex=True, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(policies),
+        1,
+        figsize=(PAGE_WIDTH, 0.3 * len(order) * len(policies) + 1.4),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
     for ax, name in zip(axes[:, 0], policies):
         d = study[study.policy == name]
-        sns.boxplot(data=d, y="estimator", x="cosine", order=order, ax=ax, fliersize=0, width=0.6,
-                    hue="estimator", hue_order=order, legend=False, palette=pal)
+        sns.boxplot(
+            data=d,
+            y="estimator",
+            x="cosine",
+            order=order,
+            ax=ax,
+            fliersize=0,
+            width=0.6,
+            hue="estimator",
+            hue_order=order,
+            legend=False,
+            palette=pal,
+        )
         ax.set(title=f"At the {name}", xlabel="", ylabel="", xlim=(-1.02, 1.02))
         ax.axvline(0, c="k", lw=0.8)
     axes[-1, 0].set_xlabel("cosine similarity with the exact gradient")
-    return set_alt(fig, f"Box plots of the cosine similarity between one visit's gradient estimate and the exact "
-                        f"gradient, for {', '.join(order)}, at {' and at '.join(policies)}.")
+    return set_alt(
+        fig,
+        f"Box plots of the cosine similarity between one visit's gradient estimate and the exact "
+        f"gradient, for {', '.join(order)}, at {' and at '.join(policies)}.",
+    )
 
 
 def collapse_identical(rates: dict, tol: float = 0.5) -> dict:
@@ -90,8 +153,12 @@ def collapse_identical(rates: dict, tol: float = 0.5) -> dict:
     for name, f in rates.items():
         for g in groups:
             ref = rates[g[0]]
-            if ref.shape == f.shape and (ref.index == f.index).all() and (ref.columns == f.columns).all() \
-                    and float(np.nanmax(np.abs(ref.to_numpy(float) - f.to_numpy(float)), initial=0)) <= tol:
+            if (
+                ref.shape == f.shape
+                and (ref.index == f.index).all()
+                and (ref.columns == f.columns).all()
+                and float(np.nanmax(np.abs(ref.to_numpy(float) - f.to_numpy(float)), initial=0)) <= tol
+            ):
                 g.append(name)
                 break
         else:
@@ -110,30 +177,56 @@ def plot_tool_rates(rates: dict, title: str = "What each selector calls", width:
     rates = collapse_identical(rates)
     first = next(iter(rates.values()))
     fams, tools = list(first.index), list(first.columns)
-    grid = pd.DataFrame([np.concatenate([rates[n].reindex(index=fams, columns=tools).loc[f].to_numpy(float)
-                                         for f in fams]) for n in rates],
-                        index=["\n".join(textwrap.wrap(n, 26)) for n in rates],
-                        columns=[t for _ in fams for t in tools])
+    grid = pd.DataFrame(
+        [
+            np.concatenate([rates[n].reindex(index=fams, columns=tools).loc[f].to_numpy(float) for f in fams])
+            for n in rates
+        ],
+        index=["\n".join(textwrap.wrap(n, 26)) for n in rates],
+        columns=[t for _ in fams for t in tools],
+    )
     lines = sum(label.count("\n") + 1 for label in grid.index)
     fig, ax = plt.subplots(figsize=(width, 1.1 + 0.36 * lines + 0.12 * len(rates)), layout="constrained")
-    sns.heatmap(grid, vmin=0, vmax=100, cmap="mako_r", annot=True, fmt=".0f", cbar=False, ax=ax,
-                annot_kws={"size": 9}, linewidths=0.4, linecolor="white")
+    sns.heatmap(
+        grid,
+        vmin=0,
+        vmax=100,
+        cmap="mako_r",
+        annot=True,
+        fmt=".0f",
+        cbar=False,
+        ax=ax,
+        annot_kws={"size": 9},
+        linewidths=0.4,
+        linecolor="white",
+    )
     for i in range(1, len(fams)):
         ax.axvline(i * len(tools), c="white", lw=3)
     for i, f in enumerate(fams):
-        ax.text((i + 0.5) * len(tools), -0.15, str(f).replace("_", " "), ha="center", va="bottom", fontsize=9.5,
-                fontweight="bold")
+        ax.text(
+            (i + 0.5) * len(tools),
+            -0.15,
+            str(f).replace("_", " "),
+            ha="center",
+            va="bottom",
+            fontsize=9.5,
+            fontweight="bold",
+        )
     ax.set_xticks(np.arange(len(grid.columns)) + 0.5, grid.columns, fontsize=9, rotation=0)
     ax.tick_params(axis="y", labelsize=9, rotation=0)
     ax.set(xlabel="", ylabel="")
     ax.set_title(title, pad=26)
-    return set_alt(fig, f"{title}: a grid of the percentage of questions on which each selector "
-                        f"({'; '.join(rates)}) calls each tool ({', '.join(map(str, tools))}), family by family "
-                        f"({', '.join(str(f).replace('_', ' ') for f in fams)}).")
+    return set_alt(
+        fig,
+        f"{title}: a grid of the percentage of questions on which each selector "
+        f"({'; '.join(rates)}) calls each tool ({', '.join(map(str, tools))}), family by family "
+        f"({', '.join(str(f).replace('_', ' ') for f in fams)}).",
+    )
 
 
-def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None,
-                      visits_per_epoch: int | None = None):
+def plot_study_curves(
+    dev: pd.DataFrame, methods: list[str], labels: dict[str, str] | None = None, visits_per_epoch: int | None = None
+):
     """Four panels of a policy-head study's dev evaluations against question visits, mean over
     seeds with a band from the lowest to the highest seed: greedy dev accuracy, the closed-form
     dead-group probability of the current policy at G = 6 under Eq. 1 classes (solid) and the
@@ -144,9 +237,12 @@ def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, s
     pal = checked_study_palette(methods)
     marker = dict(zip(methods, MARKERS * 2))
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.6), layout="constrained")
-    panels = [("accuracy", "Dev accuracy (greedy pick)", "accuracy (%)"),
-              ("dead_eq1", "P(dead group) at G = 6 (Eq. 7)\nsolid: Eq. 1; dotted: differential", "P(dead) (%)"),
-              ("entropy", "Entropy of q", "nats"), ("tools", "Tools per question (greedy)", "tools")]
+    panels = [
+        ("accuracy", "Dev accuracy (greedy pick)", "accuracy (%)"),
+        ("dead_eq1", "P(dead group) at G = 6 (Eq. 7)\nsolid: Eq. 1; dotted: differential", "P(dead) (%)"),
+        ("entropy", "Entropy of q", "nats"),
+        ("tools", "Tools per question (greedy)", "tools"),
+    ]
     handles = []
     for ax, (col, title, ylabel) in zip(axes.flat, panels):
         for m in methods:
@@ -156,37 +252,58 @@ def plot_study_curves(dev: pd.DataFrame, methods: list[str], labels: dict[str, s
             g = f.groupby("epoch")[col]
             x = g.mean().index
             every = max(1, len(x) // 8)
-            (h,) = ax.plot(x, g.mean(), c=pal[m], lw=1.8, marker=marker[m], ms=4.5, markevery=every,
-                           label=labels.get(m, m))
+            (h,) = ax.plot(
+                x, g.mean(), c=pal[m], lw=1.8, marker=marker[m], ms=4.5, markevery=every, label=labels.get(m, m)
+            )
             if col == "accuracy":
                 handles.append(h)
             ax.fill_between(x, g.min(), g.max(), color=pal[m], alpha=0.10, lw=0)
             if col == "dead_eq1":
                 ax.plot(x, f.groupby("epoch")["dead_differential"].mean(), c=pal[m], lw=1.2, ls=":")
         ax.set_title(title)
-        ax.set(ylabel=ylabel,
-               xlabel=f"epoch ({visits_per_epoch:,} question visits each)" if visits_per_epoch else "epoch")
+        ax.set(
+            ylabel=ylabel, xlabel=f"epoch ({visits_per_epoch:,} question visits each)" if visits_per_epoch else "epoch"
+        )
     legend_below(fig, handles, [h.get_label() for h in handles])
-    return set_alt(fig, "Four panels of the policy-head study against training epochs, one line per method "
-                        f"({', '.join(labels.get(m, m) for m in methods)}, mean over seeds with a band over seeds): "
-                        "dev accuracy of the greedy pick, the closed-form dead-group probability at G = 6, the "
-                        "entropy of q and the tools per question.")
+    return set_alt(
+        fig,
+        "Four panels of the policy-head study against training epochs, one line per method "
+        f"({', '.join(labels.get(m, m) for m in methods)}, mean over seeds with a band over seeds): "
+        "dev accuracy of the greedy pick, the closed-form dead-group probability at G = 6, the "
+        "entropy of q and the tools per question.",
+    )
 
 
-def plot_study_accuracy(means: pd.DataFrame, sds: pd.DataFrame, baselines: pd.DataFrame, methods: list[str],
-                        labels: dict[str, str] | None = None):
+def plot_study_accuracy(
+    means: pd.DataFrame,
+    sds: pd.DataFrame,
+    baselines: pd.DataFrame,
+    methods: list[str],
+    labels: dict[str, str] | None = None,
+):
     """Accuracy by suite, one panel per suite one above the other at the page's width: each
     method's mean over seeds with its spread, beside the table-only references (dashed lines:
     No-Tool, All-Tools, BestFixed*), one legend under the panels."""
     labels = labels or {}
     pal = checked_study_palette(methods)
     suites = list(means.columns)
-    fig, axes = plt.subplots(len(suites), 1, figsize=(PAGE_WIDTH, (0.28 * len(methods) + 0.9) * len(suites) + 0.5),
-                             sharex=True, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(suites),
+        1,
+        figsize=(PAGE_WIDTH, (0.28 * len(methods) + 0.9) * len(suites) + 0.5),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
     for ax, s in zip(axes[:, 0], suites):
         y = list(range(len(methods)))
-        ax.barh(y, [means.loc[m, s] for m in methods], xerr=[sds.loc[m, s] for m in methods],
-                color=[pal[m] for m in methods], alpha=0.85)
+        ax.barh(
+            y,
+            [means.loc[m, s] for m in methods],
+            xerr=[sds.loc[m, s] for m in methods],
+            color=[pal[m] for m in methods],
+            alpha=0.85,
+        )
         for name, ls in (("No-Tool", ":"), ("All-Tools", "--"), ("BestFixed*", "-.")):
             v = baselines[(baselines.suite == s) & (baselines.method == name)].accuracy
             if len(v):
@@ -196,13 +313,17 @@ def plot_study_accuracy(means: pd.DataFrame, sds: pd.DataFrame, baselines: pd.Da
         ax.set(title=s, xlabel="")
     axes[-1, 0].set_xlabel("accuracy (%)")
     legend_below(fig, ax=axes[0, 0], ncol=3)
-    return set_alt(fig, f"Bar charts of test accuracy by suite ({', '.join(map(str, suites))}): each method "
-                        f"({', '.join(labels.get(m, m) for m in methods)}) as a bar with its spread over seeds, "
-                        "beside dashed lines at No-Tool, All-Tools and BestFixed*.")
+    return set_alt(
+        fig,
+        f"Bar charts of test accuracy by suite ({', '.join(map(str, suites))}): each method "
+        f"({', '.join(labels.get(m, m) for m in methods)}) as a bar with its spread over seeds, "
+        "beside dashed lines at No-Tool, All-Tools and BestFixed*.",
+    )
 
 
-def plot_subsets_and_methods(fixed: pd.Series, methods: pd.DataFrame, oracle: float,
-                             title: str = "Every fixed subset, and the trained selectors"):
+def plot_subsets_and_methods(
+    fixed: pd.Series, methods: pd.DataFrame, oracle: float, title: str = "Every fixed subset, and the trained selectors"
+):
     """Accuracy (%) of always choosing each subset (grey bars) beside each trained method's
     mean over seeds (coloured, with its seeds as dots), and the oracle as a dashed line.
     ``methods``: one row per (method, seed) with ``method`` and ``accuracy``."""
@@ -217,14 +338,21 @@ def plot_subsets_and_methods(fixed: pd.Series, methods: pd.DataFrame, oracle: fl
         ax.scatter(np.full(len(acc), i), acc, color="black", s=10, zorder=3)
     ax.axhline(oracle, ls="--", color="#444444", lw=1)
     ax.text(len(labels) - 0.5, oracle, "oracle", va="bottom", ha="right")
-    ax.set_xticks(range(len(labels)), labels, rotation=60 if len(labels) > 12 else 45, ha="right",
-                  rotation_mode="anchor", fontsize=9)
+    ax.set_xticks(
+        range(len(labels)),
+        labels,
+        rotation=60 if len(labels) > 12 else 45,
+        ha="right",
+        rotation_mode="anchor",
+        fontsize=9,
+    )
     ax.set(ylabel="test accuracy (%)", title=title)
-    return set_alt(fig, f"{title}: a bar chart of the test accuracy of always choosing each of {len(fixed)} fixed "
-                        f"subsets (grey), beside the trained methods ({', '.join(names)}; mean bar and each seed "
-                        f"as a dot) and the oracle at {oracle:.1f}% (dashed).")
-
-
+    return set_alt(
+        fig,
+        f"{title}: a bar chart of the test accuracy of always choosing each of {len(fixed)} fixed "
+        f"subsets (grey), beside the trained methods ({', '.join(names)}; mean bar and each seed "
+        f"as a dot) and the oracle at {oracle:.1f}% (dashed).",
+    )
 
 
 def plot_budget(budgets: dict, no_tool: dict | None = None, title: str = "Accuracy against the reasoner calls paid"):
@@ -235,30 +363,51 @@ def plot_budget(budgets: dict, no_tool: dict | None = None, title: str = "Accura
     :func:`~fgpo_core.reports.larger.budget_table`; ``no_tool``: n -> the No-Tool
     accuracy, drawn as a dotted line."""
     check_distinct({name: col for name, col, _ in FAMILY_STYLE.values()}, what="the budget figure")
-    fig, axes = plt.subplots(len(budgets), 1, figsize=(PAGE_WIDTH, 3.0 * len(budgets) + 0.9), sharey=True,
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(budgets),
+        1,
+        figsize=(PAGE_WIDTH, 3.0 * len(budgets) + 0.9),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
     for ax, (n, b) in zip(axes[:, 0], sorted(budgets.items())):
         for fam, (name, col, marker) in FAMILY_STYLE.items():
             f = b[b.family == fam].sort_values("calls_per_question")
             if f.empty:
                 continue
-            ax.errorbar(f.calls_per_question, f.accuracy, yerr=f.accuracy_sd, color=col, marker=marker, ms=6,
-                        lw=1.4, capsize=2, label=name)
+            ax.errorbar(
+                f.calls_per_question,
+                f.accuracy,
+                yerr=f.accuracy_sd,
+                color=col,
+                marker=marker,
+                ms=6,
+                lw=1.4,
+                capsize=2,
+                label=name,
+            )
         if no_tool and n in no_tool:
             ax.axhline(no_tool[n], ls=":", color="#444444", lw=1)
             ax.annotate(" No-Tool", (0, no_tool[n]), xycoords=("axes fraction", "data"), va="bottom")
-        ax.axvline(2 ** n, ls="--", color=METHOD_COLORS["FGPO"], lw=0.8)
+        ax.axvline(2**n, ls="--", color=METHOD_COLORS["FGPO"], lw=0.8)
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set(xlabel="reasoner calls per training question", ylabel="test accuracy (%)",
-               title=f"{n} tools ({2 ** n:,} subsets)")
+        ax.set(
+            xlabel="reasoner calls per training question",
+            ylabel="test accuracy (%)",
+            title=f"{n} tools ({2**n:,} subsets)",
+        )
     handles = {}
     for ax in axes[:, 0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
     legend_below(fig, list(handles.values()), list(handles), ncol=3)
     fig.suptitle(title, fontweight="bold")
-    return set_alt(fig, f"{title}: for each library size ({', '.join(str(n) for n in sorted(budgets))} tools), "
-                        "test accuracy against the reasoner calls read per training question on a log scale, one "
-                        "line per family of methods (exact FGPO, shortlists, the coverage dial, GRPO), with a "
-                        "dotted No-Tool line.")
+    return set_alt(
+        fig,
+        f"{title}: for each library size ({', '.join(str(n) for n in sorted(budgets))} tools), "
+        "test accuracy against the reasoner calls read per training question on a log scale, one "
+        "line per family of methods (exact FGPO, shortlists, the coverage dial, GRPO), with a "
+        "dotted No-Tool line.",
+    )

@@ -1,6 +1,7 @@
 """Figures that set runs beside each other or beside the paper: the appendix's ablations and
 checkpoints, the post-training chapter's in- and out-of-domain plots, and what the shortlists of
 "Past enumeration" see; in the house style of :mod:`fgpo_core.book.palette`."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -10,15 +11,39 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from ..core.method_names import parse_stages
-from .palette import (LINESTYLES, MARKERS, METHOD_COLORS, check_distinct, checked_study_palette, color, family_style,
-                      spare_colour, variant_styles)
+from .palette import (
+    LINESTYLES,
+    MARKERS,
+    METHOD_COLORS,
+    check_distinct,
+    checked_study_palette,
+    color,
+    family_style,
+    spare_colour,
+    variant_styles,
+)
 from .plots_page import PAGE_WIDTH, legend_below, set_alt
 
-__all__ = ["PAPER_STYLE", "plot_ablation_panels", "plot_checkpoints", "plot_id_ood_panels", "plot_id_ood_plane",
-           "plot_lm_companion", "plot_shortlist_coverage"]
+__all__ = [
+    "PAPER_STYLE",
+    "plot_ablation_panels",
+    "plot_checkpoints",
+    "plot_id_ood_panels",
+    "plot_id_ood_plane",
+    "plot_lm_companion",
+    "plot_shortlist_coverage",
+]
 
-PAPER_STYLE = {"c": METHOD_COLORS["paper"], "marker": "s", "ms": 5, "mfc": "white", "mew": 1.3, "ls": "--",
-               "lw": 0.9, "alpha": 0.85}
+PAPER_STYLE = {
+    "c": METHOD_COLORS["paper"],
+    "marker": "s",
+    "ms": 5,
+    "mfc": "white",
+    "mew": 1.3,
+    "ls": "--",
+    "lw": 0.9,
+    "alpha": 0.85,
+}
 """How the paper's numbers are drawn: open grey squares joined by a thin dashed line, on the
 same axes as ours."""
 
@@ -44,8 +69,7 @@ def plot_ablation_panels(panels: list[dict], ncols: int = 2, questions: str = "c
         ax.errorbar(x, p["mean"], yerr=p["sd"], marker="o", c=ours, capsize=3)
         for name, v in (p.get("refs") or {}).items():
             ax.axhline(v, c="#888888", ls=":", lw=1)
-            ax.annotate(name, (1.0, v), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                        color="#555555")
+            ax.annotate(name, (1.0, v), xycoords=("axes fraction", "data"), ha="right", va="bottom", color="#555555")
         if p.get("paper"):
             keys = [k for k in p["paper"] if k in p["x"]]
             px = [k if numeric else x[p["x"].index(k)] for k in keys]
@@ -58,15 +82,20 @@ def plot_ablation_panels(panels: list[dict], ncols: int = 2, questions: str = "c
         ax.set(title=p["title"], xlabel=p["xlabel"], ylabel="accuracy (%)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles = [Line2D([], [], c=METHOD_COLORS["FGPO"], marker="o",
-                      label=f"FGPO, this book ({questions}; mean, bars: sd)"),
-               Line2D([], [], c=METHOD_COLORS["GRPO"], marker="o", label="GRPO, this book")]
+    handles = [
+        Line2D([], [], c=METHOD_COLORS["FGPO"], marker="o", label=f"FGPO, this book ({questions}; mean, bars: sd)"),
+        Line2D([], [], c=METHOD_COLORS["GRPO"], marker="o", label="GRPO, this book"),
+    ]
     if any_paper:
         handles.append(Line2D([], [], **PAPER_STYLE, label="the paper (GenomeQA)"))
     legend_below(fig, handles, [h.get_label() for h in handles], ncol=1)
-    return set_alt(fig, f"{n} small panels of ablations ({'; '.join(p['title'] for p in panels)}): this book's "
-                        f"accuracy (mean, bars: standard deviation over seeds) against each setting"
-                        + (", beside the paper's points (open grey squares)" if any_paper else "") + ".")
+    return set_alt(
+        fig,
+        f"{n} small panels of ablations ({'; '.join(p['title'] for p in panels)}): this book's "
+        f"accuracy (mean, bars: standard deviation over seeds) against each setting"
+        + (", beside the paper's points (open grey squares)" if any_paper else "")
+        + ".",
+    )
 
 
 def plot_checkpoints(ckpt: pd.DataFrame, labels: dict[str, str], paper: dict | None = None):
@@ -82,8 +111,9 @@ def plot_checkpoints(ckpt: pd.DataFrame, labels: dict[str, str], paper: dict | N
         name = names[m]
         share = 100 * f.epoch / last
         ls, mk = styles[name]
-        axes[0].plot(share, f.accuracy, marker=mk, ls=ls, ms=4, c=color(name),
-                     label=f"{name} (epoch {int(last)} = 100%)")
+        axes[0].plot(
+            share, f.accuracy, marker=mk, ls=ls, ms=4, c=color(name), label=f"{name} (epoch {int(last)} = 100%)"
+        )
         axes[1].plot(share, f.tools, marker=mk, ls=ls, ms=4, c=color(name))
     if paper:
         steps = list(paper["steps"])
@@ -95,9 +125,13 @@ def plot_checkpoints(ckpt: pd.DataFrame, labels: dict[str, str], paper: dict | N
     for ax in axes:
         ax.set_xlim(0, 103)
     legend_below(fig, ax=axes[0], ncol=1)
-    return set_alt(fig, f"Two panels: accuracy and tools per question at each checkpoint of "
-                        f"{', '.join(names.values())}, against the share of training done"
-                        + (", beside the paper's GRPO checkpoints (open grey squares)" if paper else "") + ".")
+    return set_alt(
+        fig,
+        f"Two panels: accuracy and tools per question at each checkpoint of "
+        f"{', '.join(names.values())}, against the share of training done"
+        + (", beside the paper's GRPO checkpoints (open grey squares)" if paper else "")
+        + ".",
+    )
 
 
 def _series_colours(names) -> dict:
@@ -125,10 +159,23 @@ def plot_id_ood_panels(panels: list[dict], ncols: int = 2):
         check_distinct(colours, what=f"the panel {p['title']!r}")
         for name, f in p["series"].items():
             c = colours[name]
-            for dom, ls, mk, mfc, word in (("ID", "-", "o", c, "in domain"),
-                                           ("OOD", "--", "s", "white", "out of domain")):
-                h = ax.errorbar(f.index, f[dom], yerr=f.get(f"{dom} sd"), ls=ls, marker=mk, ms=5, mfc=mfc, mec=c,
-                                capsize=2, c=c, label=f"{name}, {word}")
+            for dom, ls, mk, mfc, word in (
+                ("ID", "-", "o", c, "in domain"),
+                ("OOD", "--", "s", "white", "out of domain"),
+            ):
+                h = ax.errorbar(
+                    f.index,
+                    f[dom],
+                    yerr=f.get(f"{dom} sd"),
+                    ls=ls,
+                    marker=mk,
+                    ms=5,
+                    mfc=mfc,
+                    mec=c,
+                    capsize=2,
+                    c=c,
+                    label=f"{name}, {word}",
+                )
                 handles.setdefault(f"{name}, {word}", h)
         if p.get("log_x"):
             ax.set_xscale("log", base=2)
@@ -136,9 +183,12 @@ def plot_id_ood_panels(panels: list[dict], ncols: int = 2):
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     legend_below(fig, list(handles.values()), list(handles))
-    return set_alt(fig, f"{n} panels ({'; '.join(p['title'] for p in panels)}): in-domain accuracy (solid, filled "
-                        "circles) and out-of-domain accuracy (dashed, open squares) against the setting, for "
-                        f"{', '.join(dict.fromkeys(s for p in panels for s in p['series']))}.")
+    return set_alt(
+        fig,
+        f"{n} panels ({'; '.join(p['title'] for p in panels)}): in-domain accuracy (solid, filled "
+        "circles) and out-of-domain accuracy (dashed, open squares) against the setting, for "
+        f"{', '.join(dict.fromkeys(s for p in panels for s in p['series']))}.",
+    )
 
 
 def plot_id_ood_plane(trajectories: dict, title: str = "ID against OOD over training"):
@@ -153,18 +203,28 @@ def plot_id_ood_plane(trajectories: dict, title: str = "ID against OOD over trai
         ax.plot(f.ID, f.OOD, c=c, lw=1.5, ls=ls, marker=mk, ms=5, label=name)
         ax.scatter(f.ID.iloc[:1], f.OOD.iloc[:1], c=[c], s=40, marker=mk, edgecolor="k", zorder=3)
         if len(f) > 1:
-            ax.annotate("", xy=(f.ID.iloc[-1], f.OOD.iloc[-1]), xytext=(f.ID.iloc[-2], f.OOD.iloc[-2]),
-                        arrowprops={"arrowstyle": "-|>", "color": c})
+            ax.annotate(
+                "",
+                xy=(f.ID.iloc[-1], f.OOD.iloc[-1]),
+                xytext=(f.ID.iloc[-2], f.OOD.iloc[-2]),
+                arrowprops={"arrowstyle": "-|>", "color": c},
+            )
     ax.set(xlabel="in-domain accuracy (%)", ylabel="out-of-domain accuracy (%)", title=title)
     legend_below(fig, ax=ax)
-    return set_alt(fig, f"{title}: each run ({', '.join(trajectories)}) as a path in the plane of in-domain "
-                        "accuracy (x) against out-of-domain accuracy (y), from a dot at its start to an arrow at "
-                        "its end.")
+    return set_alt(
+        fig,
+        f"{title}: each run ({', '.join(trajectories)}) as a path in the plane of in-domain "
+        "accuracy (x) against out-of-domain accuracy (y), from a dot at its start to an arrow at "
+        "its end.",
+    )
 
 
-def plot_lm_companion(table: pd.DataFrame, start: str = "start",
-                      title: str = "The LM selector: from its start to each arm's last adapter",
-                      labels: dict[str, str] | None = None):
+def plot_lm_companion(
+    table: pd.DataFrame,
+    start: str = "start",
+    title: str = "The LM selector: from its start to each arm's last adapter",
+    labels: dict[str, str] | None = None,
+):
     """One ID-OOD plane per LoRA rank: the shared start (grey circle) and an arrow from it to each
     trained arm's accuracy. ``table``:
     :func:`~fgpo_core.reports.companion.lm_companion_table` (indexed by arm and rank);
@@ -184,8 +244,15 @@ def plot_lm_companion(table: pd.DataFrame, start: str = "start",
 
     ncols = min(2, len(ranks))
     rows = -(-len(ranks) // ncols)
-    fig, axes = plt.subplots(rows, ncols, figsize=(PAGE_WIDTH, 3.3 * rows + 1.0), squeeze=False, sharex=True,
-                             sharey=True, layout="constrained")
+    fig, axes = plt.subplots(
+        rows,
+        ncols,
+        figsize=(PAGE_WIDTH, 3.3 * rows + 1.0),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+        layout="constrained",
+    )
     check_distinct({labels.get(a, a): arm_color(a, i) for i, a in enumerate(arms)}, what="the LM companion figure")
     for ax, r in zip(axes.flat, ranks):
         t = table.xs(r, level=1)
@@ -196,13 +263,24 @@ def plot_lm_companion(table: pd.DataFrame, start: str = "start",
             if a not in t.index:
                 continue
             c = arm_color(a, i)
-            ax.scatter([t.loc[a, "ID"]], [t.loc[a, "OOD"]], s=36, color=c, marker=MARKERS[(i + 1) % len(MARKERS)],
-                       zorder=3, label=labels.get(a, a))
+            ax.scatter(
+                [t.loc[a, "ID"]],
+                [t.loc[a, "OOD"]],
+                s=36,
+                color=c,
+                marker=MARKERS[(i + 1) % len(MARKERS)],
+                zorder=3,
+                label=labels.get(a, a),
+            )
             if start in t.index:
-                ax.annotate("", xy=(t.loc[a, "ID"], t.loc[a, "OOD"]), xytext=(x0, y0),
-                            arrowprops={"arrowstyle": "-|>", "color": c, "lw": 1.3, "shrinkA": 4, "shrinkB": 4})
+                ax.annotate(
+                    "",
+                    xy=(t.loc[a, "ID"], t.loc[a, "OOD"]),
+                    xytext=(x0, y0),
+                    arrowprops={"arrowstyle": "-|>", "color": c, "lw": 1.3, "shrinkA": 4, "shrinkB": 4},
+                )
         ax.set(title=f"LoRA rank {r}", xlabel="in-domain accuracy (%)", ylabel="out-of-domain accuracy (%)")
-    for ax in list(axes.flat)[len(ranks):]:
+    for ax in list(axes.flat)[len(ranks) :]:
         ax.set_visible(False)
     handles: dict = {}
     for ax in axes.flat:
@@ -210,9 +288,12 @@ def plot_lm_companion(table: pd.DataFrame, start: str = "start",
             handles.setdefault(lab, h)
     legend_below(fig, list(handles.values()), list(handles))
     fig.suptitle(title)
-    return set_alt(fig, f"{title}: one panel per LoRA rank ({', '.join(map(str, ranks))}), each an arrow in the plane "
-                        "of in-domain (x) against out-of-domain accuracy (y) from the shared start (grey) to each "
-                        f"arm ({', '.join(labels.get(a, a) for a in arms)}).")
+    return set_alt(
+        fig,
+        f"{title}: one panel per LoRA rank ({', '.join(map(str, ranks))}), each an arrow in the plane "
+        "of in-domain (x) against out-of-domain accuracy (y) from the shared start (grey) to each "
+        f"arm ({', '.join(labels.get(a, a) for a in arms)}).",
+    )
 
 
 def plot_shortlist_coverage(seen: dict, label: Callable[[str], str] = str, last_epoch: int | None = None):
@@ -223,8 +304,9 @@ def plot_shortlist_coverage(seen: dict, label: Callable[[str], str] = str, last_
     greens, grow shortlists purples, darker for a larger budget) and its marker of
     :data:`~fgpo_core.book.palette.FAMILY_STYLE`, and the
     epoch axis spans the epochs drawn (up to ``last_epoch``)."""
-    fig, axes = plt.subplots(len(seen), 1, figsize=(PAGE_WIDTH, 2.5 * len(seen) + 1.3), sharey=True, squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        len(seen), 1, figsize=(PAGE_WIDTH, 2.5 * len(seen) + 1.3), sharey=True, squeeze=False, layout="constrained"
+    )
     seen = {n: s if last_epoch is None else s[s.index <= last_epoch] for n, s in seen.items()}
     every = [m for s in seen.values() for m in s.columns if m != "fgpo" and not m.startswith("grpo")]
     fams = {m: parse_stages(m)[-1] for m in every}
@@ -235,14 +317,25 @@ def plot_shortlist_coverage(seen: dict, label: Callable[[str], str] = str, last_
     for ax, (n, s) in zip(axes[:, 0], seen.items()):
         for m in [m for m in every if m in s.columns and s[m].notna().any()]:
             d = s[m].dropna()
-            (h,) = ax.plot(d.index, d, c=pal[m], marker=family_style(m)[2], ls=LINESTYLES[rank[m] % len(LINESTYLES)],
-                           ms=5, lw=1.5, label=label(m))
+            (h,) = ax.plot(
+                d.index,
+                d,
+                c=pal[m],
+                marker=family_style(m)[2],
+                ls=LINESTYLES[rank[m] % len(LINESTYLES)],
+                ms=5,
+                lw=1.5,
+                label=label(m),
+            )
             handles.setdefault(label(m), h)
         if len(s.index):
             ax.set_xlim(s.index.min() - 0.5, s.index.max() + 0.5)
         ax.set(ylabel="visits holding\na best subset (%)", title=f"{n} tools", ylim=(0, 102))
     axes[-1, 0].set_xlabel("epoch")
     legend_below(fig, list(handles.values()), list(handles))
-    return set_alt(fig, f"One panel per library size ({', '.join(f'{n} tools' for n in seen)}): the share of training "
-                        "visits whose evaluated subsets held a best subset, epoch by epoch, one line per shortlist "
-                        f"and coverage-dial setting ({', '.join(handles)}).")
+    return set_alt(
+        fig,
+        f"One panel per library size ({', '.join(f'{n} tools' for n in seen)}): the share of training "
+        "visits whose evaluated subsets held a best subset, epoch by epoch, one line per shortlist "
+        f"and coverage-dial setting ({', '.join(handles)}).",
+    )

@@ -1,5 +1,6 @@
 """Plots of the language-model selector's training: the format warm-up and each run's dev course
 (the chapter "FGPO versus GRPO"), in the house style of :mod:`fgpo_core.book.plots`."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -17,19 +18,33 @@ def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
     with the target; stages shaded apart."""
     fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 3.8), layout="constrained")
     for stage, rows in steps.groupby("stage"):
-        ax.plot(rows.epoch_float, rows.train_mass, "-", c=color("SFT"), alpha=0.45, lw=1,
-                label="training batch" if stage == 1 else None)
+        ax.plot(
+            rows.epoch_float,
+            rows.train_mass,
+            "-",
+            c=color("SFT"),
+            alpha=0.45,
+            lw=1,
+            label="training batch" if stage == 1 else None,
+        )
         if stage > 1:
-            ax.axvspan(rows.epoch_float.min() - 1 / max(len(rows), 1), rows.epoch_float.max(), color="0.93", zorder=0,
-                       label=f"stage {stage}")
+            ax.axvspan(
+                rows.epoch_float.min() - 1 / max(len(rows), 1),
+                rows.epoch_float.max(),
+                color="0.93",
+                zorder=0,
+                label=f"stage {stage}",
+            )
     ax.plot(dev.epoch, dev.dev_mass_mean, "o-", c=color("FGPO"), label="dev mean")
     ax.plot(dev.epoch, dev.dev_mass_min, "v:", c=color("FGPO"), alpha=0.7, label="dev least question")
     ax.axhline(target, c="k", ls="--", lw=1, label=f"target {target:.0%}")
-    ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02),
-           title="The format warm-up")
+    ax.set(xlabel="epoch", ylabel="p_gen's mass on the 16 policy strings", ylim=(0, 1.02), title="The format warm-up")
     ax.legend(loc="lower right")
-    return set_alt(fig, f"The format warm-up: p_gen's mass on the 16 policy strings against the epoch, on each "
-                        f"training batch and on dev (mean and least question), rising to the target of {target:.0%}.")
+    return set_alt(
+        fig,
+        f"The format warm-up: p_gen's mass on the 16 policy strings against the epoch, on each "
+        f"training batch and on dev (mean and least question), rising to the target of {target:.0%}.",
+    )
 
 
 def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
@@ -52,9 +67,11 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
         seen[palette[r]] = i + (r not in stopped)
         style[r] = "--" if r in stopped else ("-", "-.", ":", (0, (6, 1.5)))[i % 4]
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.4), layout="constrained")
-    panels = [(axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
-              (axes[0, 1], "format_failures", "Dev format failures", "format failures (%)"),
-              (axes[1, 1], "tools", "Tools per question (dev)", "tools")]
+    panels = [
+        (axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),
+        (axes[0, 1], "format_failures", "Dev format failures", "format failures (%)"),
+        (axes[1, 1], "tools", "Tools per question (dev)", "tools"),
+    ]
     for r in runs:
         d = dev[dev.run == r].sort_values("visits")
         for ax, col, title, unit in panels:
@@ -66,19 +83,35 @@ def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
     ax = axes[1, 0]
     for r, log in (steps or {}).items():
         if "p_gen_mass" in log and len(log):
-            ax.plot(log.visits, log.p_gen_mass, ls=style.get(r, "-"), c=palette.get(r, color(r)), label=r,
-                    marker=marker.get(r), markevery=max(1, len(log) // 8), ms=5)
-    ax.set(title="p_gen's mass on the policy strings\n(training batches)", xlabel="question visits",
-           ylabel="mass", ylim=(-0.03, 1.03))
+            ax.plot(
+                log.visits,
+                log.p_gen_mass,
+                ls=style.get(r, "-"),
+                c=palette.get(r, color(r)),
+                label=r,
+                marker=marker.get(r),
+                markevery=max(1, len(log) // 8),
+                ms=5,
+            )
+    ax.set(
+        title="p_gen's mass on the policy strings\n(training batches)",
+        xlabel="question visits",
+        ylabel="mass",
+        ylim=(-0.03, 1.03),
+    )
     legend_below(fig, ax=axes[0, 0], ncol=2)
-    return set_alt(fig, f"Four panels of the LM selectors' training against question visits, one line per run "
-                        f"({', '.join(runs)}; a star at the kept checkpoint): dev accuracy by free generation, dev "
-                        "format failures, p_gen's mass on the policy strings over training batches and tools per "
-                        "question on dev.")
+    return set_alt(
+        fig,
+        f"Four panels of the LM selectors' training against question visits, one line per run "
+        f"({', '.join(runs)}; a star at the kept checkpoint): dev accuracy by free generation, dev "
+        "format failures, p_gen's mass on the policy strings over training batches and tools per "
+        "question on dev.",
+    )
 
 
-def plot_pool_course(course: pd.DataFrame, references: dict[str, float] | None = None,
-                     dead: pd.DataFrame | None = None):
+def plot_pool_course(
+    course: pd.DataFrame, references: dict[str, float] | None = None, dead: pd.DataFrame | None = None
+):
     """The whole pool's runs (:func:`fgpo_core.reports.pool.dev_course`) side by side:
     dev accuracy by free generation against question visits and against the CPU hours of training,
     each run in its method's colour, ★ at the kept evaluation; ``references`` (a label to a dev
@@ -88,11 +121,16 @@ def plot_pool_course(course: pd.DataFrame, references: dict[str, float] | None =
     runs = list(dict.fromkeys(course.run))
     check_distinct({r: color(r) for r in runs}, what="the pool's course figure")
     styles = variant_styles({r: color(r) for r in runs})
-    fig, grid = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 6.6), layout="constrained") if dead is not None else \
-        plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.6), squeeze=False, layout="constrained")
+    fig, grid = (
+        plt.subplots(2, 2, figsize=(PAGE_WIDTH, 6.6), layout="constrained")
+        if dead is not None
+        else plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.6), squeeze=False, layout="constrained")
+    )
     axes = list(grid.flat)
-    for ax, x, xlabel, title in ((axes[0], "visits", "question visits", "dev accuracy against visits"),
-                                 (axes[1], "cpu_hours", "CPU hours of training", "... against CPU time")):
+    for ax, x, xlabel, title in (
+        (axes[0], "visits", "question visits", "dev accuracy against visits"),
+        (axes[1], "cpu_hours", "CPU hours of training", "... against CPU time"),
+    ):
         ax.set_title(title)
         for i, (label, ref) in enumerate((references or {}).items()):
             ax.axhline(ref, c="0.55", lw=1, ls=("--", ":", "-.")[i % 3], label=label)
@@ -108,13 +146,21 @@ def plot_pool_course(course: pd.DataFrame, references: dict[str, float] | None =
         ax = axes[2]
         d = dead.dropna(subset=["recount"])
         ax.plot(d.visits, 100 * d.recount, "o-", c=color("GRPO"), ms=5)
-        ax.set(xlabel="question visits", ylabel="GRPO's dead groups (%)", ylim=(0, 103), xlim=(0, None),
-               title="dead groups per step\n(exact recount)")
+        ax.set(
+            xlabel="question visits",
+            ylabel="GRPO's dead groups (%)",
+            ylim=(0, 103),
+            xlim=(0, None),
+            title="dead groups per step\n(exact recount)",
+        )
         axes[3].axis("off")
         axes[3].legend(handles, labels, loc="center")
     else:
         legend_below(fig, handles, labels)
-    return set_alt(fig, f"Dev accuracy by free generation of the whole pool's runs ({', '.join(runs)}; a star at the "
-                        "kept evaluation) against question visits and against CPU hours of training"
-                        + (", and the share of GRPO's groups that were dead at each step" if dead is not None else "")
-                        + ".")
+    return set_alt(
+        fig,
+        f"Dev accuracy by free generation of the whole pool's runs ({', '.join(runs)}; a star at the "
+        "kept evaluation) against question visits and against CPU hours of training"
+        + (", and the share of GRPO's groups that were dead at each step" if dead is not None else "")
+        + ".",
+    )

@@ -9,6 +9,7 @@ alt text (:func:`set_alt`, or one read off its titles and axis labels) and its l
 ``_config.yml``) gives each output picture that alt text and that width, so Sphinx links it to the
 full picture (click to enlarge, no script, no network).
 """
+
 from __future__ import annotations
 
 import base64
@@ -17,8 +18,21 @@ import io
 import json
 from pathlib import Path
 
-__all__ = ["COLUMN_PX", "DPI", "PAGE_WIDTH", "MIN_FONT_PT", "SMALL_TEXT_CLASS", "set_alt", "alt_text",
-           "legibility", "page_png", "install_figure_format", "output_images", "legend_below", "setup"]
+__all__ = [
+    "COLUMN_PX",
+    "DPI",
+    "PAGE_WIDTH",
+    "MIN_FONT_PT",
+    "SMALL_TEXT_CLASS",
+    "set_alt",
+    "alt_text",
+    "legibility",
+    "page_png",
+    "install_figure_format",
+    "output_images",
+    "legend_below",
+    "setup",
+]
 
 COLUMN_PX = 688
 """The width of the book's text column in CSS pixels (sphinx-book-theme at a desktop width)."""

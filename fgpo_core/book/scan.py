@@ -21,6 +21,7 @@ its checks, each by name (:data:`CHECKS`), each switchable:
 ``python -m fgpo_core.book.scan [HTML] [--only a,b] [--skip a,b] [--times]`` prints one line per
 problem and exits 1 when anything is found, 2 on bad input (no book, an unknown check).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,23 +30,53 @@ import sys
 from pathlib import Path
 
 from .claims import CLAIM_FAILED
-from .scan_checks import (MAX_BOOK_MINUTES, MAX_MINUTES, Page, article, check_chapter_links, check_code_width,
-                          check_external_urls, check_figure_alt, check_figure_text, check_figure_width,
-                          check_float_counts, check_reading_time, reading_minutes)
+from .scan_checks import (
+    MAX_BOOK_MINUTES,
+    MAX_MINUTES,
+    Page,
+    article,
+    check_chapter_links,
+    check_code_width,
+    check_external_urls,
+    check_figure_alt,
+    check_figure_text,
+    check_figure_width,
+    check_float_counts,
+    check_reading_time,
+    reading_minutes,
+)
 
-__all__ = ["PROBLEMS", "CHECKS", "MAX_MINUTES", "MAX_BOOK_MINUTES", "page_text", "reading_minutes", "scan_text",
-           "check_text", "chapter_pages", "chapter_titles", "scan_book", "reading_times", "long_reads", "main"]
+__all__ = [
+    "PROBLEMS",
+    "CHECKS",
+    "MAX_MINUTES",
+    "MAX_BOOK_MINUTES",
+    "page_text",
+    "reading_minutes",
+    "scan_text",
+    "check_text",
+    "chapter_pages",
+    "chapter_titles",
+    "scan_book",
+    "reading_times",
+    "long_reads",
+    "main",
+]
 
 PROBLEMS = {
     "NaN": re.compile(r"(?<![\w.])(?:NaN|nan)(?![\w(])"),
     "a machine path": re.compile(r"(?:/tmp/|/work/|/home/|/root/|site-packages)"),
     "a progress bar": re.compile(r"\d+it/s|\d+/\d+ \[\d|\|[█▉▊▋▌▍▎▏ ]{3,}\|"),
     "a Python warning": re.compile(r"\b\w*Warning: |warnings\.warn\("),
-    "a generated plural": re.compile(r"\b(?:epoch|step|seed|question|run|visit|tool|subset|method|point|cell|"
-                                     r"chapter|call|rank|family|famil(?:y|ie))\(s\)"),
+    "a generated plural": re.compile(
+        r"\b(?:epoch|step|seed|question|run|visit|tool|subset|method|point|cell|"
+        r"chapter|call|rank|family|famil(?:y|ie))\(s\)"
+    ),
     "run bookkeeping": re.compile(r"has not landed|not yet (?:run|executed|landed)"),
-    "a stray return value": re.compile(r"\b(?:np|numpy)\.(?:float|int|bool_)\w*\("
-                                       r"|<(?:pandas|matplotlib)\.[\w.]+ object at "),
+    "a stray return value": re.compile(
+        r"\b(?:np|numpy)\.(?:float|int|bool_)\w*\("
+        r"|<(?:pandas|matplotlib)\.[\w.]+ object at "
+    ),
     "a failed claim": re.compile(re.escape("A claim on this page no longer holds")),
 }
 """What a rendered page must not show, by name (the ``text`` check)."""
@@ -60,8 +91,10 @@ def page_text(html: str) -> tuple[str, bool]:
     failed = bool(soup.select(f".{CLAIM_FAILED}"))
     main = soup.select_one("main") or soup
     # code inputs, and library code a chapter quotes (show_source renders it as highlighted python)
-    for node in main.select("div.cell_input, div.highlight-python, div.highlight-bash, div.highlight-default, "
-                            "script, style, .headerlink, nav, .bd-sidebar-secondary"):
+    for node in main.select(
+        "div.cell_input, div.highlight-python, div.highlight-bash, div.highlight-default, "
+        "script, style, .headerlink, nav, .bd-sidebar-secondary"
+    ):
         node.decompose()
     return main.get_text(" "), failed
 
@@ -123,8 +156,9 @@ def chapter_titles(pages: list[Path]) -> dict[str, str]:
 
 def reading_times(html_dir: Path) -> dict[str, float]:
     """Page -> about how many minutes it takes to read, for every rendered chapter."""
-    return {str(p.relative_to(html_dir)): reading_minutes(p.read_text(encoding="utf-8"))
-            for p in chapter_pages(html_dir)}
+    return {
+        str(p.relative_to(html_dir)): reading_minutes(p.read_text(encoding="utf-8")) for p in chapter_pages(html_dir)
+    }
 
 
 def long_reads(html_dir: Path) -> dict[str, float]:
@@ -186,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         for page, minutes in times.items():
             print(f"{page}: about {minutes:.1f} minutes to read")
         print(f"the book: about {sum(times.values()):.0f} minutes to read")
-    print(f"scanned the rendered pages of {html_dir} ({', '.join(checks)}): "
-          f"{'clean' if not found else f'{len(found)} with problems'}")
+    print(
+        f"scanned the rendered pages of {html_dir} ({', '.join(checks)}): "
+        f"{'clean' if not found else f'{len(found)} with problems'}"
+    )
     return 1 if found else 0
 
 

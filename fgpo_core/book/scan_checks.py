@@ -6,6 +6,7 @@ Reading time counts what a reader does (:func:`reading_minutes`): prose at
 cells at :data:`CELLS_PER_MINUTE` and :data:`MINUTES_PER_FIGURE` per figure. Folded content
 (``hide-input`` cells, dropdowns) is left out: a reader opens it only when they want it.
 """
+
 from __future__ import annotations
 
 import io
@@ -13,10 +14,29 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["WORDS_PER_MINUTE", "CODE_LINES_PER_MINUTE", "CELLS_PER_MINUTE", "MINUTES_PER_FIGURE", "MAX_MINUTES",
-           "MAX_BOOK_MINUTES", "MIN_SHOWN_SHARE", "MAX_CODE_CHARS", "COLUMN_PX", "FLOAT_COUNT", "Page", "article",
-           "reading_minutes", "check_reading_time", "check_figure_width", "check_figure_text", "check_figure_alt",
-           "check_code_width", "check_chapter_links", "check_float_counts", "check_external_urls"]
+__all__ = [
+    "WORDS_PER_MINUTE",
+    "CODE_LINES_PER_MINUTE",
+    "CELLS_PER_MINUTE",
+    "MINUTES_PER_FIGURE",
+    "MAX_MINUTES",
+    "MAX_BOOK_MINUTES",
+    "MIN_SHOWN_SHARE",
+    "MAX_CODE_CHARS",
+    "COLUMN_PX",
+    "FLOAT_COUNT",
+    "Page",
+    "article",
+    "reading_minutes",
+    "check_reading_time",
+    "check_figure_width",
+    "check_figure_text",
+    "check_figure_alt",
+    "check_code_width",
+    "check_chapter_links",
+    "check_float_counts",
+    "check_external_urls",
+]
 
 WORDS_PER_MINUTE = 180
 CODE_LINES_PER_MINUTE = 40
@@ -81,8 +101,12 @@ def reading_minutes(html: str) -> float:
     for node in main.select("table, div.highlight, img, .math, mjx-container"):
         node.decompose()
     words = len(main.get_text(" ").split())
-    return (words / WORDS_PER_MINUTE + code / CODE_LINES_PER_MINUTE + cells / CELLS_PER_MINUTE
-            + MINUTES_PER_FIGURE * figures)
+    return (
+        words / WORDS_PER_MINUTE
+        + code / CODE_LINES_PER_MINUTE
+        + cells / CELLS_PER_MINUTE
+        + MINUTES_PER_FIGURE * figures
+    )
 
 
 def check_reading_time(page: Page) -> list[str]:
@@ -116,8 +140,10 @@ def check_figure_width(page: Page, column_px: int = COLUMN_PX) -> list[str]:
     for img in article(page.html, unfolded=True).select("img"):
         width = _drawn_width(img, page)
         if width and column_px / width < MIN_SHOWN_SHARE:
-            out.append(f"a figure drawn {width:.0f} px wide is shown at {100 * column_px / width:.0f}% "
-                       f"({img.get('src', '').rsplit('/', 1)[-1][:16]}…)")
+            out.append(
+                f"a figure drawn {width:.0f} px wide is shown at {100 * column_px / width:.0f}% "
+                f"({img.get('src', '').rsplit('/', 1)[-1][:16]}…)"
+            )
     return out
 
 
@@ -126,15 +152,19 @@ def check_figure_text(page: Page) -> list[str]:
     :func:`fgpo_core.book.plots_page.setup` from the figure's own fonts)."""
     from .plots_page import SMALL_TEXT_CLASS
 
-    return [f"a figure with text under 9 points as shown ({img.get('src', '').rsplit('/', 1)[-1][:16]}…)"
-            for img in article(page.html, unfolded=True).select(f"img.{SMALL_TEXT_CLASS}")]
+    return [
+        f"a figure with text under 9 points as shown ({img.get('src', '').rsplit('/', 1)[-1][:16]}…)"
+        for img in article(page.html, unfolded=True).select(f"img.{SMALL_TEXT_CLASS}")
+    ]
 
 
 def check_figure_alt(page: Page) -> list[str]:
     """A figure whose alt text is missing or only its file name."""
-    return [f"a figure with no alt text but its file name ({img.get('src', '').rsplit('/', 1)[-1][:16]}…)"
-            for img in article(page.html, unfolded=True).select("div.cell_output img, figure img")
-            if not (img.get("alt") or "").strip() or _IMAGE_NAME.search((img.get("alt") or "").strip())]
+    return [
+        f"a figure with no alt text but its file name ({img.get('src', '').rsplit('/', 1)[-1][:16]}…)"
+        for img in article(page.html, unfolded=True).select("div.cell_output img, figure img")
+        if not (img.get("alt") or "").strip() or _IMAGE_NAME.search((img.get("alt") or "").strip())
+    ]
 
 
 def check_code_width(page: Page, max_chars: int = MAX_CODE_CHARS) -> list[str]:
@@ -165,17 +195,25 @@ def check_chapter_links(page: Page) -> list[str]:
         text = block.get_text(" ")
         for m in _QUOTE.finditer(text):
             quoted = _norm(m.group(1))
-            before = text[max(0, m.start() - 25):m.start()].lower()
+            before = text[max(0, m.start() - 25) : m.start()].lower()
             if quoted in titles and quoted not in linked:
                 out.append(f"a chapter named but not linked: “{m.group(1).strip()}”")
-            elif quoted not in titles and re.search(r"\bchapters?\b[^.]{0,12}$", before) and not any(
-                    t.startswith(quoted) for t in titles):
+            elif (
+                quoted not in titles
+                and re.search(r"\bchapters?\b[^.]{0,12}$", before)
+                and not any(t.startswith(quoted) for t in titles)
+            ):
                 out.append(f"a quoted chapter that does not exist: “{m.group(1).strip()}”")
     if page.path is not None:
         for a in main.select("a[href]"):
             href = a["href"].split("#")[0]
-            if href and not _EXTERNAL.match(href) and not href.startswith(("mailto:", "data:")) \
-                    and href.endswith(".html") and not (page.path.parent / href).exists():
+            if (
+                href
+                and not _EXTERNAL.match(href)
+                and not href.startswith(("mailto:", "data:"))
+                and href.endswith(".html")
+                and not (page.path.parent / href).exists()
+            ):
                 out.append(f"a link to a page that does not exist: {a['href']}")
     return list(dict.fromkeys(out))
 
@@ -195,16 +233,34 @@ def check_external_urls(page: Page) -> list[str]:
 
     soup = BeautifulSoup(page.html, "html.parser")
     out = []
-    for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"), ("source", "src"),
-                      ("video", "src"), ("audio", "src"), ("embed", "src"), ("object", "data")):
+    for tag, attr in (
+        ("script", "src"),
+        ("link", "href"),
+        ("img", "src"),
+        ("iframe", "src"),
+        ("source", "src"),
+        ("video", "src"),
+        ("audio", "src"),
+        ("embed", "src"),
+        ("object", "data"),
+    ):
         for node in soup.find_all(tag):
             url = node.get(attr) or ""
-            if tag == "link" and not set(node.get("rel") or []) & {"stylesheet", "preload", "icon", "modulepreload",
-                                                                     "prefetch", "manifest"}:
+            if tag == "link" and not set(node.get("rel") or []) & {
+                "stylesheet",
+                "preload",
+                "icon",
+                "modulepreload",
+                "prefetch",
+                "manifest",
+            }:
                 continue
             if _EXTERNAL.match(url):
                 out.append(f"loads {url}")
     for node in soup.find_all("script", src=False):
-        out += [f"an inline script names {url}" for url in re.findall(r"https?://[^\s\"'<>)]+", node.get_text())
-                if "w3.org" not in url]
+        out += [
+            f"an inline script names {url}"
+            for url in re.findall(r"https?://[^\s\"'<>)]+", node.get_text())
+            if "w3.org" not in url
+        ]
     return list(dict.fromkeys(out))

@@ -6,6 +6,7 @@ fails the check when Chromium cannot draw it or when the drawing is blank (nearl
 a page that failed to load its content). ``python -m fgpo_core.book.screens [HTML] [OUT]``
 prints one line per page and exits 1 when any page fails, 2 when no Chromium or no book is found.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -25,18 +26,34 @@ def find_browser() -> str:
     for name in BROWSERS:
         if shutil.which(name):
             return name
-    raise FileNotFoundError(f"no Chromium on PATH (looked for {', '.join(BROWSERS)}); install one, e.g. "
-                            "apt-get install chromium")
+    raise FileNotFoundError(
+        f"no Chromium on PATH (looked for {', '.join(BROWSERS)}); install one, e.g. apt-get install chromium"
+    )
 
 
-def screenshot(browser: str, page: Path, out: Path, width: int = WIDTH, height: int = HEIGHT,
-               timeout: float = 120) -> bool:
+def screenshot(
+    browser: str, page: Path, out: Path, width: int = WIDTH, height: int = HEIGHT, timeout: float = 120
+) -> bool:
     """Draw ``page`` into ``out``; True when Chromium wrote the picture."""
     with tempfile.TemporaryDirectory() as profile:
-        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                        "--hide-scrollbars", f"--user-data-dir={profile}", f"--screenshot={out}",
-                        f"--window-size={width},{height}", page.resolve().as_uri()],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, check=False)
+        subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--hide-scrollbars",
+                f"--user-data-dir={profile}",
+                f"--screenshot={out}",
+                f"--window-size={width},{height}",
+                page.resolve().as_uri(),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
     return out.exists() and out.stat().st_size > 0
 
 

@@ -16,6 +16,7 @@ reward) never lowers P_dead, moving mass toward a larger class raises it, and
 P_dead is Schur-convex in the class masses (smallest at equal masses, 1 when
 one class holds all the mass).
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -78,8 +79,7 @@ def reward_classes(rewards, atol: float = DEFAULT_ATOL) -> np.ndarray:
     order = np.argsort(r, axis=-1, kind="stable")
     sorted_r = np.take_along_axis(r, order, -1)
     new = np.diff(sorted_r, axis=-1) > atol
-    ids_sorted = np.concatenate([np.zeros(r.shape[:-1] + (1,), dtype=np.int64),
-                                 np.cumsum(new, axis=-1)], axis=-1)
+    ids_sorted = np.concatenate([np.zeros(r.shape[:-1] + (1,), dtype=np.int64), np.cumsum(new, axis=-1)], axis=-1)
     ids = np.empty_like(ids_sorted)
     np.put_along_axis(ids, order, ids_sorted, -1)
     return ids
@@ -105,7 +105,7 @@ def dead_group_probability_from_masses(masses, G: int) -> np.ndarray:
     w = np.asarray(masses, dtype=float)
     if (w < 0).any():
         raise ValueError("class masses must be non-negative")
-    return (w ** G).sum(-1)
+    return (w**G).sum(-1)
 
 
 def action_class_mass(probs, rewards, atol: float = DEFAULT_ATOL) -> np.ndarray:
@@ -144,8 +144,9 @@ def dead_group_probability(probs, rewards, G: int, atol: float = DEFAULT_ATOL, w
     return np.where(np.broadcast_to(np.asarray(where, dtype=bool), terms.shape), terms, 0.0).sum(-1)
 
 
-def dead_group_probability_mc(probs, rewards, G: int, n_groups: int = 10_000, seed: int | None = 0,
-                              atol: float = DEFAULT_ATOL) -> np.ndarray:
+def dead_group_probability_mc(
+    probs, rewards, G: int, n_groups: int = 10_000, seed: int | None = 0, atol: float = DEFAULT_ATOL
+) -> np.ndarray:
     """Monte Carlo estimate of Eq. 7: draw ``n_groups`` groups of ``G`` actions per row
     and count the groups whose rewards are all equal (within ``atol``)."""
     G = _check_G(G)
@@ -167,8 +168,12 @@ def dead_group_probability_mc(probs, rewards, G: int, n_groups: int = 10_000, se
     return out.reshape(lead)
 
 
-def dead_group_grid(policies: Mapping[str, np.ndarray], rewards, group_sizes: Sequence[int] = TABLE15_GROUP_SIZES,
-                    atol: float = DEFAULT_ATOL) -> pd.DataFrame:
+def dead_group_grid(
+    policies: Mapping[str, np.ndarray],
+    rewards,
+    group_sizes: Sequence[int] = TABLE15_GROUP_SIZES,
+    atol: float = DEFAULT_ATOL,
+) -> pd.DataFrame:
     """Mean dead-group probability (%) over questions, one row per policy and one
     column per ``G``: the shape of the paper's Table 15.
 
@@ -181,8 +186,9 @@ def dead_group_grid(policies: Mapping[str, np.ndarray], rewards, group_sizes: Se
     return pd.DataFrame.from_dict(rows, orient="index", columns=[f"G={G}" for G in group_sizes])
 
 
-def proposition_violations(n_trials: int, rng: np.random.Generator,
-                           probability=dead_group_probability_from_masses) -> dict[str, int]:
+def proposition_violations(
+    n_trials: int, rng: np.random.Generator, probability=dead_group_probability_from_masses
+) -> dict[str, int]:
     """Proposition 1 tested on ``n_trials`` random class masses (2-8 classes, G in 2..16):
     how often merging two classes lowers ``probability`` (``merge``), moving mass from a smaller
     to a larger class fails to raise it (``transfer``), and it falls below its minimum at equal

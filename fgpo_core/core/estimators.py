@@ -34,6 +34,7 @@ length-normalised sequence, GSPO). On the first update the ratio is 1 and its gr
 
 Functions take torch tensors and keep the autograd graph.
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -87,8 +88,14 @@ def entropy(q: torch.Tensor) -> torch.Tensor:
     return -torch.special.xlogy(q, q).sum(-1)
 
 
-def exact_objective(scores: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor | None = None,
-                    penalty=None, weight: float = 0.0, reference: torch.Tensor | None = None) -> torch.Tensor:
+def exact_objective(
+    scores: torch.Tensor,
+    rewards: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    penalty=None,
+    weight: float = 0.0,
+    reference: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Per-question exact objective with any regularizer, ``J_w(s) = sum_a q r - w R(s)`` (Eq. 2;
     Eq. 5 with ``R = -H``), ``[...]`` of ``scores`` ``[..., A]``.
 
@@ -105,8 +112,9 @@ def exact_objective(scores: torch.Tensor, rewards: torch.Tensor, mask: torch.Ten
     return J
 
 
-def fgpo_objective(scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA,
-                   mask: torch.Tensor | None = None) -> torch.Tensor:
+def fgpo_objective(
+    scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA, mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """Per-question exact objective ``J_beta(s) = sum_a q r + beta H(q)`` (Eq. 2, 5).
 
     ``scores`` (candidate scores) and ``rewards`` are ``[..., A]``; returns ``[...]``. With
@@ -116,8 +124,9 @@ def fgpo_objective(scores: torch.Tensor, rewards: torch.Tensor, beta: float = BE
     return exact_objective(scores, rewards, mask, negative_entropy, beta)
 
 
-def fgpo_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA,
-              mask: torch.Tensor | None = None) -> torch.Tensor:
+def fgpo_loss(
+    scores: torch.Tensor, rewards: torch.Tensor, beta: float = BETA, mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """FGPO minibatch loss: ``-(1/|B|) sum_s [sum_a q(a|s) r(s,a) + beta H(q(.|s))]`` (Eq. 2, 5).
 
     ``scores`` are the candidate scores ``l(a|s)`` of every subset, ``[B, A]``; ``rewards`` the
@@ -198,8 +207,9 @@ def dead_group_mask(group_rewards: torch.Tensor, atol: float = 1e-8) -> torch.Te
     return (group_rewards.max(-1).values - group_rewards.min(-1).values) <= atol
 
 
-def draw_live_groups(probs: torch.Tensor, rewards: torch.Tensor, G: int, max_draws: int = 4,
-                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def draw_live_groups(
+    probs: torch.Tensor, rewards: torch.Tensor, G: int, max_draws: int = 4, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """DAPO's dynamic sampling: draw a group of ``G`` actions per question, and draw again for
     the questions whose group is dead, up to ``max_draws`` groups in all.
 
@@ -225,8 +235,9 @@ def draw_live_groups(probs: torch.Tensor, rewards: torch.Tensor, G: int, max_dra
     return actions, live, draws
 
 
-def grpo_advantages(group_rewards: torch.Tensor, variant: Literal["paper", "trl"] = "paper",
-                    eps: float | None = None) -> torch.Tensor:
+def grpo_advantages(
+    group_rewards: torch.Tensor, variant: Literal["paper", "trl"] = "paper", eps: float | None = None
+) -> torch.Tensor:
     """Group-normalised advantages of Eq. 3, ``A_i = (r_i - mean) / (std + eps)``.
 
     ``group_rewards`` is ``[B, G]`` (``B`` groups of ``G`` rollouts).
@@ -237,8 +248,9 @@ def grpo_advantages(group_rewards: torch.Tensor, variant: Literal["paper", "trl"
 
     A dead group (all rewards equal) gets exactly zero advantages in both.
     """
-    r = torch.as_tensor(group_rewards, dtype=torch.get_default_dtype() if not torch.is_tensor(group_rewards)
-                        else group_rewards.dtype)
+    r = torch.as_tensor(
+        group_rewards, dtype=torch.get_default_dtype() if not torch.is_tensor(group_rewards) else group_rewards.dtype
+    )
     if r.ndim != 2 or r.shape[-1] < 2:
         raise ValueError(f"group rewards must be [B, G] with G >= 2, got {tuple(r.shape)}")
     if variant not in ("paper", "trl"):
@@ -279,8 +291,13 @@ def policy_gradient_loss(scores: torch.Tensor, actions: torch.Tensor, advantages
     return grpo_loss(torch.log_softmax(scores, -1).gather(-1, actions), advantages)
 
 
-def clipped_policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip: float = 0.2,
-                        lengths: torch.Tensor | None = None) -> torch.Tensor:
+def clipped_policy_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    clip: float = 0.2,
+    lengths: torch.Tensor | None = None,
+) -> torch.Tensor:
     """PPO's clipped surrogate, as GRPO (Eq. 3) and TRL's ``GRPOTrainer`` apply it per token:
     ``-(1/(B G)) sum_{s,i} min(rho_i A_i, clip(rho_i, 1 - eps, 1 + eps) A_i)`` with the importance
     ratio ``rho_i = exp(log p(a_i) - log p_old(a_i))`` of the drawn actions ``[B, G]`` under the
@@ -292,8 +309,10 @@ def clipped_policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: 
     log p_old(y_i)) / |y_i|)`` (the length-normalised sequence likelihood ratio), clipped per sequence.
     """
     if logp.shape != old_logp.shape or logp.shape != advantages.shape:
-        raise ValueError(f"logp {tuple(logp.shape)}, old_logp {tuple(old_logp.shape)} and advantages "
-                         f"{tuple(advantages.shape)} must share shape [B, G]")
+        raise ValueError(
+            f"logp {tuple(logp.shape)}, old_logp {tuple(old_logp.shape)} and advantages "
+            f"{tuple(advantages.shape)} must share shape [B, G]"
+        )
     if not clip > 0:
         raise ValueError(f"the clip range must be positive, got {clip}")
     log_ratio = logp - old_logp.detach()

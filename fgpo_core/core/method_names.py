@@ -21,17 +21,28 @@ is refused with a one-line ValueError, as is a second regularizer. The parser an
 :func:`grammar_help` (``fgpo study --help``) read the same tables, so a new modifier is one row and
 a new estimator or regularizer appears in both with no edit here.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
 
-from .regularizers import REGULARIZERS
 from .registry import ESTIMATORS, Estimator
+from .regularizers import REGULARIZERS
 from .settings import EstimatorSettings
 
-__all__ = ["Modifier", "MODIFIERS", "METHODS", "ALL_METHODS", "MethodSpec", "parse_method", "parse_stages",
-           "method_kind", "modifier_help", "grammar_help"]
+__all__ = [
+    "Modifier",
+    "MODIFIERS",
+    "METHODS",
+    "ALL_METHODS",
+    "MethodSpec",
+    "parse_method",
+    "parse_stages",
+    "method_kind",
+    "modifier_help",
+    "grammar_help",
+]
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
 _SETTINGS = {f.name for f in fields(EstimatorSettings)}
@@ -80,20 +91,41 @@ class Modifier:
 
 MODIFIERS = (
     Modifier("lr", "lr", float, "a fixed learning rate, outside the study's sweep"),
-    Modifier("lambda", "lam", float, "Eq. 1's parsimony weight lambda (the estimators on Eq. 1 rewards)",
-             read_by="eq1"),
+    Modifier(
+        "lambda", "lam", float, "Eq. 1's parsimony weight lambda (the estimators on Eq. 1 rewards)", read_by="eq1"
+    ),
     Modifier("beta", "dpo_beta", float, "DPO's beta", bases=("dpo",), read_by="reads"),
-    Modifier("beta", "beta", float, "the entropy bonus's weight, as -ent (the paper's beta)",
-             read_by="regularizer", regularizer="ent"),
-    Modifier("ent", "beta", float, "regularizer: entropy bonus of this weight", read_by="regularizer",
-             regularizer="ent"),
-    Modifier("klu", "klu", float, "regularizer: KL(q || uniform) of this weight", read_by="regularizer",
-             regularizer="klu"),
-    Modifier("klr", "klr", float, "regularizer: KL(q || reference policy) of this weight (the policy at the start "
-             "of training)", read_by="regularizer", regularizer="klr"),
+    Modifier(
+        "beta",
+        "beta",
+        float,
+        "the entropy bonus's weight, as -ent (the paper's beta)",
+        read_by="regularizer",
+        regularizer="ent",
+    ),
+    Modifier(
+        "ent", "beta", float, "regularizer: entropy bonus of this weight", read_by="regularizer", regularizer="ent"
+    ),
+    Modifier(
+        "klu", "klu", float, "regularizer: KL(q || uniform) of this weight", read_by="regularizer", regularizer="klu"
+    ),
+    Modifier(
+        "klr",
+        "klr",
+        float,
+        "regularizer: KL(q || reference policy) of this weight (the policy at the start of training)",
+        read_by="regularizer",
+        regularizer="klr",
+    ),
     Modifier("noreg", "noreg", None, "regularizer: none", read_by="regularizer", regularizer="none"),
-    Modifier("eq1", "reward", None, "train on Eq. 1's reward instead of the differential one",
-             read_by="differential", const="eq1"),
+    Modifier(
+        "eq1",
+        "reward",
+        None,
+        "train on Eq. 1's reward instead of the differential one",
+        read_by="differential",
+        const="eq1",
+    ),
     Modifier("T", "temperature", float, "the listwise temperature of q"),
     Modifier("G", "G", int, "the group size of the sampled methods", read_by="reads"),
     Modifier("clip", "clip", float, "the clip range epsilon of a clipped ratio", read_by="reads"),
@@ -101,8 +133,9 @@ MODIFIERS = (
     Modifier("h", "hidden", int, "hidden units of the head"),
     Modifier("e", "epochs", int, "epochs"),
     Modifier("n", "n_train", int, "only the first n training questions", run=True),
-    Modifier("noT", "drop_tool", int, "the library without tool i (from 1), retrained on the restricted table",
-             run=True),
+    Modifier(
+        "noT", "drop_tool", int, "the library without tool i (from 1), retrained on the restricted table", run=True
+    ),
 )
 """Every modifier; a key may have one row per set of bases (DPO's ``-beta`` is its own row)."""
 
@@ -129,8 +162,13 @@ def modifier_help() -> str:
     lines = []
     for m in MODIFIERS:
         arg = f"<{m.cast.__name__}>" if m.cast else ""
-        who = ("any estimator" if m.read_by == "regularizer" else
-               "every estimator" if m.read_by == "every" and not m.excluded() else ", ".join(m.readers()))
+        who = (
+            "any estimator"
+            if m.read_by == "regularizer"
+            else "every estimator"
+            if m.read_by == "every" and not m.excluded()
+            else ", ".join(m.readers())
+        )
         lines.append(f"  -{m.key}{arg}: {m.help} (read by {who})")
     return "\n".join(lines)
 
@@ -144,20 +182,34 @@ def grammar_help() -> str:
         reg, w = resolve_regularizer(e, EstimatorSettings())
         name = f"{e.dial}<n>" if e.dial else e.name
         reads = f"; reads {', '.join(e.reads)}" if e.reads else ""
-        est.append(f"  {name}: {e.label.format('n')} ({e.kind}, {e.reward} reward, regularizer {reg.name}"
-                   + (f" {w:g}" if reg.penalty else "") + f"{reads})")
-    regs = [f"  {r.name}: {r.label}" + (f" (default weight {r.weight:g})" if r.penalty else "")
-            for r in REGULARIZERS.values()]
-    return "\n".join(["method names: <estimator>[-<modifier>...], stages of post-training joined by '+'",
-                      "estimators:", *est, "regularizers (any estimator composes with any, by a modifier):", *regs,
-                      "modifiers:", modifier_help()])
+        est.append(
+            f"  {name}: {e.label.format('n')} ({e.kind}, {e.reward} reward, regularizer {reg.name}"
+            + (f" {w:g}" if reg.penalty else "")
+            + f"{reads})"
+        )
+    regs = [
+        f"  {r.name}: {r.label}" + (f" (default weight {r.weight:g})" if r.penalty else "")
+        for r in REGULARIZERS.values()
+    ]
+    return "\n".join(
+        [
+            "method names: <estimator>[-<modifier>...], stages of post-training joined by '+'",
+            "estimators:",
+            *est,
+            "regularizers (any estimator composes with any, by a modifier):",
+            *regs,
+            "modifiers:",
+            modifier_help(),
+        ]
+    )
 
 
 def _hint() -> str:
     dials = ", ".join(f"{e.dial}<n>" for e in ESTIMATORS.values() if e.dial)
     plain = ", ".join(e.name for e in ESTIMATORS.values() if not e.dial)
     return f"use one of {plain} or {dials}, optionally with modifiers " + " ".join(
-        dict.fromkeys(f"-{m.key}" + ("<value>" if m.cast else "") for m in MODIFIERS))
+        dict.fromkeys(f"-{m.key}" + ("<value>" if m.cast else "") for m in MODIFIERS)
+    )
 
 
 @dataclass(frozen=True)
@@ -222,8 +274,10 @@ def _refuse_unread(method: str, est: Estimator, mod: Modifier, seen: dict) -> No
         if other is not None:
             raise ValueError(f"{method!r} gives two regularizers (-{other.key}, -{mod.key}); give one")
         if est.composes and mod.regularizer != est.regularizer:
-            raise ValueError(f"{method!r}: {est.name} is {est.composes} with the regularizer {est.regularizer}; "
-                             f"for another regularizer name {est.composes}-{mod.key}" + ("<w>" if mod.cast else ""))
+            raise ValueError(
+                f"{method!r}: {est.name} is {est.composes} with the regularizer {est.regularizer}; "
+                f"for another regularizer name {est.composes}-{mod.key}" + ("<w>" if mod.cast else "")
+            )
 
 
 def _value(method: str, mod: Modifier, part: str, value: str | None):
@@ -236,8 +290,11 @@ def _value(method: str, mod: Modifier, part: str, value: str | None):
     if mod.cast is int and not value.isdigit():
         raise ValueError(f"modifier -{mod.key} takes a whole number, got {part!r} in {method!r}")
     v = mod.cast(value)
-    if (mod.field in ("updates", "epochs") and v < 1) or (mod.field == "G" and v < 2) or \
-            (mod.field in ("clip", "temperature") and not v > 0):
+    if (
+        (mod.field in ("updates", "epochs") and v < 1)
+        or (mod.field == "G" and v < 2)
+        or (mod.field in ("clip", "temperature") and not v > 0)
+    ):
         raise ValueError(f"{method!r}: -{mod.key} must be {'at least 2' if mod.field == 'G' else 'positive'}")
     return v
 

@@ -29,6 +29,7 @@ method-name grammar (:mod:`fgpo_core.core.method_names`), ``fgpo study --help``,
 palettes and the presets read :data:`ESTIMATORS`. ``rloo-kl`` is a composition: RLOO's functions
 with the regularizer ``klu`` at ``RLOO_KL`` (the same training as ``rloo-klu0.05``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -40,13 +41,45 @@ from .estimators import BETA, grpo_advantages, rloo_advantages
 from .regularizers import Regularizer, regularizer
 from .settings import EstimatorSettings
 from .shortlists import shortlist_grow, shortlist_top
-from .visits import (Draw, VisitContext, clipped_loss, dpo_loss, exact_draw, exact_loss, group_draw, gspo_loss,
-                     imitation_draw, pg_loss, sft_loss, shortlist_draw)
+from .visits import (
+    Draw,
+    VisitContext,
+    clipped_loss,
+    dpo_loss,
+    exact_draw,
+    exact_loss,
+    group_draw,
+    gspo_loss,
+    imitation_draw,
+    pg_loss,
+    sft_loss,
+    shortlist_draw,
+)
 
-__all__ = ["Estimator", "Draw", "Visit", "VisitContext", "ESTIMATORS", "KINDS", "register", "estimator",
-           "preset_methods", "resolve_regularizer", "visit_loss", "RLOO_KL", "exact_draw", "shortlist_draw",
-           "group_draw", "imitation_draw", "exact_loss", "pg_loss", "clipped_loss", "gspo_loss", "sft_loss",
-           "dpo_loss"]
+__all__ = [
+    "Estimator",
+    "Draw",
+    "Visit",
+    "VisitContext",
+    "ESTIMATORS",
+    "KINDS",
+    "register",
+    "estimator",
+    "preset_methods",
+    "resolve_regularizer",
+    "visit_loss",
+    "RLOO_KL",
+    "exact_draw",
+    "shortlist_draw",
+    "group_draw",
+    "imitation_draw",
+    "exact_loss",
+    "pg_loss",
+    "clipped_loss",
+    "gspo_loss",
+    "sft_loss",
+    "dpo_loss",
+]
 
 KINDS = ("exact", "budgeted", "sampled", "imitation")
 """How an estimator reads the reward table."""
@@ -154,8 +187,9 @@ def resolve_regularizer(est: Estimator, settings: EstimatorSettings) -> tuple[Re
     return reg, float(reg.weight)
 
 
-def visit_loss(est: Estimator, scores: torch.Tensor, rewards: torch.Tensor, draw: Draw,
-               ctx: VisitContext) -> torch.Tensor:
+def visit_loss(
+    est: Estimator, scores: torch.Tensor, rewards: torch.Tensor, draw: Draw, ctx: VisitContext
+) -> torch.Tensor:
     """The loss of ``scores`` ``[B, A]`` on ``draw``: the estimator's loss and its regularizer
     (:func:`resolve_regularizer` of ``ctx.settings``). An exact or budgeted estimator folds
     ``w * R(s)`` into each question's objective before the mean (FGPO's
@@ -217,25 +251,121 @@ def _dapo_adv(group_r, ctx):
 _GRPO = ("G", "grpo_variant")
 register(Estimator("fgpo", "FGPO", "#1b7f79", "exact", "eq1", exact_draw, exact_loss, "ent", BETA))
 register(Estimator("grpo", "GRPO", "#c8553d", "sampled", "differential", group_draw(_grpo_adv), pg_loss, reads=_GRPO))
-register(Estimator("grpo-eq1", "GRPO (Eq. 1)", "#6b1a10", "sampled", "eq1", group_draw(_grpo_adv), pg_loss,
-                   reads=_GRPO))
+register(
+    Estimator("grpo-eq1", "GRPO (Eq. 1)", "#6b1a10", "sampled", "eq1", group_draw(_grpo_adv), pg_loss, reads=_GRPO)
+)
 register(Estimator("rloo", "RLOO", "#f2a33a", "sampled", "differential", group_draw(_rloo_adv), pg_loss, reads=("G",)))
-register(Estimator("dapo", "GRPO + dynamic sampling", "#66a61e", "sampled", "differential",
-                   group_draw(_dapo_adv, dynamic=True), pg_loss, reads=("G", "max_draws")))
+register(
+    Estimator(
+        "dapo",
+        "GRPO + dynamic sampling",
+        "#66a61e",
+        "sampled",
+        "differential",
+        group_draw(_dapo_adv, dynamic=True),
+        pg_loss,
+        reads=("G", "max_draws"),
+    )
+)
 register(Estimator("sft", "SFT", "#9c6fb6", "imitation", "eq1", imitation_draw, sft_loss))
 register(Estimator("dpo", "DPO", "#3b6ea5", "imitation", "eq1", imitation_draw, dpo_loss, reads=("dpo_beta",)))
-register(Estimator("fgpo-k", "FGPO k={}", "Blues", "budgeted", "eq1", exact_draw, exact_loss, "ent", BETA,
-                   reads=("k",), dial="fgpo-k", family="fgpo", examples=("fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")))
-register(Estimator("shortlist-top", "Shortlist (top) K={}", "Greens", "budgeted", "eq1", shortlist_draw, exact_loss,
-                   "ent", BETA, reads=("k",), dial="shortlist-top", candidates=_shortlist_top,
-                   presets=(), examples=("shortlist-top16",)))
-register(Estimator("shortlist-grow", "Shortlist (grow) K={}", "Purples", "budgeted", "eq1", shortlist_draw,
-                   exact_loss, "ent", BETA, reads=("k",), dial="shortlist-grow", candidates=_shortlist_grow,
-                   presets=(), examples=("shortlist-grow16",)))
-register(Estimator("rloo-kl", "RLOO + KL to uniform", "#8e0152", "sampled", "differential", group_draw(_rloo_adv),
-                   pg_loss, "klu", RLOO_KL, reads=("G",), in_study=False, presets=(), composes="rloo"))
-register(Estimator("grpo-clip", "GRPO (clipped ratio)", "#e7298a", "sampled", "differential", group_draw(_grpo_adv),
-                   clipped_loss, reads=_GRPO + ("clip",), in_study=False, presets=(),
-                   examples=("grpo-clip", "grpo-clip-u4")))
-register(Estimator("gspo", "GSPO", "#555555", "sampled", "differential", group_draw(_grpo_adv), gspo_loss,
-                   reads=_GRPO + ("clip",), in_study=False, presets=(), examples=("gspo-u4",)))
+register(
+    Estimator(
+        "fgpo-k",
+        "FGPO k={}",
+        "Blues",
+        "budgeted",
+        "eq1",
+        exact_draw,
+        exact_loss,
+        "ent",
+        BETA,
+        reads=("k",),
+        dial="fgpo-k",
+        family="fgpo",
+        examples=("fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8"),
+    )
+)
+register(
+    Estimator(
+        "shortlist-top",
+        "Shortlist (top) K={}",
+        "Greens",
+        "budgeted",
+        "eq1",
+        shortlist_draw,
+        exact_loss,
+        "ent",
+        BETA,
+        reads=("k",),
+        dial="shortlist-top",
+        candidates=_shortlist_top,
+        presets=(),
+        examples=("shortlist-top16",),
+    )
+)
+register(
+    Estimator(
+        "shortlist-grow",
+        "Shortlist (grow) K={}",
+        "Purples",
+        "budgeted",
+        "eq1",
+        shortlist_draw,
+        exact_loss,
+        "ent",
+        BETA,
+        reads=("k",),
+        dial="shortlist-grow",
+        candidates=_shortlist_grow,
+        presets=(),
+        examples=("shortlist-grow16",),
+    )
+)
+register(
+    Estimator(
+        "rloo-kl",
+        "RLOO + KL to uniform",
+        "#8e0152",
+        "sampled",
+        "differential",
+        group_draw(_rloo_adv),
+        pg_loss,
+        "klu",
+        RLOO_KL,
+        reads=("G",),
+        in_study=False,
+        presets=(),
+        composes="rloo",
+    )
+)
+register(
+    Estimator(
+        "grpo-clip",
+        "GRPO (clipped ratio)",
+        "#e7298a",
+        "sampled",
+        "differential",
+        group_draw(_grpo_adv),
+        clipped_loss,
+        reads=_GRPO + ("clip",),
+        in_study=False,
+        presets=(),
+        examples=("grpo-clip", "grpo-clip-u4"),
+    )
+)
+register(
+    Estimator(
+        "gspo",
+        "GSPO",
+        "#555555",
+        "sampled",
+        "differential",
+        group_draw(_grpo_adv),
+        gspo_loss,
+        reads=_GRPO + ("clip",),
+        in_study=False,
+        presets=(),
+        examples=("gspo-u4",),
+    )
+)

@@ -20,6 +20,7 @@ per-question objective on the same ``log_softmax`` (:func:`~fgpo_core.core.estim
 and a sampled one adds ``w * mean_s R(s)`` to its surrogate; either is exact (it reads no reward).
 A new regularizer is one penalty function and one :func:`register_regularizer` call.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,16 @@ import torch
 
 from .settings import PAPER_BETA
 
-__all__ = ["Regularizer", "REGULARIZERS", "register_regularizer", "regularizer", "log_policy", "negative_entropy",
-           "kl_uniform", "kl_reference"]
+__all__ = [
+    "Regularizer",
+    "REGULARIZERS",
+    "register_regularizer",
+    "regularizer",
+    "log_policy",
+    "negative_entropy",
+    "kl_uniform",
+    "kl_reference",
+]
 
 
 def log_policy(scores: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,22 +55,25 @@ def log_policy(scores: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[
     return q, logq
 
 
-def negative_entropy(q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None,
-                     reference: torch.Tensor | None = None) -> torch.Tensor:
+def negative_entropy(
+    q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None, reference: torch.Tensor | None = None
+) -> torch.Tensor:
     """``-H(q) = sum_a q_a log q_a`` per question (Eq. 5's bonus, as a penalty)."""
     return (q * logq).sum(-1)
 
 
-def kl_uniform(q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None,
-               reference: torch.Tensor | None = None) -> torch.Tensor:
+def kl_uniform(
+    q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None, reference: torch.Tensor | None = None
+) -> torch.Tensor:
     """``KL(q || uniform) = sum_a q_a (log q_a + log A)`` per question (``A``: the kept actions)."""
     if mask is None:
         return (q * (logq + math.log(q.shape[-1]))).sum(-1)
     return (q * (logq + torch.log(mask.sum(-1, keepdim=True).to(logq.dtype)))).sum(-1)
 
 
-def kl_reference(q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None,
-                 reference: torch.Tensor | None = None) -> torch.Tensor:
+def kl_reference(
+    q: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor | None = None, reference: torch.Tensor | None = None
+) -> torch.Tensor:
     """``KL(q || q_ref) = sum_a q_a (log q_a - log q_ref,a)`` per question; ``reference``: the
     reference policy's log-probabilities ``[B, A]`` (renormalised over ``mask`` when given)."""
     if reference is None:
@@ -87,8 +99,9 @@ class Regularizer:
     needs_reference: bool = False
     """Whether it reads the reference policy (``VisitContext.reference``)."""
 
-    def __call__(self, scores: torch.Tensor, mask: torch.Tensor | None = None,
-                 reference: torch.Tensor | None = None) -> torch.Tensor:
+    def __call__(
+        self, scores: torch.Tensor, mask: torch.Tensor | None = None, reference: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The penalty ``[B]`` of candidate scores ``[B, A]`` (zeros for ``none``)."""
         q, logq = log_policy(scores, mask)
         if self.penalty is None:

@@ -14,6 +14,7 @@
       r_diff = 1[correct with a] - 1[correct with no tools]   in {-1, 0, +1}
       r_grpo = 0.95 * r_diff + 0.05 * r_fmt,   r_fmt = 1 for a parseable completion
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,8 +51,7 @@ def eq1_reward(correct, sizes, n_tools: int, lam: float = LAMBDA) -> np.ndarray:
     return (2.0 * correct - 1.0) + lam * (1.0 - 2.0 * sizes / n_tools)
 
 
-def differential_reward(correct, correct_empty, parsed=True, w_diff: float = 0.95,
-                        w_fmt: float = 0.05) -> np.ndarray:
+def differential_reward(correct, correct_empty, parsed=True, w_diff: float = 0.95, w_fmt: float = 0.05) -> np.ndarray:
     """The GRPO arm's reward ``w_diff * r_diff + w_fmt * r_fmt``.
 
     ``r_diff = 1[correct] - 1[correct_empty]`` compares a subset with the

@@ -3,6 +3,7 @@ selector, the evidence readers): cosine decay to zero with no warm-up, as the pa
 (Table 6). A learning-rate multiplier knows nothing of models, so it lives here, below both the
 training loops (:mod:`fgpo_core.algorithms`) and what runs them (:mod:`fgpo_core.experiments`,
 :mod:`fgpo_core.reasoners`)."""
+
 from __future__ import annotations
 
 import math

@@ -8,6 +8,7 @@ of the library (HeadConfig, StudyConfig, BanditConfig, the LM selector's configs
 method-name modifier declares which field it sets (:mod:`fgpo_core.core.method_names`).
 :func:`with_flat_keys` reads the flat keys older configs and study manifests carry.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -45,8 +46,13 @@ PAPER_BETA = 0.03
 """The paper's entropy-bonus weight (:data:`fgpo_core.core.estimators.BETA`), every exact estimator's default."""
 
 
-def with_flat_keys(settings: EstimatorSettings, beta: float | None = None, G: int | None = None,
-                   max_draws: int | None = None, dpo_beta: float | None = None) -> EstimatorSettings:
+def with_flat_keys(
+    settings: EstimatorSettings,
+    beta: float | None = None,
+    G: int | None = None,
+    max_draws: int | None = None,
+    dpo_beta: float | None = None,
+) -> EstimatorSettings:
     """``settings`` with the flat keys of older configs and study manifests: ``G``, ``max_draws``,
     ``dpo_beta`` and ``beta``, the entropy bonus's weight. ``beta`` at the paper's 0.03 (every
     committed study) changes nothing, since it is every exact estimator's default; another weight

@@ -1,6 +1,7 @@
 """Compact candidate sets of subsets per question, for exact optimisation past enumeration (the
 paper's future work for large libraries): the policy's top candidates, or greedy growth through
 the subset lattice. Both are rebuilt from the current policy once per epoch."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +18,7 @@ def shortlist_top(q: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray
         raise ValueError(f"K must lie in 1..{A}, got {K}")
     u = max(1, K // 4) if 1 < K < A else 0
     out = np.zeros((N, A), dtype=bool)
-    top = np.argsort(-q, axis=1, kind="stable")[:, :K - u]
+    top = np.argsort(-q, axis=1, kind="stable")[:, : K - u]
     out[np.arange(N)[:, None], top] = True
     for i in range(N):
         if u:
@@ -25,8 +26,15 @@ def shortlist_top(q: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray
     return out
 
 
-def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, n_tools: int, K: int,
-                   keep: int = 2, rng: np.random.Generator | None = None) -> np.ndarray:
+def shortlist_grow(
+    prev: np.ndarray | None,
+    q: np.ndarray,
+    rewards: np.ndarray,
+    n_tools: int,
+    K: int,
+    keep: int = 2,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
     """Greedy growth through the subset lattice: per question, the ``keep`` best subsets of the
     previous shortlist by their (already paid) reward, ties broken by q, and every subset one
     tool away from them (one tool added or removed), the most likely under q first, up to ``K``.
@@ -55,6 +63,6 @@ def shortlist_grow(prev: np.ndarray | None, q: np.ndarray, rewards: np.ndarray, 
         if len(chosen) < K:  # a small neighbourhood: fill with the policy's next most likely subsets
             taken = set(chosen.tolist())
             extra = [a for a in np.lexsort((jitter, -q[i])) if a not in taken]
-            chosen = np.concatenate([chosen, extra[:K - len(chosen)]])
+            chosen = np.concatenate([chosen, extra[: K - len(chosen)]])
         out[i, chosen.astype(int)] = True
     return out

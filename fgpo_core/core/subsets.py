@@ -8,6 +8,7 @@ empty subset is ``0``. The selector writes a subset as a policy string,
 Parsing never raises on model output: a completion that cannot be read is a
 *format failure* with a reason, which training and evaluation count.
 """
+
 from __future__ import annotations
 
 import re

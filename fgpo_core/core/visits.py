@@ -10,6 +10,7 @@
 :class:`VisitContext` is what a visit may read besides its scores and rewards; :class:`Draw`, what
 it sampled. The registry re-exports every name here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,12 +18,31 @@ from typing import Callable
 
 import torch
 
-from .estimators import (clipped_policy_loss, coverage_mask, dead_group_mask, draw_groups, draw_live_groups,
-                         exact_objective, policy_gradient_loss)
+from .estimators import (
+    clipped_policy_loss,
+    coverage_mask,
+    dead_group_mask,
+    draw_groups,
+    draw_live_groups,
+    exact_objective,
+    policy_gradient_loss,
+)
 from .settings import EstimatorSettings
 
-__all__ = ["Draw", "VisitContext", "exact_draw", "shortlist_draw", "group_draw", "imitation_draw", "exact_loss",
-           "pg_loss", "clipped_loss", "gspo_loss", "sft_loss", "dpo_loss"]
+__all__ = [
+    "Draw",
+    "VisitContext",
+    "exact_draw",
+    "shortlist_draw",
+    "group_draw",
+    "imitation_draw",
+    "exact_loss",
+    "pg_loss",
+    "clipped_loss",
+    "gspo_loss",
+    "sft_loss",
+    "dpo_loss",
+]
 
 
 @dataclass
@@ -83,8 +103,12 @@ def exact_draw(scores, rewards, gen, ctx) -> Draw:
     """Every subset's reward, or the coverage dial's ``k`` uniform subsets per question (``settings.k``)."""
     A, k = scores.shape[-1], ctx.settings.k
     mask = None if k is None or k == A else coverage_mask(len(ctx.idx), A, k, gen)
-    return Draw(_rows(ctx, A) if mask is None else mask, {"best_seen": _best_seen(ctx, mask)},
-                len(ctx.idx) * (A if mask is None else k), mask=mask)
+    return Draw(
+        _rows(ctx, A) if mask is None else mask,
+        {"best_seen": _best_seen(ctx, mask)},
+        len(ctx.idx) * (A if mask is None else k),
+        mask=mask,
+    )
 
 
 def shortlist_draw(scores, rewards, gen, ctx) -> Draw:
@@ -111,8 +135,10 @@ def _sample(scores, rewards, gen, ctx, dynamic=False):
         n = draws.numel()
     group_r = rewards.gather(1, draws)
     paid = torch.zeros(scores.shape, dtype=torch.bool).scatter_(1, draws, True)
-    tele = {"best_seen": 100.0 * float(ctx.optimal.gather(1, draws).any(1).double().mean()),
-            "dead_observed": 100.0 * float(dead_group_mask(group_r).double().mean())}
+    tele = {
+        "best_seen": 100.0 * float(ctx.optimal.gather(1, draws).any(1).double().mean()),
+        "dead_observed": 100.0 * float(dead_group_mask(group_r).double().mean()),
+    }
     with torch.no_grad():
         old = torch.log_softmax(scores, -1).gather(1, draws)
     return Draw(paid, tele, n, actions=draws, old_logp=old, group_rewards=group_r, live=live)
@@ -121,12 +147,14 @@ def _sample(scores, rewards, gen, ctx, dynamic=False):
 def group_draw(advantages: Callable[[torch.Tensor, VisitContext], torch.Tensor], dynamic: bool = False) -> Callable:
     """The draw of a group-sampled estimator: ``G`` actions per question from q (dynamic sampling:
     dead groups drawn again, :func:`draw_live_groups`), their rewards and ``advantages(group_r, ctx)``."""
+
     def draw(scores, rewards, gen, ctx) -> Draw:
         d = _sample(scores, rewards, gen, ctx, dynamic)
         d.advantages = advantages(d.group_rewards, ctx)
         if dynamic:
             d.telemetry["dropped"] = 100.0 * float((~d.live).double().mean())
         return d
+
     return draw
 
 
@@ -136,8 +164,11 @@ def pg_loss(scores, rewards, draw, ctx, penalty) -> torch.Tensor:
     if draw.live is None:
         return policy_gradient_loss(scores, draw.actions, draw.advantages)
     live = draw.live
-    return policy_gradient_loss(scores[live], draw.actions[live], draw.advantages[live]) if live.any() \
+    return (
+        policy_gradient_loss(scores[live], draw.actions[live], draw.advantages[live])
+        if live.any()
         else scores.sum() * 0.0
+    )
 
 
 def _token_lengths(ctx: VisitContext, actions: torch.Tensor, dtype) -> torch.Tensor | None:
@@ -163,8 +194,9 @@ def gspo_loss(scores, rewards, draw, ctx, penalty) -> torch.Tensor:
     then differs only by its clip range). ``log q`` is the selector's listwise log-probability of
     the candidate (Eq. 4 on the LM selector), standing in for the sequence log-likelihood."""
     logp = torch.log_softmax(scores, -1).gather(1, draw.actions)
-    return clipped_policy_loss(logp, draw.old_logp, draw.advantages, ctx.settings.clip,
-                               _token_lengths(ctx, draw.actions, logp.dtype))
+    return clipped_policy_loss(
+        logp, draw.old_logp, draw.advantages, ctx.settings.clip, _token_lengths(ctx, draw.actions, logp.dtype)
+    )
 
 
 def imitation_draw(scores, rewards, gen, ctx) -> Draw:

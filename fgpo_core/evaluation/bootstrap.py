@@ -27,6 +27,7 @@ and ``c_q`` the draw counts of seeds and questions and ``D = a - b`` (paired see
 of resamples over 2,000 questions and 10 seeds take about a second. A seed gives the same
 draws every time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,17 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["LEVEL", "MARGIN", "RESAMPLES", "Interval", "strata_codes", "bootstrap_gaps", "paired_bootstrap", "holm",
-           "compare_many"]
+__all__ = [
+    "LEVEL",
+    "MARGIN",
+    "RESAMPLES",
+    "Interval",
+    "strata_codes",
+    "bootstrap_gaps",
+    "paired_bootstrap",
+    "holm",
+    "compare_many",
+]
 
 LEVEL = 0.95
 """The interval's coverage."""
@@ -177,8 +187,9 @@ def bootstrap_gaps(a, b, strata=None, resamples: int = RESAMPLES, seed: int = 0)
     return np.concatenate(out)
 
 
-def paired_bootstrap(a, b, strata=None, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL,
-                     margin: float = MARGIN) -> Interval:
+def paired_bootstrap(
+    a, b, strata=None, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL, margin: float = MARGIN
+) -> Interval:
     """The book's rule: ``a`` minus ``b`` with its two-level paired bootstrap interval and p-value
     (module docstring). ``Interval.is_difference``, ``.is_level`` and ``.verdict`` read it."""
     if not 0 < level < 1:
@@ -190,8 +201,17 @@ def paired_bootstrap(a, b, strata=None, resamples: int = RESAMPLES, seed: int = 
     low, high = np.quantile(gaps, [(1 - level) / 2, (1 + level) / 2])
     R = len(gaps)
     tail = min((1 + np.count_nonzero(gaps <= 0)) / (1 + R), (1 + np.count_nonzero(gaps >= 0)) / (1 + R))
-    return Interval(float(100.0 * (A.mean() - B.mean())), float(low), float(high), float(min(1.0, 2 * tail)),
-                    int(A.shape[1]), (int(A.shape[0]), int(B.shape[0])), R, float(level), float(margin))
+    return Interval(
+        float(100.0 * (A.mean() - B.mean())),
+        float(low),
+        float(high),
+        float(min(1.0, 2 * tail)),
+        int(A.shape[1]),
+        (int(A.shape[0]), int(B.shape[0])),
+        R,
+        float(level),
+        float(margin),
+    )
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -209,8 +229,14 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return out
 
 
-def compare_many(pairs: Mapping[str, tuple], strata=None, resamples: int = RESAMPLES, seed: int = 0,
-                 level: float = LEVEL, margin: float = MARGIN) -> pd.DataFrame:
+def compare_many(
+    pairs: Mapping[str, tuple],
+    strata=None,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+    margin: float = MARGIN,
+) -> pd.DataFrame:
     """Every comparison of a page: ``pairs`` maps a name to ``(a, b)`` (as in :func:`paired_bootstrap`,
     all over the same questions and ``strata``); one row per name with ``gap``, ``low``, ``high``,
     ``p``, ``p_holm`` (Holm over the page), ``verdict``, ``difference`` and ``level``. Every comparison
@@ -218,9 +244,17 @@ def compare_many(pairs: Mapping[str, tuple], strata=None, resamples: int = RESAM
     rows = {}
     for name, (a, b) in pairs.items():
         iv = paired_bootstrap(a, b, strata, resamples, seed, level, margin)
-        rows[name] = {"gap": iv.gap, "low": iv.low, "high": iv.high, "p": iv.p_value, "verdict": iv.verdict,
-                      "difference": iv.is_difference, "level": iv.is_level, "n_questions": iv.n_questions,
-                      "n_seeds": iv.n_seeds}
+        rows[name] = {
+            "gap": iv.gap,
+            "low": iv.low,
+            "high": iv.high,
+            "p": iv.p_value,
+            "verdict": iv.verdict,
+            "difference": iv.is_difference,
+            "level": iv.is_level,
+            "n_questions": iv.n_questions,
+            "n_seeds": iv.n_seeds,
+        }
     out = pd.DataFrame.from_dict(rows, orient="index")
     if len(out):
         out.insert(4, "p_holm", holm(out["p"].to_numpy()))

@@ -22,6 +22,7 @@ one seed the exact McNemar test on the questions exactly one of them gets right
 It gives no interval, has no stated error rate, and cannot say "level"; read new comparisons
 with the bootstrap.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,8 +33,19 @@ import numpy as np
 from .bootstrap import MARGIN, RESAMPLES, Interval, bootstrap_gaps, compare_many, holm, paired_bootstrap, strata_codes
 from .metrics import mcnemar, seed_paired_ttest
 
-__all__ = ["ALPHA", "MARGIN", "RESAMPLES", "Interval", "paired_bootstrap", "bootstrap_gaps", "strata_codes", "holm",
-           "compare_many", "Verdict", "compare"]
+__all__ = [
+    "ALPHA",
+    "MARGIN",
+    "RESAMPLES",
+    "Interval",
+    "paired_bootstrap",
+    "bootstrap_gaps",
+    "strata_codes",
+    "holm",
+    "compare_many",
+    "Verdict",
+    "compare",
+]
 
 ALPHA = 0.05
 """The significance level of every test the book reports."""

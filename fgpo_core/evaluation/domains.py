@@ -22,12 +22,23 @@ transfer is near transfer, measured by :func:`fgpo_core.experiments.domains.twin
 :func:`domain_of` is the former rule (family only, and every microbe question OOD), kept while
 callers that know no organisms still call it.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-__all__ = ["OOD_SUITES", "TWINS", "ORGANISM_FAMILIES", "HUMAN", "domain_of", "question_organism", "training_seen",
-           "domain_class", "question_domain", "question_domains"]
+__all__ = [
+    "OOD_SUITES",
+    "TWINS",
+    "ORGANISM_FAMILIES",
+    "HUMAN",
+    "domain_of",
+    "question_organism",
+    "training_seen",
+    "domain_class",
+    "question_domain",
+    "question_domains",
+]
 
 OOD_SUITES = ("microbe",)
 """The former rule's suites whose every question counted as out of domain."""

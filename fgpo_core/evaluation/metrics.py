@@ -1,5 +1,6 @@
 """Comparing selectors: Table 15 (dead groups of each policy), Table 16 (the empty subset),
 rescues, question-paired McNemar tests and the live pipeline's agreement with the table."""
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -13,16 +14,26 @@ from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import LETTERS, Question
 from .picks import Picks
 
-__all__ = ["REWARD_CLASSES", "policy_rewards", "dead_group_table", "empty_subset_table", "rescues", "mcnemar",
-           "seed_paired_ttest", "live_agreement", "family_routing"]
+__all__ = [
+    "REWARD_CLASSES",
+    "policy_rewards",
+    "dead_group_table",
+    "empty_subset_table",
+    "rescues",
+    "mcnemar",
+    "seed_paired_ttest",
+    "live_agreement",
+    "family_routing",
+]
 
 REWARD_CLASSES = ("eq1", "differential")
 """The rewards whose classes a dead-group grid can use: Eq. 1 (the paper's Table 15) or the GRPO
 arm's differential reward (under which the paper reports its converged 79.6%)."""
 
 
-def policy_rewards(correct: np.ndarray, reward: str = "eq1", lam: float = LAMBDA,
-                   with_failure: bool = False) -> np.ndarray:
+def policy_rewards(
+    correct: np.ndarray, reward: str = "eq1", lam: float = LAMBDA, with_failure: bool = False
+) -> np.ndarray:
     """The reward of every subset ``[N, 2**n]`` (and, with ``with_failure``, a last column for a
     format failure) under ``reward``. Under Eq. 1 a format failure is wrong with no tools,
     ``-1 + lambda``; under the differential reward it gets ``r_fmt = 0`` and counts as wrong."""
@@ -39,8 +50,13 @@ def policy_rewards(correct: np.ndarray, reward: str = "eq1", lam: float = LAMBDA
     return np.concatenate([r, r_fail], -1) if with_failure else r
 
 
-def dead_group_table(policies: Mapping[str, np.ndarray], correct: np.ndarray, reward: str = "eq1",
-                     group_sizes: Sequence[int] = TABLE15_GROUP_SIZES, lam: float = LAMBDA) -> pd.DataFrame:
+def dead_group_table(
+    policies: Mapping[str, np.ndarray],
+    correct: np.ndarray,
+    reward: str = "eq1",
+    group_sizes: Sequence[int] = TABLE15_GROUP_SIZES,
+    lam: float = LAMBDA,
+) -> pd.DataFrame:
     """Table 15: the closed-form dead-group rate (%) of each policy, per group size, with the
     reward classes of ``reward`` (``"eq1"``, the paper's Table 15, or ``"differential"``). Each
     policy is ``[N, 2**n]`` (a distribution over subsets, e.g. uniform) or ``[N, 2**n + 1]`` (with
@@ -62,8 +78,10 @@ def empty_subset_table(p_gen: Mapping[str, np.ndarray]) -> pd.DataFrame:
     rows = {}
     for name, m in p_gen.items():
         m = np.asarray(m, dtype=float)
-        rows[name] = {"mass on empty (%)": 100.0 * m[:, 0].mean(),
-                      "argmax is empty (%)": 100.0 * (m.argmax(-1) == 0).mean()}
+        rows[name] = {
+            "mass on empty (%)": 100.0 * m[:, 0].mean(),
+            "argmax is empty (%)": 100.0 * (m.argmax(-1) == 0).mean(),
+        }
     return pd.DataFrame(rows).T
 
 
@@ -105,8 +123,9 @@ def seed_paired_ttest(a, b) -> float:
     return float(2 * student_t.sf(abs(t), len(d) - 1))
 
 
-def live_agreement(picks: Picks, questions: Sequence[Question], table, library, reasoner,
-                   limit: int | None = None) -> dict:
+def live_agreement(
+    picks: Picks, questions: Sequence[Question], table, library, reasoner, limit: int | None = None
+) -> dict:
     """Re-run the chosen subsets live (tools and reasoner) and compare the answers with the
     reward table's predictions for the same (question, subset); a format failure is re-run as
     the empty subset. Returns ``n``, ``agreement`` (%) and, when the table holds the letters'
@@ -125,8 +144,9 @@ def live_agreement(picks: Picks, questions: Sequence[Question], table, library, 
     return res
 
 
-def family_routing(train_rewards: np.ndarray, train_families: Sequence[str], test_families: Sequence[str]
-                   ) -> tuple[np.ndarray, dict[str, int]]:
+def family_routing(
+    train_rewards: np.ndarray, train_families: Sequence[str], test_families: Sequence[str]
+) -> tuple[np.ndarray, dict[str, int]]:
     """The best a selector can do that reads nothing but a question's family: for each family of the
     training questions, the subset with the highest mean reward over that family's training
     questions; a family never seen in training gets the subset best over all of them. Returns the

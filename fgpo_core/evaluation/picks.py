@@ -5,6 +5,7 @@ mask), and the table holds the reasoner's correctness under every subset. A form
 (:data:`~fgpo_core.core.subsets.FORMAT_FAILURE`, -1: a completion that does not parse) counts
 as wrong and as zero tools.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -17,8 +18,19 @@ from ..core.estimators import entropy
 from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import Question
 
-__all__ = ["Picks", "picks_from_generation", "evaluation_frame", "correct_of", "summarise_picks", "tool_rates_by_family",
-           "p_gen_with_failures", "scoring_summary", "evaluate_scoring", "evaluate_generation", "evaluate_dev"]
+__all__ = [
+    "Picks",
+    "picks_from_generation",
+    "evaluation_frame",
+    "correct_of",
+    "summarise_picks",
+    "tool_rates_by_family",
+    "p_gen_with_failures",
+    "scoring_summary",
+    "evaluate_scoring",
+    "evaluate_generation",
+    "evaluate_dev",
+]
 
 Picks = np.ndarray
 """One entry per question: the chosen subset's mask, or -1 for a format failure."""
@@ -55,13 +67,16 @@ def summarise_picks(picks: Picks, correct: np.ndarray, n_tools: int, tokens: np.
     picks = np.asarray(picks)
     sizes = ActionSpace(n_tools).sizes
     valid = picks >= 0
-    out = {"accuracy": 100.0 * correct_of(picks, correct).mean(),
-           "format_failures": 100.0 * (~valid).mean(),
-           "tools": float(np.where(valid, sizes[np.where(valid, picks, 0)], 0).mean()),
-           "empty_rate": 100.0 * (picks == 0).mean()}
+    out = {
+        "accuracy": 100.0 * correct_of(picks, correct).mean(),
+        "format_failures": 100.0 * (~valid).mean(),
+        "tools": float(np.where(valid, sizes[np.where(valid, picks, 0)], 0).mean()),
+        "empty_rate": 100.0 * (picks == 0).mean(),
+    }
     if tokens is not None:
-        out["input_tokens"] = float(np.where(valid, tokens[np.arange(len(picks)), np.where(valid, picks, 0)],
-                                             tokens[:, 0]).mean())
+        out["input_tokens"] = float(
+            np.where(valid, tokens[np.arange(len(picks)), np.where(valid, picks, 0)], tokens[:, 0]).mean()
+        )
     return out
 
 
@@ -72,8 +87,10 @@ def tool_rates_by_family(picks: Picks, families: Sequence[str], tool_names: Sequ
     fam = np.asarray(families)
     for f in sorted(set(fam.tolist())):
         p = picks[fam == f]
-        rows[f] = {t: 100.0 * float(((p >= 0) & ((np.where(p >= 0, p, 0) >> i) & 1 == 1)).mean())
-                   for i, t in enumerate(tool_names)}
+        rows[f] = {
+            t: 100.0 * float(((p >= 0) & ((np.where(p >= 0, p, 0) >> i) & 1 == 1)).mean())
+            for i, t in enumerate(tool_names)
+        }
     return pd.DataFrame(rows).T
 
 
@@ -91,21 +108,29 @@ def scoring_summary(scores: torch.Tensor, rewards: np.ndarray, correct: np.ndarr
     scores = scores.double()
     q = torch.softmax(scores, -1)
     s = summarise_picks(scores.argmax(-1).numpy().astype(int), correct, n_tools)
-    return {"accuracy": s["accuracy"], "J": float((q * torch.as_tensor(rewards)).sum(-1).mean()),
-            "tools": s["tools"], "entropy": float(entropy(q).mean()), "empty_argmax": s["empty_rate"]}
+    return {
+        "accuracy": s["accuracy"],
+        "J": float((q * torch.as_tensor(rewards)).sum(-1).mean()),
+        "tools": s["tools"],
+        "entropy": float(entropy(q).mean()),
+        "empty_argmax": s["empty_rate"],
+    }
 
 
-def evaluate_scoring(selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray,
-                     batch_size: int = 16) -> dict:
+def evaluate_scoring(
+    selector, questions: Sequence[Question], rewards: np.ndarray, correct: np.ndarray, batch_size: int = 16
+) -> dict:
     """Controlled candidate scoring (Eq. 6) of the selector on ``questions``: :func:`scoring_summary`."""
     with torch.no_grad():
-        scores = torch.cat([selector.candidate_scores(questions[i:i + batch_size])
-                            for i in range(0, len(questions), batch_size)])
+        scores = torch.cat(
+            [selector.candidate_scores(questions[i : i + batch_size]) for i in range(0, len(questions), batch_size)]
+        )
     return scoring_summary(scores, rewards, correct, selector.space.n_tools)
 
 
-def evaluate_generation(selector, questions: Sequence[Question], rewards: np.ndarray | None,
-                        correct: np.ndarray) -> dict:
+def evaluate_generation(
+    selector, questions: Sequence[Question], rewards: np.ndarray | None, correct: np.ndarray
+) -> dict:
     """Greedy free generation: :func:`summarise_picks` of the generated picks."""
     picks, _ = picks_from_generation(selector, questions)
     return summarise_picks(picks, correct, selector.space.n_tools)
@@ -119,8 +144,12 @@ def evaluate_dev(selector, questions: Sequence[Question], rewards: np.ndarray, c
     evs = [selector.evaluate_question(q) for q in questions]
     row = scoring_summary(torch.stack([e["scores"] for e in evs]), rewards, correct, selector.space.n_tools)
     gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), correct, selector.space.n_tools)
-    return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
-            "gen_tools": gen["tools"]}
+    return {
+        **row,
+        "gen_accuracy": gen["accuracy"],
+        "gen_format_failures": gen["format_failures"],
+        "gen_tools": gen["tools"],
+    }
 
 
 def evaluation_frame(qs, rows: list[dict]) -> pd.DataFrame:

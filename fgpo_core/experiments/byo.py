@@ -8,6 +8,7 @@ splits. The scores come back in the format of :func:`fgpo_core.reports.study.stu
 :func:`~fgpo_core.reports.study.study_summary` and
 :func:`~fgpo_core.reports.study.paired_tests` read them as they read a study.
 """
+
 from __future__ import annotations
 
 from dataclasses import fields
@@ -21,9 +22,17 @@ from ..evaluation.picks import correct_of, summarise_picks
 __all__ = ["head_scores"]
 
 
-def head_scores(features, tables: Mapping, methods: Sequence[str] = ("fgpo", "grpo"), seeds: Sequence[int] = (0, 1, 2),
-                train: str = "train", dev: str = "dev", tests: Sequence[str] = ("test",), progress: bool = False,
-                **config) -> pd.DataFrame:
+def head_scores(
+    features,
+    tables: Mapping,
+    methods: Sequence[str] = ("fgpo", "grpo"),
+    seeds: Sequence[int] = (0, 1, 2),
+    train: str = "train",
+    dev: str = "dev",
+    tests: Sequence[str] = ("test",),
+    progress: bool = False,
+    **config,
+) -> pd.DataFrame:
     """Train each method of ``methods`` (names as ``fgpo study`` takes them) with each seed on
     ``tables[train]`` (checkpoint chosen on ``tables[dev]``) and score the kept head's argmax
     on every suite of ``tests``. ``features`` is a :class:`~fgpo_core.selectors.features.FeatureSet`
@@ -57,9 +66,17 @@ def head_scores(features, tables: Mapping, methods: Sequence[str] = ("fgpo", "gr
             for s in tests:
                 t = tables[s]
                 picks = run.q(x[s]).argmax(-1)
-                rows.append({"method": spec.name, "seed": int(seed), "suite": s, "n": t.n_questions,
-                             **summarise_picks(picks, t.correct, t.n_tools, t.tokens),
-                             "correct_vector": correct_of(picks, t.correct), "picks": picks})
+                rows.append(
+                    {
+                        "method": spec.name,
+                        "seed": int(seed),
+                        "suite": s,
+                        "n": t.n_questions,
+                        **summarise_picks(picks, t.correct, t.n_tools, t.tokens),
+                        "correct_vector": correct_of(picks, t.correct),
+                        "picks": picks,
+                    }
+                )
             bar.update()
     bar.close()
     return pd.DataFrame(rows)

@@ -3,6 +3,7 @@
 :func:`choose_runs` merges the methods it is given into the file (the others keep their
 folders) and refuses a folder whose run was trained under another objective than the method's.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,14 @@ __all__ = ["CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "CHOSEN_KEYS", "hol
 CHOSEN_FILE = "chosen.json"
 """Under a runs folder: which run of each method a chapter uses (method -> folder relative to it)."""
 
-CHOSEN_METHODS = {"fgpo": "FGPO", "fgpo-format": "FGPO + format term", "grpo": "GRPO", "sft": "SFT", "dpo": "DPO",
-                  "tools-with-descriptions": "Tools w/ Desc"}
+CHOSEN_METHODS = {
+    "fgpo": "FGPO",
+    "fgpo-format": "FGPO + format term",
+    "grpo": "GRPO",
+    "sft": "SFT",
+    "dpo": "DPO",
+    "tools-with-descriptions": "Tools w/ Desc",
+}
 """The methods of the LM selector's main table, by their key in :data:`CHOSEN_FILE`, and their row labels
 (``tools-with-descriptions``, the untrained selector with named tools, keeps the paper's row label)."""
 

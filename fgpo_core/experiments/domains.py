@@ -15,6 +15,7 @@ The fixed-subset reference ``BestFixed*`` is the one subset whose accuracy over 
 pooled test questions is highest, chosen with hindsight on those questions (the star), and
 then read on each split.
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -28,9 +29,21 @@ from ..evaluation.picks import correct_of, summarise_picks
 from ..table import RewardTable
 from .study import Study
 
-__all__ = ["SPLITS", "study_training_table", "split_masks", "method_correct", "fixed_correct", "best_fixed_subset",
-           "domain_accuracy", "domain_verdicts", "split_scores", "domain_counts", "class_accuracy", "nearest_training",
-           "twin_measure"]
+__all__ = [
+    "SPLITS",
+    "study_training_table",
+    "split_masks",
+    "method_correct",
+    "fixed_correct",
+    "best_fixed_subset",
+    "domain_accuracy",
+    "domain_verdicts",
+    "split_scores",
+    "domain_counts",
+    "class_accuracy",
+    "nearest_training",
+    "twin_measure",
+]
 
 SPLITS = ("pooled", "in domain", "out of domain")
 
@@ -60,20 +73,26 @@ def _questions(study: Study, tables: Mapping[str, RewardTable], suites: Sequence
     return out
 
 
-def split_masks(tables: Mapping[str, RewardTable], ids: Mapping[str, np.ndarray],
-                train_families: set[str], domains: Mapping | None = None) -> dict[str, np.ndarray]:
+def split_masks(
+    tables: Mapping[str, RewardTable],
+    ids: Mapping[str, np.ndarray],
+    train_families: set[str],
+    domains: Mapping | None = None,
+) -> dict[str, np.ndarray]:
     """Boolean masks over the pooled questions (suites concatenated in ``ids`` order); with
     ``domains`` (suite -> question id -> "ID"/"OOD") the book's rule, else the former one."""
     if domains is not None:
         seen = np.array([domains[s][q] == "ID" for s in ids for q in np.asarray(ids[s]).tolist()], dtype=bool)
     else:
-        seen = np.array([domain_of(s, f, train_families) == "ID" for s in ids
-                         for f in tables[s].select(ids[s]).family], dtype=bool)
+        seen = np.array(
+            [domain_of(s, f, train_families) == "ID" for s in ids for f in tables[s].select(ids[s]).family], dtype=bool
+        )
     return {"pooled": np.ones(len(seen), bool), "in domain": seen, "out of domain": ~seen}
 
 
-def method_correct(study: Study, tables: Mapping[str, RewardTable], method: str,
-                   ids: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+def method_correct(
+    study: Study, tables: Mapping[str, RewardTable], method: str, ids: Mapping[str, np.ndarray]
+) -> list[np.ndarray]:
     """Seed by seed, whether ``method``'s pick is right on each pooled question."""
     per_suite = []
     for s, keep in ids.items():
@@ -100,8 +119,14 @@ def _pooled(study, tables, suites, train_families, domains=None):
     return ids, split_masks(tables, ids, train_families, domains)
 
 
-def domain_accuracy(study: Study, tables: Mapping[str, RewardTable], methods: Sequence[str],
-                    suites: Sequence[str], train_families: set[str], domains: Mapping | None = None) -> pd.DataFrame:
+def domain_accuracy(
+    study: Study,
+    tables: Mapping[str, RewardTable],
+    methods: Sequence[str],
+    suites: Sequence[str],
+    train_families: set[str],
+    domains: Mapping | None = None,
+) -> pd.DataFrame:
     """Accuracy (%, mean over seeds) of each method and of BestFixed* on each split, with the
     number of questions per split in the row ``questions``."""
     ids, masks = _pooled(study, tables, suites, train_families, domains)
@@ -115,9 +140,15 @@ def domain_accuracy(study: Study, tables: Mapping[str, RewardTable], methods: Se
     return pd.DataFrame(rows).T[list(SPLITS)]
 
 
-def domain_verdicts(study: Study, tables: Mapping[str, RewardTable], ref: str, others: Sequence[str],
-                    suites: Sequence[str], train_families: set[str],
-                    domains: Mapping | None = None) -> dict[tuple[str, str], Verdict]:
+def domain_verdicts(
+    study: Study,
+    tables: Mapping[str, RewardTable],
+    ref: str,
+    others: Sequence[str],
+    suites: Sequence[str],
+    train_families: set[str],
+    domains: Mapping | None = None,
+) -> dict[tuple[str, str], Verdict]:
     """``{(other, split): Verdict}`` of ``ref`` against each other method and BestFixed*."""
     ids, masks = _pooled(study, tables, suites, train_families, domains)
     a = method_correct(study, tables, ref, ids)
@@ -132,8 +163,13 @@ def domain_verdicts(study: Study, tables: Mapping[str, RewardTable], ref: str, o
     return out
 
 
-def split_scores(study: Study, tables: Mapping[str, RewardTable], suites: Sequence[str],
-                 train_families: set[str], domains: Mapping | None = None) -> pd.DataFrame:
+def split_scores(
+    study: Study,
+    tables: Mapping[str, RewardTable],
+    suites: Sequence[str],
+    train_families: set[str],
+    domains: Mapping | None = None,
+) -> pd.DataFrame:
     """The rows of :func:`~fgpo_core.reports.study.study_scores` for the three
     :data:`SPLITS` instead of suites: per (method, seed), the questions of ``suites`` pooled and
     split in domain and out of domain, with ``suite`` naming the split. Every report that takes
@@ -151,10 +187,16 @@ def split_scores(study: Study, tables: Mapping[str, RewardTable], suites: Sequen
             continue
         picks = np.concatenate([by_suite[s].loc[ids[s]].to_numpy() for s in ids])
         for split, mask in masks.items():
-            rows.append({"method": method, "seed": seed, "suite": split, "n": int(mask.sum()),
-                         **summarise_picks(picks[mask], correct[mask], n_tools,
-                                           None if tokens is None else tokens[mask]),
-                         "correct_vector": correct_of(picks[mask], correct[mask])})
+            rows.append(
+                {
+                    "method": method,
+                    "seed": seed,
+                    "suite": split,
+                    "n": int(mask.sum()),
+                    **summarise_picks(picks[mask], correct[mask], n_tools, None if tokens is None else tokens[mask]),
+                    "correct_vector": correct_of(picks[mask], correct[mask]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -163,8 +205,17 @@ def domain_counts(suites: Mapping[str, list], train_questions) -> pd.DataFrame:
     columns ``suite``, ``family``, ``class`` (:func:`~fgpo_core.evaluation.domains.domain_class`),
     ``domain`` (book's rule), ``former`` (:func:`~fgpo_core.evaluation.domains.domain_of`), ``n``."""
     seen = training_seen(train_questions)
-    rows = [{"suite": s, "family": q.family, "class": domain_class(q, seen), "domain": question_domain(q, seen),
-             "former": domain_of(s, q.family, seen["families"])} for s, qs in suites.items() for q in qs]
+    rows = [
+        {
+            "suite": s,
+            "family": q.family,
+            "class": domain_class(q, seen),
+            "domain": question_domain(q, seen),
+            "former": domain_of(s, q.family, seen["families"]),
+        }
+        for s, qs in suites.items()
+        for q in qs
+    ]
     cols = ["suite", "family", "class", "domain", "former"]
     return pd.DataFrame(rows, columns=cols).groupby(cols, sort=True).size().rename("n").reset_index()
 
@@ -172,6 +223,7 @@ def domain_counts(suites: Mapping[str, list], train_questions) -> pd.DataFrame:
 def nearest_training(train_x: np.ndarray, test_x: np.ndarray, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """For each test row, the index of its nearest training row by cosine similarity and the cosine
     distance ``1 - cos`` to it (ties: the lower index)."""
+
     def unit(x):
         x = np.asarray(x, dtype=np.float64)
         n = np.linalg.norm(x, axis=1, keepdims=True)
@@ -184,15 +236,16 @@ def nearest_training(train_x: np.ndarray, test_x: np.ndarray, chunk: int = 1024)
         raise ValueError(f"training features have {tr.shape[1]} dimensions, test features {te.shape[1]}")
     idx, dist = [], []
     for i in range(0, len(te), chunk):
-        sim = te[i:i + chunk] @ tr.T
+        sim = te[i : i + chunk] @ tr.T
         j = sim.argmax(1)
         idx.append(j)
         dist.append(1.0 - sim[np.arange(len(j)), j])
     return (np.concatenate(idx) if idx else np.zeros(0, int)), (np.concatenate(dist) if dist else np.zeros(0))
 
 
-def twin_measure(features, suites: Mapping[str, list], train_questions,
-                 families: Sequence[str] | None = None) -> pd.DataFrame:
+def twin_measure(
+    features, suites: Mapping[str, list], train_questions, families: Sequence[str] | None = None
+) -> pd.DataFrame:
     """How near each test family sits to the training questions in the selector's features.
 
     ``features``: a :class:`~fgpo_core.selectors.features.FeatureSet` holding ``train`` and every
@@ -210,27 +263,43 @@ def twin_measure(features, suites: Mapping[str, list], train_questions,
     qs = [(s, q) for s, sq in suites.items() for q in sq if families is None or q.family in families]
     if not qs:
         raise ValueError("no test question of the named families")
-    te_x = np.concatenate([features.rows(s, [q.id for q in sq if families is None or q.family in families])
-                           for s, sq in suites.items() if any(families is None or q.family in families for q in sq)])
+    te_x = np.concatenate(
+        [
+            features.rows(s, [q.id for q in sq if families is None or q.family in families])
+            for s, sq in suites.items()
+            if any(families is None or q.family in families for q in sq)
+        ]
+    )
     nn, dist = nearest_training(tr_x, te_x)
-    frame = pd.DataFrame({"family": [q.family for _, q in qs], "shape": [q.shape for _, q in qs],
-                          "nn_family": tr_fam[nn], "dist": dist})
+    frame = pd.DataFrame(
+        {"family": [q.family for _, q in qs], "shape": [q.shape for _, q in qs], "nn_family": tr_fam[nn], "dist": dist}
+    )
     rows = []
     for fam, g0 in frame.groupby("family", sort=True):
         twin = TWINS.get(fam, "")
         for shape, g in [("all", g0)] + list(g0.groupby("shape", sort=True)):
             top = g.nn_family.value_counts()
-            rows.append({"family": fam, "shape": shape, "n": len(g), "twin": twin,
-                         "nn_twin": 100.0 * float((g.nn_family == twin).mean()) if twin else float("nan"),
-                         "nn_same": 100.0 * float((g.nn_family == fam).mean()), "nn_top": top.index[0],
-                         "nn_top_share": 100.0 * float(top.iloc[0] / len(g)),
-                         "dist_q10": float(g.dist.quantile(0.1)), "dist_median": float(g.dist.median()),
-                         "dist_q90": float(g.dist.quantile(0.9))})
+            rows.append(
+                {
+                    "family": fam,
+                    "shape": shape,
+                    "n": len(g),
+                    "twin": twin,
+                    "nn_twin": 100.0 * float((g.nn_family == twin).mean()) if twin else float("nan"),
+                    "nn_same": 100.0 * float((g.nn_family == fam).mean()),
+                    "nn_top": top.index[0],
+                    "nn_top_share": 100.0 * float(top.iloc[0] / len(g)),
+                    "dist_q10": float(g.dist.quantile(0.1)),
+                    "dist_median": float(g.dist.median()),
+                    "dist_q90": float(g.dist.quantile(0.9)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def class_accuracy(study: Study, tables: Mapping[str, RewardTable], methods: Sequence[str], suites: Mapping[str, list],
-                   train_questions) -> pd.DataFrame:
+def class_accuracy(
+    study: Study, tables: Mapping[str, RewardTable], methods: Sequence[str], suites: Mapping[str, list], train_questions
+) -> pd.DataFrame:
     """Accuracy (%, mean over seeds) of each method and of BestFixed* (chosen on the pooled
     questions) on each domain class (:func:`~fgpo_core.evaluation.domains.domain_class`) of the
     questions of ``suites`` (name -> questions): transfer to TF-motif (``"twin family"``) read beside
@@ -249,4 +318,3 @@ def class_accuracy(study: Study, tables: Mapping[str, RewardTable], methods: Seq
     rows["BestFixed*"] = {k: 100.0 * float(best[mask].mean()) for k, mask in masks.items()}
     rows["questions"] = {k: float(mask.sum()) for k, mask in masks.items()}
     return pd.DataFrame(rows).T
-

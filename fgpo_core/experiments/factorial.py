@@ -14,10 +14,10 @@ The names are ordinary method names of the study's grammar
 ``rloo-eq1`` RLOO trained on Eq. 1's reward instead of the differential one. The study writes
 them (``fgpo study --methods fair``); :mod:`fgpo_core.reports.fair` reads them back.
 """
+
 from __future__ import annotations
 
-__all__ = ["ESTIMATORS", "SAMPLED", "REGULARIZERS", "WEIGHTS", "cell_name", "candidates", "fair_methods",
-           "parse_cell"]
+__all__ = ["ESTIMATORS", "SAMPLED", "REGULARIZERS", "WEIGHTS", "cell_name", "candidates", "fair_methods", "parse_cell"]
 
 EXACT = ("fgpo", "fgpo-k1", "fgpo-k2", "fgpo-k4", "fgpo-k8")
 """Exact FGPO and the coverage dial (k of 16 subsets per visit)."""
@@ -65,7 +65,7 @@ def parse_cell(method: str) -> tuple[str, str, float]:
     for reg in REGULARIZERS[1:]:
         if last.startswith(reg):
             try:
-                return head, reg, float(last[len(reg):])
+                return head, reg, float(last[len(reg) :])
             except ValueError:
                 break
     raise ValueError(f"{method!r} is not a name of the fair test (<estimator>-noreg or <estimator>-<reg><weight>)")

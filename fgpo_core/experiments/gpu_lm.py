@@ -23,23 +23,32 @@ whose key-value cache is repeated for the 16 candidate strings,
 :func:`fgpo_core.experiments.gpu_scoring.batch_scores`), in bf16 autocast on a GPU with the LM head in
 float32. Batch sizes are flags.
 """
+
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shutil
 import sys
 import tarfile
 import time
-import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..core.settings import EstimatorSettings
-from .gpu_scoring import (autocast_for, batch_scores, dev_row, eval_frame, evaluate_batch, load_base,
-                          load_gpu_selector, pick_device)
+from .gpu_scoring import (
+    autocast_for,
+    batch_scores,
+    dev_row,
+    eval_frame,
+    evaluate_batch,
+    load_base,
+    load_gpu_selector,
+    pick_device,
+)
 
 __all__ = ["GPULMConfig", "fgpo_config", "grpo_config", "run_gpu_lm", "main"]
 
@@ -115,26 +124,41 @@ class _Data:
         from ..genomics.benchmarks import load_benchmark
 
         _, suites = load_benchmark(cfg.bench_dir)
-        self.test = {s: (suites[s][:cfg.n_test] if cfg.n_test else suites[s]) for s in ("core", "microbe", "mosaic")}
+        self.test = {s: (suites[s][: cfg.n_test] if cfg.n_test else suites[s]) for s in ("core", "microbe", "mosaic")}
 
 
 def fgpo_config(cfg: GPULMConfig):
     """The FGPO run of the plan: :class:`~fgpo_core.algorithms.fgpo.FGPOConfig` (its micro-batches batched)."""
     from ..algorithms.fgpo import FGPOConfig
 
-    return FGPOConfig(lr=cfg.fgpo_lr, epochs=cfg.epochs, batch_size=cfg.fgpo_batch, method=cfg.fgpo_method,
-                      settings=replace(cfg.settings), seed=cfg.seed, evals_per_epoch=cfg.evals_per_epoch,
-                      micro_batch=cfg.fgpo_micro or cfg.fgpo_batch, format_weight=cfg.format_weight)
+    return FGPOConfig(
+        lr=cfg.fgpo_lr,
+        epochs=cfg.epochs,
+        batch_size=cfg.fgpo_batch,
+        method=cfg.fgpo_method,
+        settings=replace(cfg.settings),
+        seed=cfg.seed,
+        evals_per_epoch=cfg.evals_per_epoch,
+        micro_batch=cfg.fgpo_micro or cfg.fgpo_batch,
+        format_weight=cfg.format_weight,
+    )
 
 
 def grpo_config(cfg: GPULMConfig, n_train: int):
     """The GRPO run of the plan: :class:`~fgpo_core.algorithms.grpo.GRPOConfig` (TRL's, on the device)."""
     from ..algorithms.grpo import GRPOConfig
 
-    return GRPOConfig(lr=cfg.grpo_lr, settings=replace(cfg.settings), prompts_per_step=cfg.prompts_per_step,
-                      max_steps=math.ceil(n_train / cfg.prompts_per_step) * cfg.epochs, epochs=cfg.epochs,
-                      max_completion_length=cfg.max_completion_length, seed=cfg.seed,
-                      evals_per_epoch=cfg.evals_per_epoch, micro_batch=cfg.grpo_micro or cfg.prompts_per_step)
+    return GRPOConfig(
+        lr=cfg.grpo_lr,
+        settings=replace(cfg.settings),
+        prompts_per_step=cfg.prompts_per_step,
+        max_steps=math.ceil(n_train / cfg.prompts_per_step) * cfg.epochs,
+        epochs=cfg.epochs,
+        max_completion_length=cfg.max_completion_length,
+        seed=cfg.seed,
+        evals_per_epoch=cfg.evals_per_epoch,
+        micro_batch=cfg.grpo_micro or cfg.prompts_per_step,
+    )
 
 
 def _train(method: str, selector, data: _Data, cfg: GPULMConfig, device: str, bf16: bool, log, limit: float) -> dict:
@@ -150,15 +174,28 @@ def _train(method: str, selector, data: _Data, cfg: GPULMConfig, device: str, bf
 
         config = fgpo_config(cfg)
         train_r = data.train_t.rewards(training_reward(config))
-        res = train_fgpo(selector, data.train_qs, train_r, data.dev_qs, dev_r, dev_c, config,
-                         progress=False, evaluate=lambda sel, qs, r, c: dev_row(evaluate_batch(sel, qs, cfg.eval_batch),
-                                                                                 r, c),
-                         score=batch_scores, autocast=lambda: autocast_for(device, bf16), time_limit=limit, log=log,
-                         restore_best=True)
+        res = train_fgpo(
+            selector,
+            data.train_qs,
+            train_r,
+            data.dev_qs,
+            dev_r,
+            dev_c,
+            config,
+            progress=False,
+            evaluate=lambda sel, qs, r, c: dev_row(evaluate_batch(sel, qs, cfg.eval_batch), r, c),
+            score=batch_scores,
+            autocast=lambda: autocast_for(device, bf16),
+            time_limit=limit,
+            log=log,
+            restore_best=True,
+        )
         evals = eval_steps(math.ceil(len(data.train_qs) / cfg.fgpo_batch), cfg.epochs, cfg.evals_per_epoch)
-        extra = {"reward_evaluations": 0 if config.method == "fgpo" else res.reward_evaluations,
-                 "stopped_early": bool(res.extra.get("stopped_early")),
-                 "visits_done": int(res.steps["visits"].iloc[-1]) if len(res.steps) else 0}
+        extra = {
+            "reward_evaluations": 0 if config.method == "fgpo" else res.reward_evaluations,
+            "stopped_early": bool(res.extra.get("stopped_early")),
+            "visits_done": int(res.steps["visits"].iloc[-1]) if len(res.steps) else 0,
+        }
     else:
         from ..algorithms.grpo import train_grpo
 
@@ -172,25 +209,49 @@ def _train(method: str, selector, data: _Data, cfg: GPULMConfig, device: str, bf
         config = grpo_config(cfg, len(data.train_qs))
         scratch = Path(cfg.out) / "trainer"
         shutil.rmtree(scratch, ignore_errors=True)
-        res = train_grpo(selector, data.train_qs, data.train_t.correct, data.dev_qs, dev_c, config, scratch,
-                         evaluate=evaluate, progress=False, dead_group_probe=0, device=device, bf16=bf16,
-                         checkpoints=False, time_limit=limit, log=log)
+        res = train_grpo(
+            selector,
+            data.train_qs,
+            data.train_t.correct,
+            data.dev_qs,
+            dev_c,
+            config,
+            scratch,
+            evaluate=evaluate,
+            progress=False,
+            dead_group_probe=0,
+            device=device,
+            bf16=bf16,
+            checkpoints=False,
+            time_limit=limit,
+            log=log,
+        )
         shutil.rmtree(scratch, ignore_errors=True)
         evals = eval_steps(math.ceil(len(data.train_qs) / cfg.prompts_per_step), cfg.epochs, cfg.evals_per_epoch)
-        extra = {"reward_evaluations": res.reward_evaluations, "stopped_early": bool(res.extra.get("stopped_early")),
-                 "visits_done": res.extra.get("visits_done", min(res.reward_evaluations // config.G,
-                                                                 len(data.train_qs) * cfg.epochs))}
-    steps = [{k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))}
-             for h in res.steps.to_dict("records")]
+        extra = {
+            "reward_evaluations": res.reward_evaluations,
+            "stopped_early": bool(res.extra.get("stopped_early")),
+            "visits_done": res.extra.get(
+                "visits_done", min(res.reward_evaluations // config.G, len(data.train_qs) * cfg.epochs)
+            ),
+        }
+    steps = [
+        {k: v for k, v in h.items() if isinstance(v, (int, float, str, bool))} for h in res.steps.to_dict("records")
+    ]
     record = json.loads(json.dumps(asdict(config), default=str))
-    return {"steps": steps, "dev": res.dev.to_dict("records"), "best_step": res.best_step, **extra,
-            "config": {"objective": method, **record, "eval_steps": evals}}
+    return {
+        "steps": steps,
+        "dev": res.dev.to_dict("records"),
+        "best_step": res.best_step,
+        **extra,
+        "config": {"objective": method, **record, "eval_steps": evals},
+    }
 
 
-def _write_run(selector, name: str, result: dict, data: _Data, cfg: GPULMConfig, seconds: float, device: str,
-               bf16: bool, log) -> Path:
+def _write_run(
+    selector, name: str, result: dict, data: _Data, cfg: GPULMConfig, seconds: float, device: str, bf16: bool, log
+) -> Path:
     """Save the kept adapter, manifest, setup and the test evaluations of one run; tar the folder."""
-    import pandas as pd
     import torch
 
     from ..env import package_versions
@@ -208,22 +269,53 @@ def _write_run(selector, name: str, result: dict, data: _Data, cfg: GPULMConfig,
     selector.model.save_pretrained(str(folder / "adapter"))
     portable_adapter(folder / "adapter", SELECTOR_BASE)
     config = result.pop("config")
-    setup = {"bench_dir": cfg.bench_dir, "table_dir": cfg.table_dir, "out_dir": str(folder), "n_train":
-             len(data.train_qs), "n_dev": len(data.dev_qs), "keep": cfg.keep, "threads": 0,
-             "init_adapter": cfg.init_adapter, "described": False, "merge_init": False}
-    write_json(folder / "setup.json", {"objective": config["objective"], "keep": cfg.keep,
-                                       "init_adapter": cfg.init_adapter, "n_train": len(data.train_qs),
-                                       "n_dev": len(data.dev_qs), "table_reasoner": data.train_t.manifest["reasoner"]},
-               indent=1)
+    setup = {
+        "bench_dir": cfg.bench_dir,
+        "table_dir": cfg.table_dir,
+        "out_dir": str(folder),
+        "n_train": len(data.train_qs),
+        "n_dev": len(data.dev_qs),
+        "keep": cfg.keep,
+        "threads": 0,
+        "init_adapter": cfg.init_adapter,
+        "described": False,
+        "merge_init": False,
+    }
+    write_json(
+        folder / "setup.json",
+        {
+            "objective": config["objective"],
+            "keep": cfg.keep,
+            "init_adapter": cfg.init_adapter,
+            "n_train": len(data.train_qs),
+            "n_dev": len(data.dev_qs),
+            "table_reasoner": data.train_t.manifest["reasoner"],
+        },
+        indent=1,
+    )
     gpu = torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
-    manifest = {"objective": config["objective"], "setup": setup, "config": config,
-                "table": {"reasoner": data.train_t.manifest["reasoner"],
-                          "questions_sha256": data.train_t.manifest.get("questions_sha256")},
-                "n_train": len(data.train_qs), "n_dev": len(data.dev_qs), "train_seconds": round(seconds, 1),
-                "adapter_hash": adapter_hash(folder / "adapter"), "torch": torch.__version__,
-                "versions": package_versions(),
-                "gpu_run": {"device": gpu, "dtype": "bf16" if bf16 else "fp32",
-                            "visits": len(data.train_qs) * cfg.epochs, "config": asdict(cfg)}, **result}
+    manifest = {
+        "objective": config["objective"],
+        "setup": setup,
+        "config": config,
+        "table": {
+            "reasoner": data.train_t.manifest["reasoner"],
+            "questions_sha256": data.train_t.manifest.get("questions_sha256"),
+        },
+        "n_train": len(data.train_qs),
+        "n_dev": len(data.dev_qs),
+        "train_seconds": round(seconds, 1),
+        "adapter_hash": adapter_hash(folder / "adapter"),
+        "torch": torch.__version__,
+        "versions": package_versions(),
+        "gpu_run": {
+            "device": gpu,
+            "dtype": "bf16" if bf16 else "fp32",
+            "visits": len(data.train_qs) * cfg.epochs,
+            "config": asdict(cfg),
+        },
+        **result,
+    }
     write_json(folder / "manifest.json", manifest, indent=1, default=float)
     digest = run_digest(folder)
     selector.model.eval()
@@ -280,8 +372,10 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
         cfg.weights = str(Path(folder) / name)
     lm = load_base(cfg.weights, device, bf16)
     data = _Data(cfg)
-    log(f"loaded the base model on {device} ({'bf16' if bf16 else 'fp32'}); {len(data.train_qs)} training, "
-        f"{len(data.dev_qs)} dev questions, test {', '.join(f'{s} {len(q)}' for s, q in data.test.items())}")
+    log(
+        f"loaded the base model on {device} ({'bf16' if bf16 else 'fp32'}); {len(data.train_qs)} training, "
+        f"{len(data.dev_qs)} dev questions, test {', '.join(f'{s} {len(q)}' for s, q in data.test.items())}"
+    )
     chosen = {}
     methods = [m.strip() for m in cfg.methods.split(",") if m.strip()]
     t_loaded = time.time()

@@ -18,6 +18,7 @@ files under ``$OUT`` (one tar per run folder); :func:`unpack` puts them under ``
 untracked files git does not ignore, and the carried folders) and ``size`` refuses, exit 2, a
 call over the limit. Standard library only: it runs before any wheel is installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,21 @@ import sys
 import tarfile
 from pathlib import Path
 
-__all__ = ["PACK_DIR", "CACHE_DIR", "SITE_DIR", "TRAVEL_LIMIT", "PackError", "sha256_file", "pack", "gather",
-           "assemble", "install_wheels", "travel_bytes", "unpack", "main"]
+__all__ = [
+    "PACK_DIR",
+    "CACHE_DIR",
+    "SITE_DIR",
+    "TRAVEL_LIMIT",
+    "PackError",
+    "sha256_file",
+    "pack",
+    "gather",
+    "assemble",
+    "install_wheels",
+    "travel_bytes",
+    "unpack",
+    "main",
+]
 
 PACK_DIR = ".gpu-lm"
 """The ignored folder ``make gpu-lm-pack`` writes (one sub-folder per call)."""
@@ -39,10 +53,10 @@ CACHE_DIR = "/root/fgpo-gpu-cache"
 """Where the device keeps the pieces between back-to-back calls."""
 SITE_DIR = "/tmp/site"
 """Where the device installs the carried wheels."""
-TRAVEL_LIMIT = 60 * 2 ** 20
+TRAVEL_LIMIT = 60 * 2**20
 """What one call may send, with a margin under the transfer's 64 MiB."""
 MANIFEST = "manifest.json"
-MiB = 2 ** 20
+MiB = 2**20
 
 
 class PackError(RuntimeError):
@@ -87,9 +101,14 @@ def pack(weights, out_dir=PACK_DIR, piece_mib: float = 16, carry_mib: float = 34
     wheel_bytes = sum(w["size"] for w in wheel_rows)
     if wheel_bytes and used + wheel_bytes > budget:
         calls.append([])
-    manifest = {"file": weights.name, "size": weights.stat().st_size, "sha256": sha256_file(weights),
-                "pieces": pieces, "wheels": wheel_rows, "calls": [[f"call{i + 1}", names] for i, names in
-                                                                 enumerate(calls)]}
+    manifest = {
+        "file": weights.name,
+        "size": weights.stat().st_size,
+        "sha256": sha256_file(weights),
+        "pieces": pieces,
+        "wheels": wheel_rows,
+        "calls": [[f"call{i + 1}", names] for i, names in enumerate(calls)],
+    }
     for i, names in enumerate(calls):
         folder = out / f"call{i + 1}"
         folder.mkdir()
@@ -182,8 +201,24 @@ def install_wheels(cache=CACHE_DIR, target=SITE_DIR) -> list[str]:
     wheels = sorted((Path(cache) / "wheels").glob("*.whl"))
     if not wheels:
         return []
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                    "--no-cache-dir", "--upgrade", "--target", str(target), *map(str, wheels)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--no-deps",
+            "--no-compile",
+            "--no-cache-dir",
+            "--upgrade",
+            "--target",
+            str(target),
+            *map(str, wheels),
+        ],
+        check=True,
+    )
     if str(target) not in sys.path:
         sys.path.insert(0, str(target))
     return [w.name for w in wheels]
@@ -193,8 +228,11 @@ def travel_bytes(root=".", carry=()) -> tuple[int, int]:
     """Bytes a call would send from ``root``: (the working tree's: tracked files present plus
     untracked files git does not ignore, the ``carry`` paths')."""
     root = Path(root)
-    out = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         check=True, capture_output=True).stdout.decode()
+    out = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
     tree = 0
     for rel in set(filter(None, out.split("\0"))):
         p = root / rel
@@ -226,7 +264,11 @@ def unpack(files_dir, runs_dir="runs/gpu") -> list[str]:
     for t in found:
         with tarfile.open(t) as tar:
             for member in tar.getmembers():
-                if member.name.startswith("/") or ".." in Path(member.name).parts or not (member.isfile() or member.isdir()):
+                if (
+                    member.name.startswith("/")
+                    or ".." in Path(member.name).parts
+                    or not (member.isfile() or member.isdir())
+                ):
                     raise ValueError(f"{t} holds an unsafe member {member.name!r}")
             if hasattr(tarfile, "data_filter"):
                 tar.extractall(runs, filter="data")
@@ -247,8 +289,10 @@ def _device(args) -> int:
         print(f"gpu-lm: refused: {exc}", file=sys.stderr)
         return 2
     if missing:
-        print(f"gpu-lm: {len(missing)} file(s) still to come ({', '.join(missing)}); cached in {cache}. "
-              "Make the next call within the machine's warm period.")
+        print(
+            f"gpu-lm: {len(missing)} file(s) still to come ({', '.join(missing)}); cached in {cache}. "
+            "Make the next call within the machine's warm period."
+        )
         return 0
     try:
         weights = assemble(cache)
@@ -258,11 +302,12 @@ def _device(args) -> int:
     try:
         wheels = install_wheels(cache, args.site)
     except subprocess.CalledProcessError:
-        print(f"gpu-lm: refused: pip could not install the carried wheels into {args.site} (its message is above)",
-              file=sys.stderr)
+        print(
+            f"gpu-lm: refused: pip could not install the carried wheels into {args.site} (its message is above)",
+            file=sys.stderr,
+        )
         return 2
-    print(f"gpu-lm: {weights.name} assembled and checked; wheels installed: {', '.join(wheels) or 'none'}",
-          flush=True)
+    print(f"gpu-lm: {weights.name} assembled and checked; wheels installed: {', '.join(wheels) or 'none'}", flush=True)
     if args.no_run:
         return 0
     from .gpu_lm import main as run_main
@@ -304,8 +349,8 @@ def main(argv=None) -> int:
     u.add_argument("files", help="the folder the call's files were fetched into")
     u.add_argument("--runs-dir", default="runs/gpu")
     argv = list(sys.argv[1:] if argv is None else argv)
-    run_args = argv[argv.index("--") + 1:] if "--" in argv else []  # device: the run's own flags
-    argv = argv[:argv.index("--")] if "--" in argv else argv
+    run_args = argv[argv.index("--") + 1 :] if "--" in argv else []  # device: the run's own flags
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     args = ap.parse_args(argv)
     args.run_args = run_args
     if args.cmd == "pack":
@@ -320,18 +365,25 @@ def main(argv=None) -> int:
         for name, names in m["calls"]:
             size = sum(f.stat().st_size for f in (Path(args.out) / name).rglob("*") if f.is_file())
             print(f"{args.out}/{name}: {len(names)} piece(s), {size / MiB:.1f} MiB")
-        print(f"{m['file']}: {m['size'] / MiB:.1f} MiB in {len(m['pieces'])} pieces, sha256 {m['sha256'][:16]}...; "
-              f"{len(m['wheels'])} wheel(s)")
+        print(
+            f"{m['file']}: {m['size'] / MiB:.1f} MiB in {len(m['pieces'])} pieces, sha256 {m['sha256'][:16]}...; "
+            f"{len(m['wheels'])} wheel(s)"
+        )
         return 0
     if args.cmd == "size":
         tree, carried = travel_bytes(args.root, args.carry)
         total = tree + carried
         if total > args.limit_mib * MiB:
-            print(f"refused: {total / MiB:.1f} MiB would travel (tree {tree / MiB:.1f} + carried {carried / MiB:.1f}), "
-                  f"over {args.limit_mib:g} MiB: `make gpu-lm-sparse` first, or carry less", file=sys.stderr)
+            print(
+                f"refused: {total / MiB:.1f} MiB would travel (tree {tree / MiB:.1f} + carried {carried / MiB:.1f}), "
+                f"over {args.limit_mib:g} MiB: `make gpu-lm-sparse` first, or carry less",
+                file=sys.stderr,
+            )
             return 2
-        print(f"{total} bytes ({total / MiB:.1f} MiB) would travel: tree {tree / MiB:.1f} MiB, "
-              f"carried {carried / MiB:.1f} MiB, under {args.limit_mib:g} MiB")
+        print(
+            f"{total} bytes ({total / MiB:.1f} MiB) would travel: tree {tree / MiB:.1f} MiB, "
+            f"carried {carried / MiB:.1f} MiB, under {args.limit_mib:g} MiB"
+        )
         return 0
     if args.cmd == "device":
         return _device(args)

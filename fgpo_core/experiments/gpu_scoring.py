@@ -2,6 +2,7 @@
 model and adapter loaded for a device, the candidates' log-probabilities of a minibatch in one
 left-padded pass whose key-value cache is repeated for the 16 candidate strings, and the dev and
 test evaluations built on it."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,11 +11,29 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["pick_device", "autocast_for", "load_base", "load_gpu_selector", "forward_cached", "batch_logprobs",
-           "batch_scores", "evaluate_batch", "dev_row", "eval_frame", "EVAL_COLUMNS"]
+__all__ = [
+    "pick_device",
+    "autocast_for",
+    "load_base",
+    "load_gpu_selector",
+    "forward_cached",
+    "batch_logprobs",
+    "batch_scores",
+    "evaluate_batch",
+    "dev_row",
+    "eval_frame",
+    "EVAL_COLUMNS",
+]
 
-EVAL_COLUMNS = ("question_id", "family", "generation_pick", "completion", "generation_from_pass", "scoring_pick",
-                "constrained_pick")
+EVAL_COLUMNS = (
+    "question_id",
+    "family",
+    "generation_pick",
+    "completion",
+    "generation_from_pass",
+    "scoring_pick",
+    "constrained_pick",
+)
 """The fixed columns of an ``eval/<suite>.parquet`` (then ``candidate_score_<mask>`` and ``p_gen_<mask>``)."""
 
 
@@ -87,8 +106,14 @@ def forward_cached(model, input_ids, attention_mask, position_ids, cache=None, l
     inner, head = getattr(base, "model", None), getattr(base, "lm_head", None)
     if inner is None or head is None:  # any other causal LM: its own head, in the ambient precision
         kw = {cache_keyword(model): cache} if cache is not None else {}
-        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True,
-                    **({"logits_to_keep": 1} if last_only else {}), **kw)
+        out = model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            use_cache=True,
+            **({"logits_to_keep": 1} if last_only else {}),
+            **kw,
+        )
         return (out.logits[:, -1:] if last_only else out.logits).float(), cache_of(out)
     kw = {}
     if cache is not None:
@@ -96,8 +121,9 @@ def forward_cached(model, input_ids, attention_mask, position_ids, cache=None, l
     out = inner(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=True, **kw)
     hidden = out.last_hidden_state[:, -1:] if last_only else out.last_hidden_state
     with torch.autocast(device_type=hidden.device.type, enabled=False):
-        logits = F.linear(hidden.float(), head.weight.float(),
-                          head.bias.float() if getattr(head, "bias", None) is not None else None)
+        logits = F.linear(
+            hidden.float(), head.weight.float(), head.bias.float() if getattr(head, "bias", None) is not None else None
+        )
     return logits, cache_of(out)
 
 
@@ -117,12 +143,13 @@ def batch_logprobs(selector, questions, top2: bool = False):
     ids = torch.full((B, P), selector.end_id, dtype=torch.long)
     mask = torch.zeros((B, P), dtype=torch.long)
     for i, p in enumerate(prompts):
-        ids[i, P - len(p):] = torch.tensor(p)
-        mask[i, P - len(p):] = 1
+        ids[i, P - len(p) :] = torch.tensor(p)
+        mask[i, P - len(p) :] = 1
     ids, mask = ids.to(dev), mask.to(dev)
     lengths = mask.sum(1)
-    first, cache = forward_cached(model, input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0),
-                            last_only=True)
+    first, cache = forward_cached(
+        model, input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0), last_only=True
+    )
     cache.batch_repeat_interleave(A)
     cand = selector.cand_ids.to(dev).repeat(B, 1)  # [B*A, C]: question-major, as the cache
     amask = torch.cat([mask.repeat_interleave(A, 0), torch.ones(B * A, C - 1, dtype=mask.dtype, device=dev)], 1)
@@ -157,7 +184,7 @@ def evaluate_batch(selector, questions, batch: int = 50) -> list[dict]:
     rows = []
     m = selector.cand_mask.float()
     for s in range(0, len(questions), batch):
-        qs = questions[s:s + batch]
+        qs = questions[s : s + batch]
         with torch.no_grad():
             lp, top_v, top_i = batch_logprobs(selector, qs, top2=True)
         lp, top_v, top_i = lp.float().cpu(), top_v.float().cpu(), top_i.cpu()
@@ -166,9 +193,16 @@ def evaluate_batch(selector, questions, batch: int = 50) -> list[dict]:
             greedy = selector.greedy_from_pass(top_v[b], top_i[b])
             with torch.no_grad():
                 text, pick = greedy if greedy is not None else selector.generate(q)
-            rows.append({"scores": total / m.sum(1), "p_gen": total.double().exp(),
-                         "constrained_pick": selector.constrained_pick(lp[b]), "completion": text,
-                         "generation_pick": int(pick), "from_pass": greedy is not None})
+            rows.append(
+                {
+                    "scores": total / m.sum(1),
+                    "p_gen": total.double().exp(),
+                    "constrained_pick": selector.constrained_pick(lp[b]),
+                    "completion": text,
+                    "generation_pick": int(pick),
+                    "from_pass": greedy is not None,
+                }
+            )
     return rows
 
 
@@ -180,8 +214,12 @@ def dev_row(evs: list[dict], rewards, correct, n_tools: int = 4) -> dict:
 
     row = scoring_summary(torch.stack([e["scores"] for e in evs]), rewards, correct, n_tools)
     gen = summarise_picks(np.array([e["generation_pick"] for e in evs], dtype=int), correct, n_tools)
-    return {**row, "gen_accuracy": gen["accuracy"], "gen_format_failures": gen["format_failures"],
-            "gen_tools": gen["tools"]}
+    return {
+        **row,
+        "gen_accuracy": gen["accuracy"],
+        "gen_format_failures": gen["format_failures"],
+        "gen_tools": gen["tools"],
+    }
 
 
 def eval_frame(questions, evs: list[dict]):

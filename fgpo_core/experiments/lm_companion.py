@@ -16,6 +16,7 @@ is evaluated by free generation on in-domain and out-of-domain core questions (f
 unseen in training) and on the microbe suite, and the picks are gathered into ``picks.parquet``
 in the study format (``method, seed, suite, question_id, mask``), the methods named as above.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -24,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import atomic_path, inside, write_json
 from ..evaluation.domains import domain_of
-from .steps import ensure_trained
+from ..io import atomic_path, inside, write_json
 from .run import RunSetup, evaluate_run
+from .steps import ensure_trained
 
 __all__ = ["LMCompanionConfig", "lm_companion_plan", "companion_questions", "run_lm_companion", "STAGE_BATCH"]
 
@@ -99,14 +100,38 @@ def lm_companion_plan(cfg: LMCompanionConfig) -> list[dict]:
     plan = []
     for r in _ranks(cfg.ranks):
         plan += [
-            {"name": f"sft-r{r}", "objective": "sft", "n_train": cfg.budget, "rank": r, "init": "start",
-             "method": f"sft-r{r}"},
-            {"name": f"fgpo-r{r}", "objective": "fgpo", "n_train": cfg.budget, "rank": r, "init": "start",
-             "method": f"fgpo-r{r}"},
-            {"name": f"sft{share}-r{r}", "objective": "sft", "n_train": sft_visits, "rank": r, "init": "start",
-             "method": None},
-            {"name": f"sft{share}-fgpo{100 - share}-r{r}", "objective": "fgpo", "n_train": cfg.budget - sft_visits,
-             "rank": r, "init": f"sft{share}-r{r}", "method": f"sft{share}-fgpo{100 - share}-r{r}"},
+            {
+                "name": f"sft-r{r}",
+                "objective": "sft",
+                "n_train": cfg.budget,
+                "rank": r,
+                "init": "start",
+                "method": f"sft-r{r}",
+            },
+            {
+                "name": f"fgpo-r{r}",
+                "objective": "fgpo",
+                "n_train": cfg.budget,
+                "rank": r,
+                "init": "start",
+                "method": f"fgpo-r{r}",
+            },
+            {
+                "name": f"sft{share}-r{r}",
+                "objective": "sft",
+                "n_train": sft_visits,
+                "rank": r,
+                "init": "start",
+                "method": None,
+            },
+            {
+                "name": f"sft{share}-fgpo{100 - share}-r{r}",
+                "objective": "fgpo",
+                "n_train": cfg.budget - sft_visits,
+                "rank": r,
+                "init": f"sft{share}-r{r}",
+                "method": f"sft{share}-fgpo{100 - share}-r{r}",
+            },
         ]
     return plan
 
@@ -147,27 +172,60 @@ def run_lm_companion(cfg: LMCompanionConfig, progress: bool = True, isolate: boo
     for run in lm_companion_plan(cfg):
         folder = out / run["name"]
         merged = run["init"] == "start"
-        setup = RunSetup(cfg.bench_dir, cfg.table_dir, str(folder), run["n_train"], cfg.n_dev, cfg.keep, cfg.threads,
-                         str(start if merged else out / run["init"]), False, merged)
+        setup = RunSetup(
+            cfg.bench_dir,
+            cfg.table_dir,
+            str(folder),
+            run["n_train"],
+            cfg.n_dev,
+            cfg.keep,
+            cfg.threads,
+            str(start if merged else out / run["init"]),
+            False,
+            merged,
+        )
         r = run["rank"]
         if run["objective"] == "sft":
             config = ImitationConfig(lr=cfg.sft_lr, epochs=1, seed=cfg.seed, lora_r=r, lora_alpha=2 * r)
         else:
-            config = FGPOConfig(lr=cfg.fgpo_lr, epochs=1, seed=cfg.seed, lora_r=r, lora_alpha=2 * r,
-                                select_by="last")
+            config = FGPOConfig(lr=cfg.fgpo_lr, epochs=1, seed=cfg.seed, lora_r=r, lora_alpha=2 * r, select_by="last")
         ensure_trained(run["objective"], setup, config, progress, isolate)
         if run["method"] is None:
             continue
-        paths = evaluate_run(str(folder), cfg.bench_dir, list(questions), cfg.keep, questions, str(folder / "eval"),
-                             progress, scoring=False)
+        paths = evaluate_run(
+            str(folder),
+            cfg.bench_dir,
+            list(questions),
+            cfg.keep,
+            questions,
+            str(folder / "eval"),
+            progress,
+            scoring=False,
+        )
         for suite, path in paths.items():
             f = pd.read_parquet(path)
-            frames.append(pd.DataFrame({"method": run["method"], "seed": cfg.seed, "suite": suite,
-                                        "question_id": f.question_id, "mask": f.generation_pick.astype(int)}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "method": run["method"],
+                        "seed": cfg.seed,
+                        "suite": suite,
+                        "question_id": f.question_id,
+                        "mask": f.generation_pick.astype(int),
+                    }
+                )
+            )
     picks = pd.concat(frames, ignore_index=True)
     with atomic_path(out / "picks.parquet") as tmp:
         picks.to_parquet(tmp, index=False)
-    write_json(out / "manifest.json", {"config": asdict(cfg), "training_families": training_families,
-                                       "questions": {s: len(v) for s, v in questions.items()},
-                                       "methods": list(dict.fromkeys(picks.method))}, indent=1)
+    write_json(
+        out / "manifest.json",
+        {
+            "config": asdict(cfg),
+            "training_families": training_families,
+            "questions": {s: len(v) for s, v in questions.items()},
+            "methods": list(dict.fromkeys(picks.method)),
+        },
+        indent=1,
+    )
     return out

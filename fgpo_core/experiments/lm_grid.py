@@ -8,6 +8,7 @@ stopped at any moment and started again; each training run has its own process. 
 cheapest first (GRPO, by far the dearest, near the end), and ``chosen.json`` is rewritten
 after every evaluation, so a chapter can render what has landed while the rest runs.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import inside
-from .steps import ensure_trained
 from .chosen import choose_runs
 from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest, run_tool_names
+from .steps import ensure_trained
 
 __all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "lm_grid_folders"]
 
@@ -121,13 +122,17 @@ def lm_grid_folders(cfg: LMGridConfig) -> dict[str, list[str]]:
     stages = parse_warmup_stages(cfg.warmup)
     inside(cfg.runs_dir, *cfg.folder.split("/"), what="--folder")  # relative to --runs-dir, never leaving it
     f = cfg.folder.strip("/")
-    out = {"warmup-stages": [f"{f}/warmup" + (f"-stage{i + 1}" if i else "") for i in range(len(stages))],
-           "untrained": [f"{f}/untrained"],
-           "fgpo": [f"{f}/fgpo-lr{r}" for r in _rates(cfg.fgpo_lrs)],
-           "fgpo-format": [f"{f}/fgpo-format-lr{r}" for r in _rates(cfg.format_lrs)],
-           "sft": [f"{f}/sft"], "dpo": [f"{f}/dpo"], "tools-with-descriptions": [f"{f}/{PROMPTED}"],
-           "grpo": [f"{f}/grpo"] if cfg.grpo_lr > 0 else [],
-           "fgpo-named": [f"{f}/fgpo-named"] if cfg.named_lr > 0 else []}
+    out = {
+        "warmup-stages": [f"{f}/warmup" + (f"-stage{i + 1}" if i else "") for i in range(len(stages))],
+        "untrained": [f"{f}/untrained"],
+        "fgpo": [f"{f}/fgpo-lr{r}" for r in _rates(cfg.fgpo_lrs)],
+        "fgpo-format": [f"{f}/fgpo-format-lr{r}" for r in _rates(cfg.format_lrs)],
+        "sft": [f"{f}/sft"],
+        "dpo": [f"{f}/dpo"],
+        "tools-with-descriptions": [f"{f}/{PROMPTED}"],
+        "grpo": [f"{f}/grpo"] if cfg.grpo_lr > 0 else [],
+        "fgpo-named": [f"{f}/fgpo-named"] if cfg.named_lr > 0 else [],
+    }
     out["warmup"] = out["warmup-stages"][-1:]
     return out
 
@@ -136,12 +141,12 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
     """Train, check and evaluate every selector of the LM main table; returns ``chosen.json``'s
     mapping (method -> run folder). With ``isolate`` (``fgpo lm`` sets it) each training run
     has its own process."""
+    import torch
+
     from ..algorithms.fgpo import FGPOConfig
     from ..algorithms.grpo import GRPOConfig
     from ..algorithms.imitation import ImitationConfig
     from ..algorithms.warmup import WarmupConfig
-
-    import torch
 
     torch.set_num_threads(cfg.threads)  # the format checks and evaluations run in this process
     root = Path(cfg.runs_dir)
@@ -150,8 +155,17 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
     start = str(root / folders["warmup"][0])
 
     def setup(rel: str, init: str = "", described: bool = False) -> RunSetup:
-        return RunSetup(cfg.bench_dir, cfg.table_dir, str(root / rel), cfg.n_train, cfg.n_dev, cfg.keep, cfg.threads,
-                        init, described)
+        return RunSetup(
+            cfg.bench_dir,
+            cfg.table_dir,
+            str(root / rel),
+            cfg.n_train,
+            cfg.n_dev,
+            cfg.keep,
+            cfg.threads,
+            init,
+            described,
+        )
 
     def train(objective: str, rel: str, config, init: str = start, described: bool = False) -> None:
         ensure_trained(objective, setup(rel, init, described), config, progress, isolate)
@@ -159,12 +173,25 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
     def check_format(run: str, rel_out: str | None = None) -> None:
         path = root / (rel_out or run) / "format-dev.parquet"
         if not path.exists():
-            format_run(run if rel_out else str(root / run), cfg.bench_dir, "dev", cfg.format_limit,
-                       G=cfg.format_samples, seed=cfg.seed, keep=cfg.keep, out_path=path, progress=progress)
+            format_run(
+                run if rel_out else str(root / run),
+                cfg.bench_dir,
+                "dev",
+                cfg.format_limit,
+                G=cfg.format_samples,
+                seed=cfg.seed,
+                keep=cfg.keep,
+                out_path=path,
+                progress=progress,
+            )
 
     limits = {"core": cfg.eval_core, **{s: cfg.eval_cross for s in EVAL_SUITES[1:]}}
-    trained = [r for key, rels in folders.items() if key not in ("warmup", "untrained", "tools-with-descriptions")
-               for r in rels]
+    trained = [
+        r
+        for key, rels in folders.items()
+        if key not in ("warmup", "untrained", "tools-with-descriptions")
+        for r in rels
+    ]
 
     def evaluate(rel: str, run: str | None = None, described: bool = False, suites=EVAL_SUITES) -> None:
         """Evaluate a run into its own eval/ (or a prompted selector into ``rel``'s) and rewrite
@@ -176,15 +203,21 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
             digest, names = run_digest(root / rel), run_tool_names(root / rel)
             for other in trained:
                 src = root / other / "eval"
-                if other != rel and src.is_dir() and (root / other / "manifest.json").exists() \
-                        and run_digest(root / other) == digest and run_tool_names(root / other) == names:
+                if (
+                    other != rel
+                    and src.is_dir()
+                    and (root / other / "manifest.json").exists()
+                    and run_digest(root / other) == digest
+                    and run_tool_names(root / other) == names
+                ):
                     out.mkdir(parents=True, exist_ok=True)
                     for p in src.glob("*.parquet"):
                         if not (out / p.name).exists():
                             shutil.copy2(p, out / p.name)
                     break
-        evaluate_run(run or str(root / rel), cfg.bench_dir, suites, cfg.keep, limits, str(out), progress,
-                     described=described)
+        evaluate_run(
+            run or str(root / rel), cfg.bench_dir, suites, cfg.keep, limits, str(out), progress, described=described
+        )
         evaluated.append(rel)
         record()
 
@@ -204,8 +237,14 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
     # 1. the format warm-up, stage by stage, each checked by sampling; the untrained selector checked alike
     prev = ""
     for stage, rel in zip(stages, folders["warmup-stages"]):
-        train("warmup", rel, WarmupConfig(lr=stage.lr, max_epochs=stage.max_epochs, targets="all",
-                                          mass_weight=stage.mass_weight, seed=cfg.seed), init=prev)
+        train(
+            "warmup",
+            rel,
+            WarmupConfig(
+                lr=stage.lr, max_epochs=stage.max_epochs, targets="all", mass_weight=stage.mass_weight, seed=cfg.seed
+            ),
+            init=prev,
+        )
         check_format(rel)
         prev = str(root / rel)
     check_format("untrained", folders["untrained"][0])
@@ -218,25 +257,55 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
         train("fgpo", rel, FGPOConfig(lr=float(r), epochs=cfg.epochs, seed=cfg.seed, eval_every=cfg.eval_every))
         evaluate(rel)
     for r, rel in zip(_rates(cfg.format_lrs), folders["fgpo-format"]):
-        train("fgpo", rel, FGPOConfig(lr=float(r), epochs=cfg.epochs, seed=cfg.seed, eval_every=cfg.eval_every,
-                                      format_weight=cfg.format_weight))
+        train(
+            "fgpo",
+            rel,
+            FGPOConfig(
+                lr=float(r),
+                epochs=cfg.epochs,
+                seed=cfg.seed,
+                eval_every=cfg.eval_every,
+                format_weight=cfg.format_weight,
+            ),
+        )
         evaluate(rel)
     train("sft", folders["sft"][0], ImitationConfig(lr=cfg.imitation_lr, epochs=cfg.epochs, seed=cfg.seed))
     evaluate(folders["sft"][0])
-    train("dpo", folders["dpo"][0], ImitationConfig(lr=cfg.imitation_lr, epochs=cfg.epochs, seed=cfg.seed,
-                                                    dpo_beta=cfg.dpo_beta, micro_batch=cfg.dpo_micro_batch))
+    train(
+        "dpo",
+        folders["dpo"][0],
+        ImitationConfig(
+            lr=cfg.imitation_lr,
+            epochs=cfg.epochs,
+            seed=cfg.seed,
+            dpo_beta=cfg.dpo_beta,
+            micro_batch=cfg.dpo_micro_batch,
+        ),
+    )
     evaluate(folders["dpo"][0])
     # 3. the two selectors that are not trained here: the prompted baseline (from the warm-up) and the untrained one
     evaluate(folders["tools-with-descriptions"][0], run=start, described=True)
     evaluate(folders["untrained"][0], run="untrained")
     # 4. GRPO with FGPO's question visits, and FGPO with the tools' names in its prompt
     if folders["grpo"]:
-        train("grpo", folders["grpo"][0], GRPOConfig(lr=cfg.grpo_lr, epochs=cfg.epochs, seed=cfg.seed,
-                                                     prompts_per_step=min(16, cfg.n_train),
-                                                     eval_every=cfg.eval_every))
+        train(
+            "grpo",
+            folders["grpo"][0],
+            GRPOConfig(
+                lr=cfg.grpo_lr,
+                epochs=cfg.epochs,
+                seed=cfg.seed,
+                prompts_per_step=min(16, cfg.n_train),
+                eval_every=cfg.eval_every,
+            ),
+        )
         evaluate(folders["grpo"][0])
     if folders["fgpo-named"]:
-        train("fgpo", folders["fgpo-named"][0], FGPOConfig(lr=cfg.named_lr, epochs=cfg.epochs, seed=cfg.seed,
-                                                           eval_every=cfg.eval_every), described=True)
+        train(
+            "fgpo",
+            folders["fgpo-named"][0],
+            FGPOConfig(lr=cfg.named_lr, epochs=cfg.epochs, seed=cfg.seed, eval_every=cfg.eval_every),
+            described=True,
+        )
         evaluate(folders["fgpo-named"][0], suites=EVAL_SUITES[:1])  # the sensitivity is read on core
     return record()

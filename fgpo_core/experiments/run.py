@@ -9,6 +9,7 @@ and, after evaluation, ``eval/<suite>.parquet``: each question's pick under free
 restricted to the policy strings), its candidate scores (``candidate_score_<mask>``) and its p_gen of every
 subset's policy string (``p_gen_<mask>``). Chapters render from these files.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,13 +25,38 @@ from ..env import package_versions
 from ..hf import adapter_hash, portable_adapter
 from ..io import atomic_dir, atomic_path, plain_name, with_digests, write_json
 from ..selectors.lm import SELECTOR_BASE, load_selector
-from .run_record import (ADAPTER_FILES, SETUP_FILE, STOPPED_FILE, best_dev, config_differences, record_stopped_run,
-                         recorded_folder, run_manifest)
+from .run_record import (
+    ADAPTER_FILES,
+    SETUP_FILE,
+    STOPPED_FILE,
+    best_dev,
+    config_differences,
+    record_stopped_run,
+    recorded_folder,
+    run_manifest,
+)
 from .run_setup import RunSetup, split_data
 
-__all__ = ["RunSetup", "OBJECTIVES", "PROMPTED", "EVAL_SUITES", "train_run", "evaluate_run", "format_run", "best_dev",
-           "config_differences", "run_manifest", "run_tool_names", "split_data", "record_stopped_run", "STOPPED_FILE",
-           "run_digest", "load_run_selector", "recorded_folder", "ADAPTER_FILES"]
+__all__ = [
+    "RunSetup",
+    "OBJECTIVES",
+    "PROMPTED",
+    "EVAL_SUITES",
+    "train_run",
+    "evaluate_run",
+    "format_run",
+    "best_dev",
+    "config_differences",
+    "run_manifest",
+    "run_tool_names",
+    "split_data",
+    "record_stopped_run",
+    "STOPPED_FILE",
+    "run_digest",
+    "load_run_selector",
+    "recorded_folder",
+    "ADAPTER_FILES",
+]
 
 EVAL_SUITES = ("core", "microbe", "mosaic")
 """The test suites every selector is evaluated on: the main suite and the two cross-domain ones."""
@@ -108,11 +134,17 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
         if setup.merge_init:
             from ..selectors.lm import add_lora
 
-            sel.model = add_lora(sel.model.merge_and_unload(), getattr(config, "lora_r", 16),
-                                 getattr(config, "lora_alpha", 32))
+            sel.model = add_lora(
+                sel.model.merge_and_unload(), getattr(config, "lora_r", 16), getattr(config, "lora_alpha", 32)
+            )
     else:
-        sel = load_selector(None, setup.keep, lora_r=getattr(config, "lora_r", 16),
-                            lora_alpha=getattr(config, "lora_alpha", 32), tool_names=names)
+        sel = load_selector(
+            None,
+            setup.keep,
+            lora_r=getattr(config, "lora_r", 16),
+            lora_alpha=getattr(config, "lora_alpha", 32),
+            tool_names=names,
+        )
     from ..algorithms.common import resumed_step
 
     resumed = resumed_step(out / "ckpt")  # this process times the steps after it
@@ -122,14 +154,23 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     with atomic_dir(out / "adapter") as tmp:  # a fresh folder: no planted link inside is written through
         sel.model.save_pretrained(str(tmp))
         portable_adapter(tmp, SELECTOR_BASE)
-    manifest = {"objective": objective, "setup": asdict(setup), "config": json.loads(json.dumps(asdict(config),
-                                                                                                 default=str)),
-                "table": {"reasoner": train_t.manifest["reasoner"],
-                          "questions_sha256": train_t.manifest.get("questions_sha256")},
-                "n_train": len(train_qs), "n_dev": len(dev_qs), "train_seconds": round(time.time() - t0, 1),
-                "resumed_at_step": resumed,
-                "adapter_hash": adapter_hash(out / "adapter"), "torch": torch.__version__,
-                "versions": package_versions(), **extra}
+    manifest = {
+        "objective": objective,
+        "setup": asdict(setup),
+        "config": json.loads(json.dumps(asdict(config), default=str)),
+        "table": {
+            "reasoner": train_t.manifest["reasoner"],
+            "questions_sha256": train_t.manifest.get("questions_sha256"),
+        },
+        "n_train": len(train_qs),
+        "n_dev": len(dev_qs),
+        "train_seconds": round(time.time() - t0, 1),
+        "resumed_at_step": resumed,
+        "adapter_hash": adapter_hash(out / "adapter"),
+        "torch": torch.__version__,
+        "versions": package_versions(),
+        **extra,
+    }
     manifest = with_digests(manifest, out, [f for f in ADAPTER_FILES if (out / f).exists()])
     write_json(out / "manifest.json", manifest, indent=1, default=float)
     return manifest
@@ -144,13 +185,19 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
     bench = hashlib.sha256()
     for f in sorted(Path(setup.bench_dir).glob("*.json*")):  # the suites and their manifest: what, not where
         bench.update(f.name.encode() + b"\0" + f.read_bytes())
-    ident = {"objective": objective, "keep": setup.keep, "bench": bench.hexdigest()[:16],
-             "init_adapter": run_digest(setup.init_adapter) if setup.init_adapter else "",
-             "table_reasoner": table_manifest.get("reasoner"),
-             "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
-             "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
-             "n_train": len(train_ids), "n_dev": len(dev_ids), "described": setup.described,
-             "merge_init": setup.merge_init}
+    ident = {
+        "objective": objective,
+        "keep": setup.keep,
+        "bench": bench.hexdigest()[:16],
+        "init_adapter": run_digest(setup.init_adapter) if setup.init_adapter else "",
+        "table_reasoner": table_manifest.get("reasoner"),
+        "train_ids": hashlib.sha256("\n".join(train_ids).encode()).hexdigest()[:16],
+        "dev_ids": hashlib.sha256("\n".join(dev_ids).encode()).hexdigest()[:16],
+        "n_train": len(train_ids),
+        "n_dev": len(dev_ids),
+        "described": setup.described,
+        "merge_init": setup.merge_init,
+    }
     path = out / SETUP_FILE
     if path.exists():
         try:
@@ -161,8 +208,10 @@ def _check_setup(out: Path, setup: RunSetup, objective: str, train_ids, dev_ids,
         recorded_before = {"init_adapter": "", "described": False, "merge_init": False, "bench": ident["bench"]}
         diff = sorted(k for k in ident if old is None or old.get(k, recorded_before.get(k)) != ident[k])
         if diff:
-            raise ValueError(f"{out} holds a run started with another setup ({', '.join(diff)}); "
-                             "use another --out-dir or delete the folder")
+            raise ValueError(
+                f"{out} holds a run started with another setup ({', '.join(diff)}); "
+                "use another --out-dir or delete the folder"
+            )
     else:
         write_json(path, ident, indent=1)
 
@@ -197,10 +246,17 @@ def _evaluate_chunk(sel, qs, scoring: bool) -> pd.DataFrame:
     return evaluation_frame(qs, [sel.evaluate_question(q) for q in qs])
 
 
-
-def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: int = 40,
-                 limit: int | dict = 0, out_dir: str | None = None, progress: bool = True,
-                 scoring: bool = True, described: bool = False) -> dict:
+def evaluate_run(
+    run_dir: str | None,
+    bench_dir: str,
+    suites=EVAL_SUITES,
+    keep: int = 40,
+    limit: int | dict = 0,
+    out_dir: str | None = None,
+    progress: bool = True,
+    scoring: bool = True,
+    described: bool = False,
+) -> dict:
     """Free generation, controlled scoring (Eq. 6) and p_gen of a trained selector on each
     suite's first ``limit`` questions (0: all; a dict gives a limit per suite, or a list of the
     question ids to evaluate, in order), written to
@@ -234,8 +290,10 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     if prompted and out_dir is None:
         raise ValueError("give out_dir for an untrained selector")
     if described and prompted:
-        raise ValueError(f"described applies to a run folder's adapter; {run_dir!r} has none "
-                         f"(use {PROMPTED!r} for the bare selector told the tools)")
+        raise ValueError(
+            f"described applies to a run folder's adapter; {run_dir!r} has none "
+            f"(use {PROMPTED!r} for the bare selector told the tools)"
+        )
     trained_names = None if prompted else run_tool_names(run_dir)  # refuses a missing or unfinished run first
     if described and out_dir is None and trained_names is None:
         raise ValueError("give out_dir for a described evaluation: the run's own eval/ holds its anonymous one")
@@ -258,15 +316,20 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         old = _read_whole(path)
         if old is not None:
             # evaluations written before ``keep`` was recorded used the default prompt
-            if old.attrs.get("adapter") == digest and str(old.attrs.get("keep", RunSetup.keep)) == str(keep) \
-                    and list(old["question_id"]) == [q.id for q in qs] and ("scoring_pick" in old or not scoring):
+            if (
+                old.attrs.get("adapter") == digest
+                and str(old.attrs.get("keep", RunSetup.keep)) == str(keep)
+                and list(old["question_id"]) == [q.id for q in qs]
+                and ("scoring_pick" in old or not scoring)
+            ):
                 continue  # already evaluated, with the same adapter, prompt and questions
         todo.append((s, qs, path))
     if not todo:
         return result
     if prompted:
-        sel = load_selector(None, keep, trainable=False,
-                            tool_names=list(MAIN_TOOL_NAMES) if run_dir == PROMPTED else None)
+        sel = load_selector(
+            None, keep, trainable=False, tool_names=list(MAIN_TOOL_NAMES) if run_dir == PROMPTED else None
+        )
     else:
         sel = load_run_selector(run_dir, keep, tool_names=list(MAIN_TOOL_NAMES) if described else None)
     sel.model.eval()
@@ -274,12 +337,16 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
         parts = out / "parts" / s
         frames = []
         for start in tqdm(range(0, len(qs), EVAL_CHUNK), desc=f"evaluate {s}", disable=not progress):
-            chunk = qs[start:start + EVAL_CHUNK]
+            chunk = qs[start : start + EVAL_CHUNK]
             part = parts / f"{start:06d}.parquet"
             old = _read_whole(part)
             if old is not None:
-                if old.attrs.get("adapter") == digest and old.attrs.get("keep") == str(keep) \
-                        and list(old["question_id"]) == [q.id for q in chunk] and ("scoring_pick" in old or not scoring):
+                if (
+                    old.attrs.get("adapter") == digest
+                    and old.attrs.get("keep") == str(keep)
+                    and list(old["question_id"]) == [q.id for q in chunk]
+                    and ("scoring_pick" in old or not scoring)
+                ):
                     frames.append(old)
                     continue
             frame = _evaluate_chunk(sel, chunk, scoring)
@@ -296,8 +363,17 @@ def evaluate_run(run_dir: str | None, bench_dir: str, suites=EVAL_SUITES, keep: 
     return result
 
 
-def format_run(run_dir: str, bench_dir: str, suite: str = "dev", limit: int = 0, G: int = 8, seed: int = 0,
-               keep: int = 40, out_path=None, progress: bool = True) -> pd.DataFrame:
+def format_run(
+    run_dir: str,
+    bench_dir: str,
+    suite: str = "dev",
+    limit: int = 0,
+    G: int = 8,
+    seed: int = 0,
+    keep: int = 40,
+    out_path=None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Free generation's format on a suite, measured by sampling (:func:`~fgpo_core.algorithms.warmup.sampled_format`:
     ``G`` completions per question at temperature 1, seeded), beside p_gen's exact mass on the
     canonical policy strings (``canonical_mass``); written to ``out_path`` (default

@@ -4,6 +4,7 @@ adapter files (:data:`ADAPTER_FILES`): a run whose adapter was torn or altered s
 Also what is read off finished runs: the best of several on dev (:func:`best_dev`), how a
 configuration differs from a recorded one (:func:`config_differences`), and the record of a run
 stopped on purpose (:func:`record_stopped_run`)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,16 @@ from pathlib import Path
 
 from ..io import manifest_field, read_manifest, verify_files, write_json
 
-__all__ = ["ADAPTER_FILES", "run_manifest", "recorded_folder", "SETUP_FILE", "STOPPED_FILE", "record_stopped_run",
-           "best_dev", "config_differences"]
+__all__ = [
+    "ADAPTER_FILES",
+    "run_manifest",
+    "recorded_folder",
+    "SETUP_FILE",
+    "STOPPED_FILE",
+    "record_stopped_run",
+    "best_dev",
+    "config_differences",
+]
 
 
 ADAPTER_FILES = ("adapter/adapter_model.safetensors", "adapter/adapter_config.json")
@@ -29,12 +38,15 @@ def run_manifest(run_dir) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{run_dir} holds no finished run (no manifest.json): train it with `fgpo train`")
     m = read_manifest(path, "run manifest")
-    for key, kind in (("objective", str), ("config", dict), ("setup", dict), ("dev", list),
-                      ("snapshot_of", dict)):
+    for key, kind in (("objective", str), ("config", dict), ("setup", dict), ("dev", list), ("snapshot_of", dict)):
         if key in m:
             manifest_field(m, key, kind, path)
-    verify_files(run_dir, m, "run", redo=f"train it again (`fgpo train --out-dir {run_dir}` resumes from its "
-                                           "checkpoints) or delete the folder")
+    verify_files(
+        run_dir,
+        m,
+        "run",
+        redo=f"train it again (`fgpo train --out-dir {run_dir}` resumes from its checkpoints) or delete the folder",
+    )
     source = m.get("snapshot_of")
     if source is not None and "config" not in m:
         config = _source_config(Path(run_dir), source)
@@ -85,10 +97,17 @@ def record_stopped_run(run_dir, reason: str, out_dir=None) -> Path:
     config = json.loads((run / "ckpt" / "config.json").read_text())
     setup = json.loads((run / SETUP_FILE).read_text())
     n_batches = -(-setup["n_train"] // config["batch_size"])
-    record = {"objective": "fgpo", "stopped": True, "reason": reason,
-              "setup": setup, "config": config,
-              "steps_taken": len(state["steps"]), "steps_planned": n_batches * config["epochs"],
-              "steps": state["steps"], "dev": state["dev"]}
+    record = {
+        "objective": "fgpo",
+        "stopped": True,
+        "reason": reason,
+        "setup": setup,
+        "config": config,
+        "steps_taken": len(state["steps"]),
+        "steps_planned": n_batches * config["epochs"],
+        "steps": state["steps"],
+        "dev": state["dev"],
+    }
     out = Path(out_dir or run)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / STOPPED_FILE, record, indent=1, default=float)

@@ -1,6 +1,7 @@
 """What every training run of the LM selector shares, whatever its objective (:class:`RunSetup`:
 the benchmark, the tables, the run folder, the prompt), and the questions and table rows of a
 split it reads (:func:`split_data`). :mod:`fgpo_core.experiments.run` re-exports both."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

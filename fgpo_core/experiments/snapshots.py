@@ -8,6 +8,7 @@ reader of runs read like any finished run; :func:`run_logs` reads a run's step a
 wherever they are (a finished run's manifest, FGPO's ``last.pt``, GRPO's ``dev.json`` and its
 trainer's last checkpoint), so a long run can be read while it trains.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,8 +65,11 @@ def compute_at(steps: pd.DataFrame, step: int) -> dict:
     """A run's cost up to and including ``step``: question visits and the training steps' wall and
     CPU seconds (dev evaluations not counted)."""
     done = steps[steps["step"] <= step]
-    out = {"step": int(step), "seconds": float(done["seconds"].sum()) if "seconds" in done else float("nan"),
-           "cpu_seconds": float(done["cpu_seconds"].sum()) if "cpu_seconds" in done else float("nan")}
+    out = {
+        "step": int(step),
+        "seconds": float(done["seconds"].sum()) if "seconds" in done else float("nan"),
+        "cpu_seconds": float(done["cpu_seconds"].sum()) if "cpu_seconds" in done else float("nan"),
+    }
     if "visits" in done and len(done):
         out["visits"] = int(done["visits"].iloc[-1])
     return out
@@ -88,15 +92,19 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
     path = run / "ckpt" / f"step-{int(step)}.pt"
     if not path.exists():
         have = snapshot_steps(run)
-        raise FileNotFoundError(f"{run} kept no snapshot at step {step}; it has "
-                                + (", ".join(map(str, have)) if have else "none (train it with snapshots)"))
+        raise FileNotFoundError(
+            f"{run} kept no snapshot at step {step}; it has "
+            + (", ".join(map(str, have)) if have else "none (train it with snapshots)")
+        )
     source = {"run": str(run), "step": int(step), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
     if (out / "manifest.json").exists():
         old = read_manifest(out / "manifest.json", "snapshot manifest").get("snapshot_of", {})
         if old == source:
             return out
-        raise ValueError(f"{out} holds another snapshot ({old.get('run')} at step {old.get('step')}); "
-                         "use another folder or delete it")
+        raise ValueError(
+            f"{out} holds another snapshot ({old.get('run')} at step {old.get('step')}); "
+            "use another folder or delete it"
+        )
     steps, dev = run_logs(run)
     setup = read_manifest(run / "setup.json", "run setup") if (run / "setup.json").exists() else {}
     config = None  # how the run was trained, so a snapshot is checked as its run is (fgpo choose)
@@ -118,12 +126,26 @@ def snapshot_run(run_dir, step: int, out_dir, init_adapter: str, keep: int = 40)
     row = dev[dev["step"] == step].iloc[0].to_dict() if len(dev) and (dev["step"] == step).any() else {}
     from .run import ADAPTER_FILES
 
-    manifest = {"objective": setup.get("objective", "?"), "snapshot_of": source,
-                **({"config": config} if config else {}),
-                "setup": {"init_adapter": str(init_adapter), "merge_init": False,
-                          "described": bool(setup.get("described", False)), "keep": keep},
-                "n_train": setup.get("n_train"), "n_dev": setup.get("n_dev"), "compute": compute_at(steps, step),
-                "dev_at_step": row, "adapter_hash": adapter_hash(out / "adapter")}
-    write_json(out / "manifest.json", with_digests(manifest, out, [f for f in ADAPTER_FILES if (out / f).exists()]),
-               indent=1, default=float)
+    manifest = {
+        "objective": setup.get("objective", "?"),
+        "snapshot_of": source,
+        **({"config": config} if config else {}),
+        "setup": {
+            "init_adapter": str(init_adapter),
+            "merge_init": False,
+            "described": bool(setup.get("described", False)),
+            "keep": keep,
+        },
+        "n_train": setup.get("n_train"),
+        "n_dev": setup.get("n_dev"),
+        "compute": compute_at(steps, step),
+        "dev_at_step": row,
+        "adapter_hash": adapter_hash(out / "adapter"),
+    }
+    write_json(
+        out / "manifest.json",
+        with_digests(manifest, out, [f for f in ADAPTER_FILES if (out / f).exists()]),
+        indent=1,
+        default=float,
+    )
     return out

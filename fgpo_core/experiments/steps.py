@@ -1,6 +1,7 @@
 """Steps shared by the LM selector's experiments (``fgpo lm``, :mod:`.lm_grid`; ``fgpo lm-companion``,
 :mod:`.lm_companion`): train a run unless its folder already holds it (:func:`ensure_trained`),
 optionally in a process of its own (:func:`in_child`)."""
+
 from __future__ import annotations
 
 import sys
@@ -23,8 +24,10 @@ def in_child(fn, *args) -> None:
     proc.start()
     proc.join()
     if proc.exitcode != 0:
-        raise RuntimeError(f"{getattr(fn, '__name__', fn)}{args[:1]} failed in its own process "
-                           f"(exit code {proc.exitcode}); its error is printed above")
+        raise RuntimeError(
+            f"{getattr(fn, '__name__', fn)}{args[:1]} failed in its own process "
+            f"(exit code {proc.exitcode}); its error is printed above"
+        )
 
 
 def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = True, isolate: bool = False) -> Path:
@@ -44,12 +47,15 @@ def ensure_trained(objective: str, setup: RunSetup, config, progress: bool = Tru
         want = asdict(setup)
         recorded_before = {"init_adapter": "", "described": False, "merge_init": False}  # setup fields added later
         diff = config_differences(config, done["config"]) + [
-            f"setup.{k}" for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep", "init_adapter", "described",
-                                   "merge_init")
-            if str(done.get("setup", {}).get(k, recorded_before.get(k))) != str(want[k])]
+            f"setup.{k}"
+            for k in ("bench_dir", "table_dir", "n_train", "n_dev", "keep", "init_adapter", "described", "merge_init")
+            if str(done.get("setup", {}).get(k, recorded_before.get(k))) != str(want[k])
+        ]
         if diff:
-            raise ValueError(f"{folder} holds a finished run with another configuration "
-                             f"({', '.join(diff)}); delete the folder to train it again")
+            raise ValueError(
+                f"{folder} holds a finished run with another configuration "
+                f"({', '.join(diff)}); delete the folder to train it again"
+            )
     elif isolate:
         in_child(train_run, objective, setup, config, progress)
     else:

@@ -30,6 +30,7 @@ the tables' and the features' contents, :mod:`~fgpo_core.experiments.study_input
 be stopped at any moment. One live study may write a folder at a time (``.study.lock``), and the
 assembly re-checks each part's fingerprint, so two runs never mix.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,14 @@ from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
 from ..env import package_versions
 from ..io import atomic_path, with_digests, write_json
 from .study_config import ABLATIONS, COMPANION, PRESETS, StudyConfig
-from .study_inputs import spread_indices, check_sizes, check_study_inputs, inputs_digest, study_lock, training_code_digest
+from .study_inputs import (
+    check_sizes,
+    check_study_inputs,
+    inputs_digest,
+    spread_indices,
+    study_lock,
+    training_code_digest,
+)
 from .study_results import Q_KEPT_MAX_TOOLS, Study, keep_q, load_study
 
 __all__ = ["StudyConfig", "ABLATIONS", "COMPANION", "PRESETS", "run_study", "load_study", "keep_q", "Study"]
@@ -63,8 +71,17 @@ def _csv(s: str) -> list[str]:
 
 
 def _head_config(cfg: StudyConfig, spec: MethodSpec, lr: float, seed: int) -> HeadConfig:
-    return spec.config(HeadConfig(lr=lr, epochs=cfg.epochs, hidden=cfg.hidden, temperature=cfg.temperature,
-                                  lam=cfg.lam, settings=cfg.settings, seed=seed))
+    return spec.config(
+        HeadConfig(
+            lr=lr,
+            epochs=cfg.epochs,
+            hidden=cfg.hidden,
+            temperature=cfg.temperature,
+            lam=cfg.lam,
+            settings=cfg.settings,
+            seed=seed,
+        )
+    )
 
 
 def _kept_tools(spec: MethodSpec, n_tools: int) -> list[int] | None:
@@ -134,9 +151,17 @@ def _checkpoint_rows(run, view: dict, tests: list[str], n_train: int) -> pd.Data
             fams = np.asarray(tab.family)
             for fam in ["all"] + sorted(set(fams.tolist())):
                 sel = slice(None) if fam == "all" else fams == fam
-                rows.append({"step": step, "epoch": step / per_epoch, "suite": t, "family": fam,
-                             "n": int(np.asarray(right[sel]).size), "accuracy": 100.0 * float(right[sel].mean()),
-                             "tools": float(tools[sel].mean())})
+                rows.append(
+                    {
+                        "step": step,
+                        "epoch": step / per_epoch,
+                        "suite": t,
+                        "family": fam,
+                        "n": int(np.asarray(right[sel]).size),
+                        "accuracy": 100.0 * float(right[sel].mean()),
+                        "tools": float(tools[sel].mean()),
+                    }
+                )
     return pd.DataFrame(rows, columns=["step", "epoch", "suite", "family", "n", "accuracy", "tools"])
 
 
@@ -145,8 +170,9 @@ def _fingerprint(head_cfg: HeadConfig, inputs_key: str) -> str:
 
 
 def run_study(cfg: StudyConfig, progress: bool = True) -> Path | None:
-    """Run (or resume) the study; returns its folder (None: a shard whose study waits for other shards). One live study may write a folder at a
-    time (:func:`~fgpo_core.experiments.study_inputs.study_lock`)."""
+    """Run (or resume) the study; returns its folder (None: a shard whose study waits for other
+    shards). One live study may write a folder at a time
+    (:func:`~fgpo_core.experiments.study_inputs.study_lock`)."""
     check_sizes(cfg.n_train, cfg.n_dev, cfg.n_test, _csv(cfg.suites))
     if cfg.epochs < 1 or cfg.seeds < 1:
         raise ValueError(f"--epochs and --seeds must be positive, got {cfg.epochs} and {cfg.seeds}")
@@ -197,10 +223,18 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     parts = out / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     tests = _csv(cfg.suites)
-    key = json.dumps({s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
-                     | {"features": feat_manifest.get("fingerprint"), "encoder": feat_manifest.get("encoder"),
-                        "checkpoints": cfg.checkpoints, "inputs": inputs, "code": training_code_digest()}
-                     | ({"keep": cfg.keep} if cfg.keep != "best" else {}), sort_keys=True)
+    key = json.dumps(
+        {s: [data[s][2].manifest.get("questions_sha256"), len(data[s][0])] for s in data}
+        | {
+            "features": feat_manifest.get("fingerprint"),
+            "encoder": feat_manifest.get("encoder"),
+            "checkpoints": cfg.checkpoints,
+            "inputs": inputs,
+            "code": training_code_digest(),
+        }
+        | ({"keep": cfg.keep} if cfg.keep != "best" else {}),
+        sort_keys=True,
+    )
     # a method whose every stage fixes its learning rate (-lr) is trained once, not once per rate
     fixed = {m: [st[0].overrides["lr"]] for m, st in stages.items() if all("lr" in sp.overrides for sp in st)}
     jobs = [(m, lr, s) for m in methods for lr in fixed.get(m, lrs) for s in range(cfg.seeds)]
@@ -209,8 +243,12 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
     for j, (m, lr, s) in enumerate(tqdm(jobs, desc="study", disable=not progress)):
         st = stages[m]
         hcs = [_head_config(cfg, spec, lr, s) for spec in st]
-        fp = _fingerprint(hcs[0], key + json.dumps([st[0].n_train, st[0].drop_tool])
-                          + "".join(json.dumps(asdict(h), sort_keys=True) for h in hcs[1:]))
+        fp = _fingerprint(
+            hcs[0],
+            key
+            + json.dumps([st[0].n_train, st[0].drop_tool])
+            + "".join(json.dumps(asdict(h), sort_keys=True) for h in hcs[1:]),
+        )
         path = parts / f"{m}__lr{lr:g}__s{s}.npz"
         fps[path.name] = fp
         if path.exists():
@@ -236,13 +274,17 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
         for i, hc in enumerate(hcs):  # each stage trains a fresh head stacked on the frozen one before it
             last = i == len(hcs) - 1
             snaps = _snapshot_steps(n_keep, hc.epochs, cfg.checkpoints, hc.batch_size, hc.settings.updates)
-            run = train_head(tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base,
-                             keep=cfg.keep if last else "last")
+            run = train_head(
+                tr_x, tr_t, *view["dev"], hc, snapshot_steps=snaps, base=base, keep=cfg.keep if last else "last"
+            )
             base, evals = run.head, evals + run.reward_evaluations
             # stages share one cache of answers: the larger stage's pairs (all, when SFT or DPO reads the table)
             calls = max(calls, run.extra["reward_calls"])
-            for name, f in (("steps", run.steps), ("dev", run.dev),
-                            ("checkpoints", _checkpoint_rows(run, view, tests, n_keep))):
+            for name, f in (
+                ("steps", run.steps),
+                ("dev", run.dev),
+                ("checkpoints", _checkpoint_rows(run, view, tests, n_keep)),
+            ):
                 f = f.copy()
                 if len(hcs) > 1:
                     f["stage"] = i
@@ -251,10 +293,18 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
                 frames[name].append(f)
             offset += hc.epochs
         best = run.dev.set_index("step").loc[run.best_step]
-        summary = {"method": m, "lr": lr, "seed": s, "best_step": run.best_step, "dev_accuracy": best["accuracy"],
-                   "dev_J": best["J"], "dev_tools": best["tools"], "reward_evaluations": evals,
-                   "reward_calls": calls,
-                   "seconds": round(time.time() - t1, 2)}
+        summary = {
+            "method": m,
+            "lr": lr,
+            "seed": s,
+            "best_step": run.best_step,
+            "dev_accuracy": best["accuracy"],
+            "dev_J": best["J"],
+            "dev_tools": best["tools"],
+            "reward_evaluations": evals,
+            "reward_calls": calls,
+            "seconds": round(time.time() - t1, 2),
+        }
         if n_tools <= Q_KEPT_MAX_TOOLS:
             arrays = {f"q_{t}": run.q(data[t][1]).astype(np.float32) for t in tests}
         else:  # 4,096 subsets: the policy is too large to keep for every question; its picks are kept
@@ -266,8 +316,11 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
             np.savez_compressed(tmp, fingerprint=fp, summary=json.dumps(summary), **joined, **arrays)
         sweep.append(summary)
     if waiting:
-        print(f"study shard {cfg.shard} done; {waiting} parts are other shards' (the last shard to finish, or a run "
-              "without --shard, writes the study's results)", file=sys.stderr)
+        print(
+            f"study shard {cfg.shard} done; {waiting} parts are other shards' (the last shard to finish, or a run "
+            "without --shard, writes the study's results)",
+            file=sys.stderr,
+        )
         return None
     sweep = pd.DataFrame(sweep)
     chosen = {}
@@ -281,48 +334,87 @@ def _run_study(cfg: StudyConfig, progress: bool) -> Path:
             with np.load(parts / f"{m}__lr{chosen[m]:g}__s{s}.npz", allow_pickle=False) as z:
                 name = f"{m}__lr{chosen[m]:g}__s{s}.npz"
                 if str(z["fingerprint"]) != fps[name]:  # a part rewritten since it was trained or checked
-                    raise ValueError(f"{parts / name} no longer holds this study's run (its fingerprint changed "
-                                     "while the study ran); run the study again")
+                    raise ValueError(
+                        f"{parts / name} no longer holds this study's run (its fingerprint changed "
+                        "while the study ran); run the study again"
+                    )
                 full = z["full_masks"] if "full_masks" in z.files else None
                 for t in tests:
                     if f"pick_{t}" in z.files:
-                        picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
-                                                   "mask": z[f"pick_{t}"].astype(int)}))
+                        picks.append(
+                            pd.DataFrame(
+                                {
+                                    "method": m,
+                                    "seed": s,
+                                    "suite": t,
+                                    "question_id": data[t][0],
+                                    "mask": z[f"pick_{t}"].astype(int),
+                                }
+                            )
+                        )
                         continue
                     q = z[f"q_{t}"]
                     pick = q.argmax(1).astype(int)
-                    picks.append(pd.DataFrame({"method": m, "seed": s, "suite": t, "question_id": data[t][0],
-                                               "mask": pick if full is None else full[pick]}))
+                    picks.append(
+                        pd.DataFrame(
+                            {
+                                "method": m,
+                                "seed": s,
+                                "suite": t,
+                                "question_id": data[t][0],
+                                "mask": pick if full is None else full[pick],
+                            }
+                        )
+                    )
                     if t == tests[0] and cfg.keep_q:
                         if full is not None:  # a sub-library's policy, on the full library's subsets
                             q = _expand(q, full, n_tools)
                         qf = pd.DataFrame(q, columns=[f"q_{a}" for a in range(q.shape[1])])
-                        qrows.append(pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": data[t][0]}),
-                                                qf], axis=1))
+                        qrows.append(
+                            pd.concat([pd.DataFrame({"method": m, "seed": s, "question_id": data[t][0]}), qf], axis=1)
+                        )
                 steps = pd.read_json(io.StringIO(str(z["steps"])), orient="split")
                 if cfg.curve_every > 1:  # every n-th step row and the last
                     steps = steps[(steps["step"] % cfg.curve_every == 0) | (steps["step"] == steps["step"].max())]
                 curves.append(steps.assign(method=m, seed=s))
                 devs.append(pd.read_json(io.StringIO(str(z["dev"])), orient="split").assign(method=m, seed=s))
                 if cfg.checkpoints:
-                    ckpts.append(pd.read_json(io.StringIO(str(z["checkpoints"])), orient="split")
-                                 .assign(method=m, seed=s))
-    frames = [("picks", pd.concat(picks))] + ([("q", pd.concat(qrows))] if qrows else []) + [
-        ("curves", pd.concat(curves)), ("dev", pd.concat(devs)), ("sweep", sweep)] + \
-        ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+                    ckpts.append(
+                        pd.read_json(io.StringIO(str(z["checkpoints"])), orient="split").assign(method=m, seed=s)
+                    )
+    frames = (
+        [("picks", pd.concat(picks))]
+        + ([("q", pd.concat(qrows))] if qrows else [])
+        + [("curves", pd.concat(curves)), ("dev", pd.concat(devs)), ("sweep", sweep)]
+        + ([("checkpoints", pd.concat(ckpts))] if ckpts else [])
+    )
     (out / "manifest.json").unlink(missing_ok=True)  # the commit point goes first: a torn write is no study
     if not qrows:
         (out / "q.parquet").unlink(missing_ok=True)
     for name, frame in frames:
         with atomic_path(out / f"{name}.parquet") as tmp:
             frame.reset_index(drop=True).to_parquet(tmp, index=False)
-    write_json(out / "manifest.json", with_digests({
-        "config": cfg.manifest_config() | {"methods": ",".join(methods)}, "chosen_lr": chosen,
-        "features": feat_manifest,
-        "tables": {s: {k: data[s][2].manifest.get(k) for k in ("reasoner", "questions_sha256", "n_questions")}
-                   for s in data},
-        "n_questions": {s: len(v[0]) for s, v in data.items()}, "inputs": inputs, "torch": torch.__version__,
-        "versions": package_versions(),
-        "train_seconds": float(sweep["seconds"].sum()), "seconds": round(time.time() - t0, 1)},
-        out, [f"{name}.parquet" for name, _ in frames]), default=float)
+    write_json(
+        out / "manifest.json",
+        with_digests(
+            {
+                "config": cfg.manifest_config() | {"methods": ",".join(methods)},
+                "chosen_lr": chosen,
+                "features": feat_manifest,
+                "tables": {
+                    s: {k: data[s][2].manifest.get(k) for k in ("reasoner", "questions_sha256", "n_questions")}
+                    for s in data
+                },
+                "n_questions": {s: len(v[0]) for s, v in data.items()},
+                "inputs": inputs,
+                "torch": torch.__version__,
+                "versions": package_versions(),
+                "train_seconds": float(sweep["seconds"].sum()),
+                "seconds": round(time.time() - t0, 1),
+            },
+            out,
+            [f"{name}.parquet" for name, _ in frames],
+        ),
+        default=float,
+    )
     return out

@@ -1,5 +1,6 @@
 """The configuration of ``fgpo study`` and its named method lists (presets, the appendix's
 ablations, the post-training study); :mod:`fgpo_core.experiments.study` runs it."""
+
 from __future__ import annotations
 
 from dataclasses import InitVar, asdict, dataclass, field, fields
@@ -28,9 +29,17 @@ beta 0.03, temperature 1.0, 1,000 questions, G = 6, DPO beta 0.3, a linear head)
 COMPANION = {
     "sft_epochs": [f"sft-e{e}-lr0.1" for e in (1, 2, 4, 8, 16, 32)],
     "rl_from_sft": [f"sft-e{e}-lr0.1+{rl}-e8" for rl in ("fgpo", "grpo") for e in (1, 2, 4, 8, 16, 32)],
-    "budget": ["fgpo-e20", "sft-e4-lr0.1+fgpo-e16", "sft-e10-lr0.1+fgpo-e10", "sft-e16-lr0.1+fgpo-e4",
-               "sft-e20-lr0.1", "grpo-e20", "sft-e4-lr0.1+grpo-e16", "sft-e10-lr0.1+grpo-e10",
-               "sft-e16-lr0.1+grpo-e4"],
+    "budget": [
+        "fgpo-e20",
+        "sft-e4-lr0.1+fgpo-e16",
+        "sft-e10-lr0.1+fgpo-e10",
+        "sft-e16-lr0.1+fgpo-e4",
+        "sft-e20-lr0.1",
+        "grpo-e20",
+        "sft-e4-lr0.1+grpo-e16",
+        "sft-e10-lr0.1+grpo-e10",
+        "sft-e16-lr0.1+grpo-e4",
+    ],
     "capacity": [f"sft-e4-lr0.1{a}+fgpo-e16{b}" for a in ("", "-h64", "-h256") for b in ("", "-h64", "-h256")],
 }
 """The post-training study's groups of methods on the policy head (the preset ``companion``): SFT for
@@ -45,8 +54,11 @@ PRESETS = {
     "five": "fgpo,grpo,sft,fgpo-noT5",
     "companion": ",".join(dict.fromkeys(m for ms in COMPANION.values() for m in ms)),
     "fair": ",".join(fair_methods()),
-    "larger": ",".join(["fgpo", "grpo", "grpo-e40", "grpo-e80"] + [f"fgpo-k{k}" for k in (4, 16, 64)]
-                       + [f"shortlist-{c}{K}" for c in ("top", "grow") for K in (4, 16, 64)]),
+    "larger": ",".join(
+        ["fgpo", "grpo", "grpo-e40", "grpo-e80"]
+        + [f"fgpo-k{k}" for k in (4, 16, 64)]
+        + [f"shortlist-{c}{K}" for c in ("top", "grow") for K in (4, 16, 64)]
+    ),
 }
 """Named method lists for ``fgpo study --methods``: the main comparison (every estimator of the
 registry marked for it, :func:`~fgpo_core.core.registry.preset_methods`), every ablation of

@@ -7,6 +7,7 @@ settings (a 5-slot cache is not a 4-slot one) and the training settings. :func:`
 is that part of the key; :func:`check_study_inputs` refuses settings that would silently train
 on something else; :func:`study_lock` lets one live study write a folder at a time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,19 @@ import numpy as np
 
 from ..io import pid_lock
 
-__all__ = ["StudyLocked", "spread_indices", "check_sizes", "check_study_inputs", "table_digest", "features_digest",
-           "inputs_digest", "TRAINING_ROOTS", "training_modules", "training_code_digest", "study_lock"]
+__all__ = [
+    "StudyLocked",
+    "spread_indices",
+    "check_sizes",
+    "check_study_inputs",
+    "table_digest",
+    "features_digest",
+    "inputs_digest",
+    "TRAINING_ROOTS",
+    "training_modules",
+    "training_code_digest",
+    "study_lock",
+]
 
 
 class StudyLocked(FileExistsError):
@@ -42,8 +54,10 @@ def check_sizes(n_train: int, n_dev: int, n_test: int, tests: list[str]) -> None
             raise ValueError(f"{flag} must be 0 (all questions) or a positive number, got {n}")
     clash = [t for t in tests if t in ("train", "dev")]
     if clash:
-        raise ValueError(f"--suites names {clash[0]!r}, the study's own {clash[0]} split: test suites are picked "
-                         "on, not trained or chosen on")
+        raise ValueError(
+            f"--suites names {clash[0]!r}, the study's own {clash[0]} split: test suites are picked "
+            "on, not trained or chosen on"
+        )
     if not tests:
         raise ValueError("--suites names no test suite")
 
@@ -56,8 +70,10 @@ def check_study_inputs(data: dict, feat_manifest: dict) -> int:
     n_tools = next(iter(counts.values()))
     slots = feat_manifest.get("n_tools")
     if slots is not None and slots != n_tools:
-        raise ValueError(f"the features were made with {slots} tool slots in the prompt but the tables' library has "
-                         f"{n_tools} tools; build features with --n-tools {n_tools}")
+        raise ValueError(
+            f"the features were made with {slots} tool slots in the prompt but the tables' library has "
+            f"{n_tools} tools; build features with --n-tools {n_tools}"
+        )
     return n_tools
 
 
@@ -84,8 +100,9 @@ def table_digest(table) -> str:
 
 def features_digest(x, feat_manifest: dict) -> str:
     """The sha256 of a split's feature rows and the prompt settings they were made under."""
-    h = hashlib.sha256(str([feat_manifest.get(k) for k in ("encoder", "fingerprint", "n_tools", "keep",
-                                                            "system_sha256")]).encode())
+    h = hashlib.sha256(
+        str([feat_manifest.get(k) for k in ("encoder", "fingerprint", "n_tools", "keep", "system_sha256")]).encode()
+    )
     _update(h, np.asarray(x, dtype=np.float32))
     return h.hexdigest()[:16]
 
@@ -94,8 +111,11 @@ def inputs_digest(data: dict, feat_manifest: dict) -> dict:
     """Per split: the digests of its question ids, its table's contents and its features."""
     out = {}
     for s, (ids, x, tab) in sorted(data.items()):
-        out[s] = {"questions": hashlib.sha256("\n".join(map(str, ids)).encode()).hexdigest()[:16],
-                  "table": table_digest(tab), "features": features_digest(x, feat_manifest)}
+        out[s] = {
+            "questions": hashlib.sha256("\n".join(map(str, ids)).encode()).hexdigest()[:16],
+            "table": table_digest(tab),
+            "features": features_digest(x, feat_manifest),
+        }
     return out
 
 
@@ -131,6 +151,12 @@ def study_lock(out, shard: str = ""):
     """One live study per folder: ``<out>/.study.lock`` holds its pid (a dead one's is taken over);
     one per shard (``<out>/.study-shard-<i>-of-<N>.lock``) when the study is sharded."""
     lock = Path(out) / (f".study-shard-{shard.replace('/', '-of-')}.lock" if shard else ".study.lock")
-    with pid_lock(lock, lambda pid: f"another study (pid {pid}) is writing {out}; wait for it, use another "
-                  f"--out-dir, or delete {lock} if that process is gone", StudyLocked):
+    with pid_lock(
+        lock,
+        lambda pid: (
+            f"another study (pid {pid}) is writing {out}; wait for it, use another "
+            f"--out-dir, or delete {lock} if that process is gone"
+        ),
+        StudyLocked,
+    ):
         yield

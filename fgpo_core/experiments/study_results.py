@@ -1,6 +1,7 @@
 """A finished study read back (:func:`load_study`, :class:`Study`: its manifest and frames) and
 trimmed (:func:`keep_q`); :func:`fgpo_core.experiments.study.run_study` writes it, and
 :mod:`fgpo_core.experiments.study` re-exports every name here."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,7 @@ class Study:
     def q_matrix(self, method: str, seed: int) -> np.ndarray:
         """The policy ``[N, 2**n]`` of one chosen head on the main suite, in question order."""
         if self.q is None:
-            raise ValueError("this study kept its heads' picks only (a library of more than "
-                             f"{Q_KEPT_MAX_TOOLS} tools)")
+            raise ValueError(f"this study kept its heads' picks only (a library of more than {Q_KEPT_MAX_TOOLS} tools)")
         f = self.q[(self.q.method == method) & (self.q.seed == seed)]
         return f[[c for c in f if c.startswith("q_")]].to_numpy(dtype=float)
 

@@ -1,1 +1,3 @@
-"""Genomics: sequences shipped in packages (:mod:`.data`), the tools (:mod:`.tools`), the question suites (:mod:`.benchmarks`) and the evidence reader's curriculum (:mod:`.curriculum`)."""
+"""Genomics: sequences shipped in packages (:mod:`.data`), the tools (:mod:`.tools`), the question
+suites (:mod:`.benchmarks`) and the evidence reader's curriculum (:mod:`.curriculum`).
+"""

@@ -21,6 +21,7 @@ the CpG observed/expected ratio together, at thresholds of its own) and ``source
 curriculum sequences, so the reader learns to read what the tools print; it is
 never told which tool matters.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,29 +37,40 @@ from .tools.expert import KmerSpectrumEncoder
 from .tools.motifs import best_hit_by_factor, load_motifs
 from .tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites
 
-__all__ = ["SKILLS", "SOURCES", "curriculum_library", "make_curriculum", "check_disjoint",
-           "CurriculumSpec"]
+__all__ = ["SKILLS", "SOURCES", "curriculum_library", "make_curriculum", "check_disjoint", "CurriculumSpec"]
 
 SKILLS = ("recognition", "splicing", "composition", "dinucleotide", "source")
 
-SOURCES = ("hot-spring archaeon", "deep-sea vent bacterium", "soil actinomycete", "freshwater cyanobacterium",
-           "insect endosymbiont", "salt-marsh halophile")
+SOURCES = (
+    "hot-spring archaeon",
+    "deep-sea vent bacterium",
+    "soil actinomycete",
+    "freshwater cyanobacterium",
+    "insect endosymbiont",
+    "salt-marsh halophile",
+)
 """Invented sequence sources for the curriculum's expert task; each is a random Markov chain."""
 
-SPLICE_TEXT = {"donor only": "a 5' (donor) splicing signal and no 3' signal",
-               "acceptor only": "a 3' (acceptor) splicing signal and no 5' signal",
-               "donor and acceptor": "both a 5' and a 3' splicing signal",
-               "no site": "neither a 5' nor a 3' splicing signal"}
+SPLICE_TEXT = {
+    "donor only": "a 5' (donor) splicing signal and no 3' signal",
+    "acceptor only": "a 3' (acceptor) splicing signal and no 5' signal",
+    "donor and acceptor": "both a 5' and a 3' splicing signal",
+    "no site": "neither a 5' nor a 3' splicing signal",
+}
 
-DINUCLEOTIDE = {"G+C-rich with CpG dinucleotides retained (CpG o/e above 0.8)": (True, True),
-                "G+C-rich with CpG dinucleotides suppressed (CpG o/e below 0.4)": (True, False),
-                "G+C-poor with CpG dinucleotides suppressed (CpG o/e below 0.4)": (False, False),
-                "G+C-poor with CpG dinucleotides retained (CpG o/e above 0.8)": (False, True)}
+DINUCLEOTIDE = {
+    "G+C-rich with CpG dinucleotides retained (CpG o/e above 0.8)": (True, True),
+    "G+C-rich with CpG dinucleotides suppressed (CpG o/e below 0.4)": (True, False),
+    "G+C-poor with CpG dinucleotides suppressed (CpG o/e below 0.4)": (False, False),
+    "G+C-poor with CpG dinucleotides retained (CpG o/e above 0.8)": (False, True),
+}
 
-GC_BINS = {"strongly AT-biased (under 35% G+C)": (0.22, 0.33),
-           "mildly AT-biased (38-45% G+C)": (0.39, 0.44),
-           "mildly GC-biased (55-62% G+C)": (0.56, 0.61),
-           "strongly GC-biased (over 65% G+C)": (0.67, 0.78)}
+GC_BINS = {
+    "strongly AT-biased (under 35% G+C)": (0.22, 0.33),
+    "mildly AT-biased (38-45% G+C)": (0.39, 0.44),
+    "mildly GC-biased (55-62% G+C)": (0.56, 0.61),
+    "strongly GC-biased (over 65% G+C)": (0.67, 0.78),
+}
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,7 @@ def _recognition(label, rng, length):
     if db.site_pvalue(m, site) >= 1e-5:
         return None
     pos = int(rng.integers(0, length - w + 1))
-    return bg[:pos] + site + bg[pos + w:], label
+    return bg[:pos] + site + bg[pos + w :], label
 
 
 def _splicing(label, rng, length):
@@ -128,11 +140,11 @@ def _splicing(label, rng, length):
     if label in ("acceptor only", "donor and acceptor"):
         acc = sample_acceptors(1, rng, sweeps=30)[0]
         p = int(rng.integers(5, length // 2 - 30))
-        seq[p:p + 23] = acc
+        seq[p : p + 23] = acc
     if label in ("donor only", "donor and acceptor"):
         don = sample_donors(1, rng)[0]
         p = int(rng.integers(length // 2, length - 12))
-        seq[p:p + 9] = don
+        seq[p : p + 9] = don
     s = "".join(seq)
     sites = splice_sites(load_maxent(), s)
     return s, classify(sites["donors"], sites["acceptors"])
@@ -175,8 +187,13 @@ def _source(label, rng, length):
 
 
 def _labels(skill: str) -> tuple:
-    return {"recognition": tuple(n for n, _ in curriculum_factors()), "splicing": tuple(SPLICE_TEXT),
-            "composition": tuple(GC_BINS), "dinucleotide": tuple(DINUCLEOTIDE), "source": SOURCES}[skill]
+    return {
+        "recognition": tuple(n for n, _ in curriculum_factors()),
+        "splicing": tuple(SPLICE_TEXT),
+        "composition": tuple(GC_BINS),
+        "dinucleotide": tuple(DINUCLEOTIDE),
+        "source": SOURCES,
+    }[skill]
 
 
 def _text(skill: str, label: str) -> str:
@@ -187,22 +204,31 @@ def _text(skill: str, label: str) -> str:
     return label
 
 
-DESCRIBE = {"recognition": "Which DNA-binding protein has a strong recognition site in this fragment?\nFragment: {seq}",
-            "splicing": "What splicing signals does this fragment carry?\nFragment: {seq}",
-            "composition": "Which statement fits the G+C content of this fragment?\nFragment: {seq}",
-            "dinucleotide": "What best describes the dinucleotide make-up of this fragment?\nFragment: {seq}",
-            "source": "What is the most likely source of this DNA fragment?\nFragment: {seq}"}
-SELECT = {"recognition": "Which candidate fragment carries a strong recognition site for the protein {label}?",
-          "splicing": "Which candidate fragment carries {label}?",
-          "composition": "Which candidate fragment is {label}?",
-          "dinucleotide": "Which candidate fragment is {label}?",
-          "source": "Which candidate fragment most likely comes from {label}?"}
+DESCRIBE = {
+    "recognition": "Which DNA-binding protein has a strong recognition site in this fragment?\nFragment: {seq}",
+    "splicing": "What splicing signals does this fragment carry?\nFragment: {seq}",
+    "composition": "Which statement fits the G+C content of this fragment?\nFragment: {seq}",
+    "dinucleotide": "What best describes the dinucleotide make-up of this fragment?\nFragment: {seq}",
+    "source": "What is the most likely source of this DNA fragment?\nFragment: {seq}",
+}
+SELECT = {
+    "recognition": "Which candidate fragment carries a strong recognition site for the protein {label}?",
+    "splicing": "Which candidate fragment carries {label}?",
+    "composition": "Which candidate fragment is {label}?",
+    "dinucleotide": "Which candidate fragment is {label}?",
+    "source": "Which candidate fragment most likely comes from {label}?",
+}
 
 
 def _draw(skill, label, rng, length, tries: int = 60):
     for _ in range(tries):
-        out = {"recognition": _recognition, "splicing": _splicing, "composition": _composition,
-               "dinucleotide": _dinucleotide, "source": _source}[skill](label, rng, length)
+        out = {
+            "recognition": _recognition,
+            "splicing": _splicing,
+            "composition": _composition,
+            "dinucleotide": _dinucleotide,
+            "source": _source,
+        }[skill](label, rng, length)
         if out is None:
             continue
         seq, got = out
@@ -228,9 +254,18 @@ def _question(skill: str, shape: str, letter: str, qid: str, rng: np.random.Gene
             pool = [x for x in pool if info.get(x, 1.0) >= 1e-4]
         distract = [str(x) for x in rng.choice(pool, size=3, replace=False)]
         opts = distract[:idx] + [label] + distract[idx:]
-        return Question(qid, "curriculum", "train", skill, "describe", DESCRIBE[skill].format(seq=seq),
-                        {L: _text(skill, x) for L, x in zip(LETTERS, opts)}, letter, {"": seq},
-                        {"answer_label": label, "source": "synthetic (fgpo_core.genomics.curriculum)"})
+        return Question(
+            qid,
+            "curriculum",
+            "train",
+            skill,
+            "describe",
+            DESCRIBE[skill].format(seq=seq),
+            {L: _text(skill, x) for L, x in zip(LETTERS, opts)},
+            letter,
+            {"": seq},
+            {"answer_label": label, "source": "synthetic (fgpo_core.genomics.curriculum)"},
+        )
     target, _ = _draw(skill, label, rng, length)
     others = []
     while len(others) < 3:
@@ -244,8 +279,18 @@ def _question(skill: str, shape: str, letter: str, qid: str, rng: np.random.Gene
         others.append(s)
     seqs = others[:idx] + [target] + others[idx:]
     seqs = dict(zip(LETTERS, seqs))
-    return Question(qid, "curriculum", "train", skill, "select", SELECT[skill].format(label=_text(skill, label)),
-                    dict(seqs), letter, seqs, {"answer_label": label, "source": "synthetic (fgpo_core.genomics.curriculum)"})
+    return Question(
+        qid,
+        "curriculum",
+        "train",
+        skill,
+        "select",
+        SELECT[skill].format(label=_text(skill, label)),
+        dict(seqs),
+        letter,
+        seqs,
+        {"answer_label": label, "source": "synthetic (fgpo_core.genomics.curriculum)"},
+    )
 
 
 def make_curriculum(spec: CurriculumSpec = CurriculumSpec(), progress: bool = False) -> list[Question]:
@@ -269,8 +314,9 @@ def make_curriculum(spec: CurriculumSpec = CurriculumSpec(), progress: bool = Fa
 def check_disjoint(questions, bench_dir) -> list[str]:
     """Ids of curriculum questions sharing a 32-mer with any benchmark suite or reference
     (an empty list means disjoint)."""
-    from .benchmarks.suites import find_leaks, kmer_set, load_benchmark, load_references
     from pathlib import Path
+
+    from .benchmarks.suites import find_leaks, kmer_set, load_benchmark, load_references
 
     _, suites = load_benchmark(bench_dir)
     seqs = [s for qs in suites.values() for q in qs for s in q.sequences.values()]

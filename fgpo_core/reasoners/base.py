@@ -1,4 +1,5 @@
 """The Reasoner protocol: a batch of (question, evidence) pairs in, one answer each out."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -7,13 +7,14 @@ as what free generation would have produced. The question's prefix (system
 message, question, options) is shared by all ``2**n`` prompts of a question, so
 its key-value cache is computed once and reused for every subset's suffix.
 """
+
 from __future__ import annotations
 
 import contextlib
 import copy
 import hashlib
-import io
 import importlib.util
+import io
 import os
 from pathlib import Path
 from typing import Sequence
@@ -52,8 +53,14 @@ SmolLM2 takes tens of seconds on a CPU, and a chapter or a grid loads it many ti
 class CausalLMReasoner:
     """A frozen causal LM answering with one letter; CPU or GPU."""
 
-    def __init__(self, path: str | None = None, gguf_file: str | None = None, device: str = "cpu",
-                 reuse_prefix: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        path: str | None = None,
+        gguf_file: str | None = None,
+        device: str = "cpu",
+        reuse_prefix: bool = True,
+        name: str | None = None,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -98,8 +105,9 @@ class CausalLMReasoner:
 
     # -- prompts ---------------------------------------------------------------
     def render(self, q: Question, evidence: str) -> str:
-        return self.tokenizer.apply_chat_template(messages(q.question, q.options_block(), evidence),
-                                                  tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(
+            messages(q.question, q.options_block(), evidence), tokenize=False, add_generation_prompt=True
+        )
 
     def _split_ids(self, q: Question, evidence: str):
         """Token ids of the shared prefix and of this subset's suffix (None if they do not
@@ -112,7 +120,7 @@ class CausalLMReasoner:
         # BPE may merge the prefix's trailing newlines differently on their own: move the cut
         # back over them until the two halves tokenize exactly like the whole prompt
         for back in range(0, 3):
-            pre, suf = enc(full[:cut - back]), enc(full[cut - back:])
+            pre, suf = enc(full[: cut - back]), enc(full[cut - back :])
             if pre + suf == ids_full:
                 return ids_full, (pre, suf)
         return ids_full, None
@@ -143,8 +151,9 @@ class CausalLMReasoner:
                         out = self.model(input_ids=torch.tensor([pre], device=self.device), use_cache=True)
                         prefix_cache[key] = cache_of(out)
                     cache = copy.deepcopy(prefix_cache[key])
-                    out = self.model(input_ids=torch.tensor([suf], device=self.device), use_cache=True,
-                                     **{self.cache_keyword: cache})
+                    out = self.model(
+                        input_ids=torch.tensor([suf], device=self.device), use_cache=True, **{self.cache_keyword: cache}
+                    )
                 else:
                     out = self.model(input_ids=torch.tensor([ids_full], device=self.device))
                 outs[i] = self._read(out.logits[0, -1], len(ids_full))

@@ -10,6 +10,7 @@ through a softmax at temperature ``tau``; options the evidence cannot separate
 are guessed by a deterministic per-question tie-break, evenly over A-D. No training, no rules about our
 evidence format beyond splitting it into lines and per-sequence sections.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,7 +65,9 @@ class MiniLMReader:
         self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
         self.tau, self.device, self.max_length = tau, device, max_length
         self.id = f"minilm-zero-shot-v2(tau={tau:g})"
-        self.fingerprint = hashlib.sha256(open(os.path.join(path, "model.safetensors"), "rb").read(1 << 24)).hexdigest()[:16]
+        self.fingerprint = hashlib.sha256(
+            open(os.path.join(path, "model.safetensors"), "rb").read(1 << 24)
+        ).hexdigest()[:16]
         self._cache: dict = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -72,9 +75,10 @@ class MiniLMReader:
 
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         for i in range(0, len(todo), 64):
-            chunk = todo[i:i + 64]
-            batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=self.max_length,
-                                   return_tensors="pt").to(self.device)
+            chunk = todo[i : i + 64]
+            batch = self.tokenizer(
+                chunk, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            ).to(self.device)
             with torch.no_grad():
                 h = self.model(**batch).last_hidden_state
             e = torch.nn.functional.normalize(mean_pool(h, batch["attention_mask"]), dim=-1).cpu().numpy()

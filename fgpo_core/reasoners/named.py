@@ -1,4 +1,5 @@
 """A reasoner by name (``fgpo table build --reasoner NAME``): each backend imported only when named."""
+
 from __future__ import annotations
 
 from . import REASONERS

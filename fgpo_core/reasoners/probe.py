@@ -7,6 +7,7 @@ tool's block. Accuracy under each, and the letters chosen, describe a reader: on
 that follows decisive evidence but stays near chance without it, or with
 irrelevant evidence only, makes a reward table with something to learn.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -28,8 +29,12 @@ def probe_masks(q: Question, tool_names: Sequence[str]) -> dict[str, int]:
     if decisive not in names:
         decisive = "expert"
     irrelevant = "motif_scan" if q.family == "splice" else "splice"
-    return {"no evidence": 0, "decisive tool only": 1 << names.index(decisive),
-            "irrelevant tool only": 1 << names.index(irrelevant), "all tools": (1 << len(names)) - 1}
+    return {
+        "no evidence": 0,
+        "decisive tool only": 1 << names.index(decisive),
+        "irrelevant tool only": 1 << names.index(irrelevant),
+        "all tools": (1 << len(names)) - 1,
+    }
 
 
 def _summarise(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -55,8 +60,9 @@ def probe_from_table(tables, questions: Sequence[Question], tool_names: Sequence
     for q in questions:
         t, i = where[q.id]
         for cond, m in probe_masks(q, tool_names).items():
-            rows.append({"family": q.family, "condition": cond, "correct": bool(t.correct[i, m]),
-                         "letter": t.predictions[i, m]})
+            rows.append(
+                {"family": q.family, "condition": cond, "correct": bool(t.correct[i, m]), "letter": t.predictions[i, m]}
+            )
     return _summarise(rows)
 
 
@@ -67,6 +73,8 @@ def probe_live(reasoner, questions: Sequence[Question], library):
         evs = library.run(q.tool_input(), key=q.id)
         masks = probe_masks(q, library.names)
         outs = reasoner.answer([(q, library.render(evs, m)) for m in masks.values()])
-        rows += [{"family": q.family, "condition": c, "correct": o.letter == q.answer, "letter": o.letter}
-                 for c, o in zip(masks, outs)]
+        rows += [
+            {"family": q.family, "condition": c, "correct": o.letter == q.answer, "letter": o.letter}
+            for c, o in zip(masks, outs)
+        ]
     return _summarise(rows)

@@ -6,16 +6,26 @@ message: the question, an "Options:" block, then, only when a subset selected
 at least one tool, "Analysis tool output for the sequence above:" and the
 evidence blocks, and finally "Answer with a single letter."
 """
+
 from __future__ import annotations
 
 import hashlib
 
-__all__ = ["SYSTEM", "EVIDENCE_HEADER", "FINAL_INSTRUCTION", "user_message", "split_user_message", "messages",
-           "template_hash"]
+__all__ = [
+    "SYSTEM",
+    "EVIDENCE_HEADER",
+    "FINAL_INSTRUCTION",
+    "user_message",
+    "split_user_message",
+    "messages",
+    "template_hash",
+]
 
-SYSTEM = ("You are a genomics expert answering multiple-choice questions about DNA sequences. "
-          "Analysis tool outputs may be incomplete or noisy: use only the evidence that is relevant "
-          "to the question. Answer with a single letter: A, B, C or D.")
+SYSTEM = (
+    "You are a genomics expert answering multiple-choice questions about DNA sequences. "
+    "Analysis tool outputs may be incomplete or noisy: use only the evidence that is relevant "
+    "to the question. Answer with a single letter: A, B, C or D."
+)
 EVIDENCE_HEADER = "Analysis tool output for the sequence above:"
 FINAL_INSTRUCTION = "Answer with a single letter."
 
@@ -33,8 +43,10 @@ def user_message(question: str, options_block: str, evidence: str) -> str:
 
 def messages(question: str, options_block: str, evidence: str) -> list[dict]:
     """Chat messages for one (question, evidence) pair."""
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": user_message(question, options_block, evidence)}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": user_message(question, options_block, evidence)},
+    ]
 
 
 def template_hash() -> str:

@@ -22,6 +22,7 @@ Everything is learned from the curriculum: the reader is never told which tool
 suits which question, or how a tool's text is laid out beyond splitting the
 evidence into its titled blocks and per-sequence sections.
 """
+
 from __future__ import annotations
 
 import json
@@ -104,8 +105,9 @@ def pair_texts(q: Question, evidence: str) -> list[list[tuple[str, str]]]:
 class ReaderModel:
     """The encoder, its LoRA adapter and the scalar head (torch modules)."""
 
-    def __init__(self, adapter_dir: str | os.PathLike | None = None, lora_r: int = 16, max_length: int = 256,
-                 device: str = "cpu"):
+    def __init__(
+        self, adapter_dir: str | os.PathLike | None = None, lora_r: int = 16, max_length: int = 256, device: str = "cpu"
+    ):
         import torch
         from peft import LoraConfig, PeftModel, get_peft_model
         from transformers import AutoModel, AutoTokenizer
@@ -116,21 +118,25 @@ class ReaderModel:
         base = minilm_path()
         self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         # no dropout: on this small curriculum it slowed learning markedly (measured)
-        encoder = AutoModel.from_pretrained(base, local_files_only=True, hidden_dropout_prob=0.0,
-                                            attention_probs_dropout_prob=0.0)
+        encoder = AutoModel.from_pretrained(
+            base, local_files_only=True, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
+        )
         self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
         if adapter_dir is not None:
             self.encoder = PeftModel.from_pretrained(encoder, str(adapter_dir))
-            self.head.load_state_dict(torch.load(Path(adapter_dir) / "head.pt", map_location="cpu",
-                                                 weights_only=True))
+            self.head.load_state_dict(torch.load(Path(adapter_dir) / "head.pt", map_location="cpu", weights_only=True))
             cfg = json.loads((Path(adapter_dir) / "reader.json").read_text())
             max_length = cfg.get("max_length", max_length)
         else:
             torch.manual_seed(0)
             torch.nn.init.zeros_(self.head.bias)
             torch.nn.init.normal_(self.head.weight, std=0.02)
-            self.encoder = get_peft_model(encoder, LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0,
-                                                              target_modules=["query", "key", "value", "dense"]))
+            self.encoder = get_peft_model(
+                encoder,
+                LoraConfig(
+                    r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, target_modules=["query", "key", "value", "dense"]
+                ),
+            )
         self.encoder.to(device)
         self.head.to(device)
         self.max_length, self.device = max_length, device
@@ -147,12 +153,13 @@ class ReaderModel:
         similar token length (less padding), then put back in order."""
         import torch
 
-        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="only_second",
-                             max_length=self.max_length)
+        enc = self.tokenizer(
+            [a for a, _ in pairs], [b for _, b in pairs], truncation="only_second", max_length=self.max_length
+        )
         order = sorted(range(len(pairs)), key=lambda i: len(enc["input_ids"][i]))
         parts = []
         for s in range(0, len(order), chunk):
-            idx = order[s:s + chunk]
+            idx = order[s : s + chunk]
             batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt").to(self.device)
             h = self.encoder(**batch).last_hidden_state
             parts.append(self.head(mean_pool(h, batch["attention_mask"])).squeeze(-1))
@@ -168,8 +175,9 @@ class ReaderModel:
             self.encoder.save_pretrained(str(tmp))
             portable_adapter(tmp, READER_BASE)
             torch.save(self.head.state_dict(), tmp / "head.pt")
-            (tmp / "reader.json").write_text(json.dumps({"max_length": self.max_length, **(extra or {})},
-                                                        indent=1, sort_keys=True) + "\n")
+            (tmp / "reader.json").write_text(
+                json.dumps({"max_length": self.max_length, **(extra or {})}, indent=1, sort_keys=True) + "\n"
+            )
 
 
 class EvidenceReader:
@@ -178,10 +186,12 @@ class EvidenceReader:
     def __init__(self, adapter_dir=None, device: str = "cpu"):
         adapter_dir = Path(adapter_dir) if adapter_dir is not None else default_reader_dir()
         if not (adapter_dir / "head.pt").exists():
-            raise FileNotFoundError(f"no trained reader in {adapter_dir}: the repository ships one in "
-                                    f"data/readers/minilm-evidence (set {READER_ENV} to that folder when fgpo_core "
-                                    "is installed elsewhere, or use --reasoner reader:<folder>), or train one with "
-                                    "`fgpo reader train --out-dir FOLDER`")
+            raise FileNotFoundError(
+                f"no trained reader in {adapter_dir}: the repository ships one in "
+                f"data/readers/minilm-evidence (set {READER_ENV} to that folder when fgpo_core "
+                "is installed elsewhere, or use --reasoner reader:<folder>), or train one with "
+                "`fgpo reader train --out-dir FOLDER`"
+            )
         self.model = ReaderModel(adapter_dir, device=device)
         self.model.train(False)
         self.adapter_hash = adapter_hash(adapter_dir)

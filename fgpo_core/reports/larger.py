@@ -10,6 +10,7 @@ method's evaluated subsets held one of a question's best subsets, epoch by epoch
 :func:`tool_effects` what each tool does to the reader; :func:`budget_tests` each method
 against a rival of the same budget, question-paired; :func:`dead_by_epoch` GRPO's dead groups.
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -21,8 +22,16 @@ from ..experiments.study import Study
 from ..table import RewardTable
 from .study import label, paired_tests
 
-__all__ = ["library_rows", "budget_table", "seen_by_epoch", "method_family", "tool_effects", "nearest_budget",
-           "budget_tests", "dead_by_epoch"]
+__all__ = [
+    "library_rows",
+    "budget_table",
+    "seen_by_epoch",
+    "method_family",
+    "tool_effects",
+    "nearest_budget",
+    "budget_tests",
+    "dead_by_epoch",
+]
 
 
 def method_family(method: str) -> str:
@@ -43,9 +52,17 @@ def library_rows(tables: Mapping[int, RewardTable], n_train: int) -> pd.DataFram
     rows = []
     for n, t in sorted(tables.items()):
         c = t.ceilings()
-        rows.append({"tools": n, "subsets": t.n_actions, "no_tool": c["no_tool"], "all_tools": c["all_tools"],
-                     "best_fixed": c["best_fixed"], "oracle": c["oracle"],
-                     "table_calls": t.n_actions * n_train})
+        rows.append(
+            {
+                "tools": n,
+                "subsets": t.n_actions,
+                "no_tool": c["no_tool"],
+                "all_tools": c["all_tools"],
+                "best_fixed": c["best_fixed"],
+                "oracle": c["oracle"],
+                "table_calls": t.n_actions * n_train,
+            }
+        )
     return pd.DataFrame(rows).set_index("tools")
 
 
@@ -64,10 +81,19 @@ def budget_table(study: Study, scores: pd.DataFrame, suite: str = "core") -> pd.
         if g.empty or s.empty:
             continue
         calls = float(g.reward_calls.mean()) if "reward_calls" in g else float("nan")
-        rows.append({"method": m, "label": label(m), "family": method_family(m), "reward_calls": calls,
-                     "calls_per_question": calls / n_train, "accuracy": s.accuracy.mean(),
-                     "accuracy_sd": s.accuracy.std(ddof=1) if len(s) > 1 else 0.0, "tools": s.tools.mean(),
-                     "seeds": len(s)})
+        rows.append(
+            {
+                "method": m,
+                "label": label(m),
+                "family": method_family(m),
+                "reward_calls": calls,
+                "calls_per_question": calls / n_train,
+                "accuracy": s.accuracy.mean(),
+                "accuracy_sd": s.accuracy.std(ddof=1) if len(s) > 1 else 0.0,
+                "tools": s.tools.mean(),
+                "seeds": len(s),
+            }
+        )
     return pd.DataFrame(rows).set_index("method")
 
 
@@ -98,9 +124,13 @@ def tool_effects(table: RewardTable) -> pd.DataFrame:
         bit = 1 << t
         without = masks[(masks & bit) == 0]
         d = c[:, without | bit] - c[:, without]
-        rows[name] = {"alone": 100.0 * c[:, bit].mean(), "marginal": 100.0 * d.mean(),
-                      "helps": 100.0 * (d > 0).mean(), "hurts": 100.0 * (d < 0).mean(),
-                      "all_but": 100.0 * c[:, (A - 1) ^ bit].mean()}
+        rows[name] = {
+            "alone": 100.0 * c[:, bit].mean(),
+            "marginal": 100.0 * d.mean(),
+            "helps": 100.0 * (d > 0).mean(),
+            "hurts": 100.0 * (d < 0).mean(),
+            "all_but": 100.0 * c[:, (A - 1) ^ bit].mean(),
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -114,8 +144,14 @@ def nearest_budget(budget: pd.DataFrame, method: str, family: str = "grpo") -> s
     return str(gap.idxmin())
 
 
-def budget_tests(scores: pd.DataFrame, budget: pd.DataFrame, family: str = "grpo", rival: str | None = None,
-                 suite: str = "core", methods: Sequence[str] | None = None) -> pd.DataFrame:
+def budget_tests(
+    scores: pd.DataFrame,
+    budget: pd.DataFrame,
+    family: str = "grpo",
+    rival: str | None = None,
+    suite: str = "core",
+    methods: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Each method of ``methods`` (default: every method of ``budget``) against a rival,
     question-paired per seed on ``suite`` (exact McNemar, :func:`~fgpo_core.reports.study.paired_tests`).
     The rival is one method of ``budget`` when ``rival`` names it (exact FGPO: ``"fgpo"``),
@@ -134,10 +170,14 @@ def budget_tests(scores: pd.DataFrame, budget: pd.DataFrame, family: str = "grpo
         t = paired_tests(scores[scores.method.isin([m, r])], ref=m, suite=suite)
         if r not in t.index:
             continue
-        rows[m] = {"rival": r, "calls per question": budget.loc[m, "calls_per_question"],
-                   "rival's calls per question": budget.loc[r, "calls_per_question"],
-                   "difference (points)": float(t.loc[r, "difference (points)"]),
-                   "median p": float(t.loc[r, "median p"]), "seeds with p < 0.05": t.loc[r, "seeds with p < 0.05"]}
+        rows[m] = {
+            "rival": r,
+            "calls per question": budget.loc[m, "calls_per_question"],
+            "rival's calls per question": budget.loc[r, "calls_per_question"],
+            "difference (points)": float(t.loc[r, "difference (points)"]),
+            "median p": float(t.loc[r, "median p"]),
+            "seeds with p < 0.05": t.loc[r, "seeds with p < 0.05"],
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

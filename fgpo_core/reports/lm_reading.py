@@ -5,6 +5,7 @@ Used by the chapter "FGPO versus GRPO": runs whose kept adapters make the same p
 row of its tables, and the dev evaluations of its RL runs are matched to the fixed subsets they
 reproduce, to explain why every one of them lowered dev accuracy.
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -14,8 +15,14 @@ import pandas as pd
 
 from ..table import RewardTable
 
-__all__ = ["identical_groups", "group_label", "selector_table", "fixed_subset_matches", "tool_value_by_family",
-           "tool_value_table"]
+__all__ = [
+    "identical_groups",
+    "group_label",
+    "selector_table",
+    "fixed_subset_matches",
+    "tool_value_by_family",
+    "tool_value_table",
+]
 
 
 def identical_groups(picks: Mapping[str, Mapping[str, np.ndarray]]) -> list[list[str]]:
@@ -84,13 +91,19 @@ def tool_value_by_family(table: RewardTable, tool: int, base: int = 0, kind: str
     for f in dict.fromkeys(fam):
         m = fam == f
         a0, a1 = 100.0 * table.correct[m, base].mean(), 100.0 * table.correct[m, with_tool].mean()
-        rows[f] = {"without": a0, "with": a1, "points": a1 - a0,
-                   "reward": float((r[m, with_tool] - r[m, base]).mean()), "questions": int(m.sum())}
+        rows[f] = {
+            "without": a0,
+            "with": a1,
+            "points": a1 - a0,
+            "reward": float((r[m, with_tool] - r[m, base]).mean()),
+            "questions": int(m.sum()),
+        }
     return pd.DataFrame(rows).T.astype({"questions": int})
 
 
-def selector_table(grid: pd.DataFrame, scoring: pd.Series, rows: Sequence[str], labels: Mapping[str, str],
-                   suites: Sequence[str]) -> pd.DataFrame:
+def selector_table(
+    grid: pd.DataFrame, scoring: pd.Series, rows: Sequence[str], labels: Mapping[str, str], suites: Sequence[str]
+) -> pd.DataFrame:
     """The LM selectors' table as a chapter shows it: accuracy (%) by free generation on each of
     ``suites`` (from ``grid``, :func:`~fgpo_core.reports.lm_runs.method_grid`; each column headed
     with its questions), then on core the tools per question, the format failures (%) and
@@ -107,8 +120,9 @@ def selector_table(grid: pd.DataFrame, scoring: pd.Series, rows: Sequence[str], 
     return out
 
 
-def tool_value_table(tables: Mapping[str, RewardTable], tool: int, base: int, base_label: str,
-                     reward_on: Sequence[str] | None = None) -> pd.DataFrame:
+def tool_value_table(
+    tables: Mapping[str, RewardTable], tool: int, base: int, base_label: str, reward_on: Sequence[str] | None = None
+) -> pd.DataFrame:
     """What ``tool`` (0-based) is worth family by family on each of ``tables`` (a name -> a reward
     table): alone against no tool and added to the fixed subset ``base`` (named ``base_label``), in
     points (:func:`tool_value_by_family`), with the mean Eq. 1 reward of adding it on the tables
@@ -118,8 +132,12 @@ def tool_value_table(tables: Mapping[str, RewardTable], tool: int, base: int, ba
     for where, t in tables.items():
         alone, added = tool_value_by_family(t, tool, 0), tool_value_by_family(t, tool, base)
         rewarded = reward_on is None or where in reward_on
-        parts[where] = pd.DataFrame({"questions": alone.questions,
-                                     f"{t_} alone vs no tool (points)": alone.points,
-                                     f"{t_} added to {base_label} (points)": added.points,
-                                     f"Eq. 1 reward of adding {t_}": added.reward if rewarded else np.nan})
+        parts[where] = pd.DataFrame(
+            {
+                "questions": alone.questions,
+                f"{t_} alone vs no tool (points)": alone.points,
+                f"{t_} added to {base_label} (points)": added.points,
+                f"Eq. 1 reward of adding {t_}": added.reward if rewarded else np.nan,
+            }
+        )
     return pd.concat(parts, names=["questions from", "family"])

@@ -7,6 +7,7 @@ table, and "transplanting" the selector to another reasoner is a look-up in that
 reasoner's table (Table 2's transfer cells). Fixed baselines (No-Tool, Random,
 All-Tools, BestFixed*, Oracle) come from the tables alone.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,17 +23,28 @@ from ..evaluation.picks import correct_of, summarise_picks
 from ..experiments.chosen import CHOSEN_FILE, CHOSEN_KEYS, holds_selector
 from ..table import RewardTable
 
-__all__ = ["SelectorRun", "method_grid", "PICK_MODES", "warmup_curve", "format_summary",
-           "load_chosen", "load_selector_run", "domain_accuracy", "warmup_chain", "warmup_format_checks",
-           "stopped_runs", "dev_table", "grpo_dead_groups", "training_cost"]
+__all__ = [
+    "SelectorRun",
+    "method_grid",
+    "PICK_MODES",
+    "warmup_curve",
+    "format_summary",
+    "load_chosen",
+    "load_selector_run",
+    "domain_accuracy",
+    "warmup_chain",
+    "warmup_format_checks",
+    "stopped_runs",
+    "dev_table",
+    "grpo_dead_groups",
+    "training_cost",
+]
 
 PICK_MODES = ("generation", "scoring", "constrained")
 """How a selector's pick is read: free generation, controlled scoring (Eq. 6), constrained decoding."""
 
 
 @dataclass
-
-
 class SelectorRun:
     """One selector: its folder, its training manifest (None for a prompted baseline) and
     its evaluations, one frame per suite."""
@@ -49,8 +61,9 @@ class SelectorRun:
             raise ValueError(f"mode must be one of {', '.join(PICK_MODES)}, got {mode!r}")
         frame = self.evals[suite]
         if f"{mode}_pick" not in frame:
-            raise ValueError(f"{self.name}'s {suite} evaluation has no {mode} picks "
-                             "(evaluated with --generation-only?)")
+            raise ValueError(
+                f"{self.name}'s {suite} evaluation has no {mode} picks (evaluated with --generation-only?)"
+            )
         return frame[f"{mode}_pick"].to_numpy()
 
 
@@ -99,8 +112,12 @@ def _reference(runs: Mapping[str, SelectorRun], suite: str, methods: Sequence[st
     return runs["FGPO"] if "FGPO" in names else runs[names[0]]
 
 
-def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[str, RewardTable]],
-                mode: str = "generation", methods: Sequence[str] | None = None) -> pd.DataFrame:
+def method_grid(
+    runs: Mapping[str, SelectorRun],
+    tables: Mapping[str, Mapping[str, RewardTable]],
+    mode: str = "generation",
+    methods: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Long frame: one row per (reasoner, suite, method) with accuracy (%), tools per question,
     input tokens, format failures (%) and ``n``, the questions both evaluated and in the table.
 
@@ -127,8 +144,16 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
             correct, tokens, n_tools = rows_t.correct, rows_t.tokens, rows_t.n_tools
             for name, res in rows_t.baselines().iterrows():
                 subset = int(res.pop("subset"))  # a fixed subset's answers, question by question (Random, Oracle: none)
-                rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
-                             "correct_vector": correct[:, subset] if subset >= 0 else None, **res.to_dict()})
+                rows.append(
+                    {
+                        "reasoner": reasoner,
+                        "suite": suite,
+                        "method": name,
+                        "n": int(have.sum()),
+                        "correct_vector": correct[:, subset] if subset >= 0 else None,
+                        **res.to_dict(),
+                    }
+                )
             for name, run in runs.items():
                 if methods is not None and name not in methods or suite not in run.evals:
                     continue
@@ -136,8 +161,16 @@ def method_grid(runs: Mapping[str, SelectorRun], tables: Mapping[str, Mapping[st
                     raise ValueError(f"{name} was evaluated on other {suite} questions than {ref.name}")
                 picks = run.picks(suite, mode)[have]
                 s = summarise_picks(picks, correct, n_tools, tokens)
-                rows.append({"reasoner": reasoner, "suite": suite, "method": name, "n": int(have.sum()),
-                             "correct_vector": correct_of(picks, correct), **s})
+                rows.append(
+                    {
+                        "reasoner": reasoner,
+                        "suite": suite,
+                        "method": name,
+                        "n": int(have.sum()),
+                        "correct_vector": correct_of(picks, correct),
+                        **s,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -179,15 +212,27 @@ def warmup_curve(stages: Sequence[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
             raise ValueError(f"stage {i} is a {m.get('objective')!r} run, not a format warm-up")
         curve = [c for c in m["curve"] if i == 1 or c["epoch"] > 0]
         for c in curve:
-            dev.append({"stage": i, "epoch": offset + c["epoch"], "dev_mass_mean": c["dev_mass_mean"],
-                        "dev_mass_min": c.get("dev_mass_min", np.nan), "mass_weight": m["config"]["mass_weight"],
-                        "lr": m["config"]["lr"]})
+            dev.append(
+                {
+                    "stage": i,
+                    "epoch": offset + c["epoch"],
+                    "dev_mass_mean": c["dev_mass_mean"],
+                    "dev_mass_min": c.get("dev_mass_min", np.nan),
+                    "mass_weight": m["config"]["mass_weight"],
+                    "lr": m["config"]["lr"],
+                }
+            )
         per_epoch = {}
         for row in m["log"]:
             per_epoch[row["epoch"]] = max(per_epoch.get(row["epoch"], 0), row["step"])
         for row in m["log"]:
-            steps.append({"stage": i, "epoch_float": offset + row["epoch"] - 1 + row["step"] / per_epoch[row["epoch"]],
-                          **{k: row[k] for k in ("loss", "train_mass", "learning_rate") if k in row}})
+            steps.append(
+                {
+                    "stage": i,
+                    "epoch_float": offset + row["epoch"] - 1 + row["step"] / per_epoch[row["epoch"]],
+                    **{k: row[k] for k in ("loss", "train_mass", "learning_rate") if k in row},
+                }
+            )
         offset += m["epochs"]
     return pd.DataFrame(dev), pd.DataFrame(steps)
 
@@ -199,10 +244,17 @@ def format_summary(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     least over questions."""
     rows = []
     for label, f in frames.items():
-        rows.append({"selector": label, "questions": len(f), "samples": int(f.attrs.get("G", 0)),
-                     "parse_rate": 100 * f.parse_rate.mean(), "canonical_rate": 100 * f.canonical_rate.mean(),
-                     "canonical_mass": 100 * f.canonical_mass.mean(),
-                     "least_canonical_mass": 100 * f.canonical_mass.min()})
+        rows.append(
+            {
+                "selector": label,
+                "questions": len(f),
+                "samples": int(f.attrs.get("G", 0)),
+                "parse_rate": 100 * f.parse_rate.mean(),
+                "canonical_rate": 100 * f.canonical_rate.mean(),
+                "canonical_mass": 100 * f.canonical_mass.mean(),
+                "least_canonical_mass": 100 * f.canonical_mass.min(),
+            }
+        )
     return pd.DataFrame(rows).set_index("selector")
 
 
@@ -264,12 +316,19 @@ def dev_table(curves: Mapping[str, dict]) -> pd.DataFrame:
         per_step = m.get("config", {}).get("prompts_per_step") or m.get("config", {}).get("batch_size", 16)
         for d in m.get("dev", []):
             gen = d.get("gen_accuracy", d.get("accuracy")) if m.get("objective") != "grpo" else d.get("accuracy")
-            rows.append({"run": label, "step": int(d["step"]), "visits": d.get("visits", d["step"] * per_step),
-                         "generation": gen,
-                         "format_failures": d.get("gen_format_failures", d.get("format_failures", np.nan)),
-                         "scoring": d.get("accuracy") if m.get("objective") != "grpo" else np.nan,
-                         "tools": d.get("gen_tools", d.get("tools", np.nan)),
-                         "kept": d["step"] == m.get("best_step", -1), "stopped": bool(m.get("stopped"))})
+            rows.append(
+                {
+                    "run": label,
+                    "step": int(d["step"]),
+                    "visits": d.get("visits", d["step"] * per_step),
+                    "generation": gen,
+                    "format_failures": d.get("gen_format_failures", d.get("format_failures", np.nan)),
+                    "scoring": d.get("accuracy") if m.get("objective") != "grpo" else np.nan,
+                    "tools": d.get("gen_tools", d.get("tools", np.nan)),
+                    "kept": d["step"] == m.get("best_step", -1),
+                    "stopped": bool(m.get("stopped")),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -294,11 +353,18 @@ def training_cost(manifests: Mapping[str, dict]) -> pd.DataFrame:
             seconds, timed_by = per_step, "per-step times summed (resumed; dev evaluations excluded)"
         elif 0 < resumed_at < n_steps:
             seconds = m["train_seconds"] * n_steps / (n_steps - resumed_at)
-            timed_by = (f"estimate: the last process's {n_steps - resumed_at} of {n_steps} steps "
-                        f"(resumed at step {resumed_at}), scaled to all")
+            timed_by = (
+                f"estimate: the last process's {n_steps - resumed_at} of {n_steps} steps "
+                f"(resumed at step {resumed_at}), scaled to all"
+            )
         visits = m["n_train"] * m["config"].get("epochs", 0)
-        rows[label] = {"visits": visits, "steps": n_steps, "minutes": seconds / 60,
-                       "seconds per visit": seconds / visits if visits else np.nan, "timed_by": timed_by}
+        rows[label] = {
+            "visits": visits,
+            "steps": n_steps,
+            "minutes": seconds / 60,
+            "seconds per visit": seconds / visits if visits else np.nan,
+            "timed_by": timed_by,
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -311,10 +377,17 @@ def grpo_dead_groups(manifest: dict) -> pd.DataFrame:
     if steps.empty:
         return pd.DataFrame(columns=["step", "visits", "trl", "recount", "closed_form"])
     steps = steps.sort_values("step").reset_index(drop=True)
-    recount = steps["dead_fraction_recount"] if "dead_fraction_recount" in steps else \
-        pd.Series(manifest.get("dead_fraction_recount", []), dtype=float).reindex(steps.index)
-    return pd.DataFrame({"step": steps["step"].astype(int),
-                         "visits": steps["step"].astype(int) * manifest["config"]["prompts_per_step"],
-                         "trl": steps["frac_reward_zero_std"].astype(float), "recount": recount.astype(float),
-                         "closed_form": steps.get("dead_group_closed_form",
-                                                  pd.Series(np.nan, index=steps.index)).astype(float)})
+    recount = (
+        steps["dead_fraction_recount"]
+        if "dead_fraction_recount" in steps
+        else pd.Series(manifest.get("dead_fraction_recount", []), dtype=float).reindex(steps.index)
+    )
+    return pd.DataFrame(
+        {
+            "step": steps["step"].astype(int),
+            "visits": steps["step"].astype(int) * manifest["config"]["prompts_per_step"],
+            "trl": steps["frac_reward_zero_std"].astype(float),
+            "recount": recount.astype(float),
+            "closed_form": steps.get("dead_group_closed_form", pd.Series(np.nan, index=steps.index)).astype(float),
+        }
+    )

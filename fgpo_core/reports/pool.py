@@ -8,6 +8,7 @@ per evaluated snapshot, ``<run>-step<N>`` (:func:`snapshot_folder`). Time is the
 training steps up to a step (dev evaluations left out), so two runs that shared the machine's cores
 are compared by the work each did, not by the wall clock.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,20 @@ from ..experiments.snapshots import compute_at, run_logs
 from ..table import RewardTable
 from .lm_runs import SelectorRun, load_selector_run
 
-__all__ = ["POOL_RUNS", "snapshot_folder", "pool_configs", "dev_course", "pool_snapshots", "pool_comparisons",
-           "question_answers", "accuracy_by_part", "PARTS", "checkpoint_costs", "pick_routing", "versus_tests"]
+__all__ = [
+    "POOL_RUNS",
+    "snapshot_folder",
+    "pool_configs",
+    "dev_course",
+    "pool_snapshots",
+    "pool_comparisons",
+    "question_answers",
+    "accuracy_by_part",
+    "PARTS",
+    "checkpoint_costs",
+    "pick_routing",
+    "versus_tests",
+]
 
 PARTS = ("core", "in domain", "out of domain", "microbe", "mosaic")
 """The columns of :func:`accuracy_by_part`: the main suite whole, all test questions split in and
@@ -83,19 +96,27 @@ def dev_course(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
         kept = _kept_step(folder, dev, manifest)
         for d in dev.to_dict("records"):
             cost = compute_at(steps, int(d["step"])) if len(steps) else {"cpu_seconds": 0.0}
-            rows.append({"run": label, "step": int(d["step"]), "visits": int(d["visits"]),
-                         "cpu_hours": cost["cpu_seconds"] / 3600 if d["step"] else 0.0,
-                         "generation": d.get("gen_accuracy", d.get("accuracy")),
-                         "format_failures": d.get("gen_format_failures", np.nan),
-                         "tools": d.get("gen_tools", d.get("tools")),
-                         "scoring": d.get("accuracy") if "gen_accuracy" in d else np.nan,
-                         "entropy": d.get("entropy", np.nan), "kept": int(d["step"]) == kept,
-                         "finished": manifest is not None})
+            rows.append(
+                {
+                    "run": label,
+                    "step": int(d["step"]),
+                    "visits": int(d["visits"]),
+                    "cpu_hours": cost["cpu_seconds"] / 3600 if d["step"] else 0.0,
+                    "generation": d.get("gen_accuracy", d.get("accuracy")),
+                    "format_failures": d.get("gen_format_failures", np.nan),
+                    "tools": d.get("gen_tools", d.get("tools")),
+                    "scoring": d.get("accuracy") if "gen_accuracy" in d else np.nan,
+                    "entropy": d.get("entropy", np.nan),
+                    "kept": int(d["step"]) == kept,
+                    "finished": manifest is not None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def pool_snapshots(pool_dir, course: pd.DataFrame,
-                   runs: Mapping[str, str] = POOL_RUNS) -> dict[tuple[str, int], SelectorRun]:
+def pool_snapshots(
+    pool_dir, course: pd.DataFrame, runs: Mapping[str, str] = POOL_RUNS
+) -> dict[tuple[str, int], SelectorRun]:
     """The evaluated snapshots under ``pool_dir`` of the dev evaluations in ``course``
     (:func:`dev_course`), keyed by ``(run label, step)``: those whose folder holds an evaluation."""
     out = {}
@@ -106,8 +127,9 @@ def pool_snapshots(pool_dir, course: pd.DataFrame,
     return out
 
 
-def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format term",
-                     grpo: str = "GRPO") -> dict[str, tuple[int, int]]:
+def pool_comparisons(
+    course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format term", grpo: str = "GRPO"
+) -> dict[str, tuple[int, int]]:
     """The (FGPO step, GRPO step) pairs the chapter compares, among the ``evaluated`` ``(label,
     step)`` snapshots: ``"equal visits"`` (of each evaluated GRPO step and FGPO's evaluated step
     with the most visits not above it, the pair nearest in visits, the later on a tie),
@@ -140,8 +162,9 @@ def pool_comparisons(course: pd.DataFrame, evaluated, fgpo: str = "FGPO + format
     return out
 
 
-def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable],
-                     training_families) -> tuple[pd.DataFrame, pd.DataFrame]:
+def question_answers(
+    selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable], training_families
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(answers, picks)``: one row per test question of every suite in ``tables`` that the first
     selector was evaluated on (every other must have been evaluated on them too) with its ``suite``,
     ``family`` and ``domain`` (:func:`~fgpo_core.evaluation.domains.domain_of`), then one column per
@@ -158,8 +181,16 @@ def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, 
         have = table.contains(ids)
         t = table.select(ids[have])
         fams = np.asarray(t.family)
-        meta.append(pd.DataFrame({"question_id": ids[have], "suite": suite, "family": fams,
-                                  "domain": [domain_of(suite, f, training_families) for f in fams]}))
+        meta.append(
+            pd.DataFrame(
+                {
+                    "question_id": ids[have],
+                    "suite": suite,
+                    "family": fams,
+                    "domain": [domain_of(suite, f, training_families) for f in fams],
+                }
+            )
+        )
         correct.append(t.correct)
         for m, run in selectors.items():
             frame = run.evals[suite].set_index("question_id")
@@ -171,8 +202,9 @@ def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, 
     base = pd.concat(meta, ignore_index=True)
     every = np.concatenate(correct)
     best = int(every.mean(0).argmax())
-    answers = base.assign(**{m: np.concatenate(v) for m, v in right.items()},
-                          **{"All-Tools": every[:, -1], "BestFixed*": every[:, best]})
+    answers = base.assign(
+        **{m: np.concatenate(v) for m, v in right.items()}, **{"All-Tools": every[:, -1], "BestFixed*": every[:, best]}
+    )
     answers.attrs["best_fixed"] = best
     return answers, base.assign(**{m: np.concatenate(v) for m, v in chosen.items()})
 
@@ -180,9 +212,13 @@ def question_answers(selectors: Mapping[str, SelectorRun], tables: Mapping[str, 
 def accuracy_by_part(answers: pd.DataFrame, methods) -> pd.DataFrame:
     """Accuracy (%) of each of ``methods`` (columns of :func:`question_answers`' ``answers``) on each
     of :data:`PARTS`, with the questions of each part in ``answers.attrs["n"]``."""
-    masks = {"core": answers.suite == "core", "in domain": answers.domain == "ID",
-             "out of domain": answers.domain == "OOD", "microbe": answers.suite == "microbe",
-             "mosaic": answers.suite == "mosaic"}
+    masks = {
+        "core": answers.suite == "core",
+        "in domain": answers.domain == "ID",
+        "out of domain": answers.domain == "OOD",
+        "microbe": answers.suite == "microbe",
+        "mosaic": answers.suite == "mosaic",
+    }
     masks = {k: v for k, v in masks.items() if v.any()}
     out = pd.DataFrame({k: {m: 100.0 * answers.loc[v, m].mean() for m in methods} for k, v in masks.items()})
     out.attrs["n"] = {k: int(v.sum()) for k, v in masks.items()}
@@ -194,17 +230,20 @@ def checkpoint_costs(course: pd.DataFrame, checkpoints: Mapping[str, tuple[str, 
     """The training each checkpoint cost: ``visits`` and ``CPU hours`` up to its step in ``course``
     (:func:`dev_course`), for ``checkpoints`` (a row name -> its run's label and step), reindexed to
     ``rows``; the warm-up costs nothing here (its training is every run's shared start)."""
-    cost = {name: course[(course.run == run) & (course.step == step)].iloc[0]
-            for name, (run, step) in checkpoints.items()}
-    out = pd.DataFrame({"visits": {m: c.visits for m, c in cost.items()},
-                        "CPU hours": {m: c.cpu_hours for m, c in cost.items()}}).reindex(rows)
+    cost = {
+        name: course[(course.run == run) & (course.step == step)].iloc[0] for name, (run, step) in checkpoints.items()
+    }
+    out = pd.DataFrame(
+        {"visits": {m: c.visits for m, c in cost.items()}, "CPU hours": {m: c.cpu_hours for m, c in cost.items()}}
+    ).reindex(rows)
     if "Warm-up" in out.index:
         out.loc["Warm-up", ["visits", "CPU hours"]] = 0
     return out
 
 
-def pick_routing(picks: Mapping[str, np.ndarray], family, tool: int, subset_label,
-                 family_name: str = "tf_motif") -> pd.DataFrame:
+def pick_routing(
+    picks: Mapping[str, np.ndarray], family, tool: int, subset_label, family_name: str = "tf_motif"
+) -> pd.DataFrame:
     """What each selector picks on one suite: ``picks`` maps a row to its picks (a subset's mask;
     -1: a format failure), ``family`` each question's family. One row per selector: the distinct
     subsets picked, the one picked most (named by ``subset_label``) and its share (%) of the
@@ -216,15 +255,19 @@ def pick_routing(picks: Mapping[str, np.ndarray], family, tool: int, subset_labe
         p = np.asarray(p)
         counts = pd.Series(p[p >= 0]).value_counts()
         has = (p >= 0) & ((np.where(p >= 0, p, 0) >> tool) & 1 == 1)
-        rows[row] = {"subsets picked": len(counts), "most picked": subset_label(counts.index[0]),
-                     "its share (%)": 100 * counts.iloc[0] / len(p),
-                     f"T{tool + 1} on TF motifs (%)": 100 * has[family == family_name].mean(),
-                     f"T{tool + 1} on the other families (%)": 100 * has[family != family_name].mean()}
+        rows[row] = {
+            "subsets picked": len(counts),
+            "most picked": subset_label(counts.index[0]),
+            "its share (%)": 100 * counts.iloc[0] / len(p),
+            f"T{tool + 1} on TF motifs (%)": 100 * has[family == family_name].mean(),
+            f"T{tool + 1} on the other families (%)": 100 * has[family != family_name].mean(),
+        }
     return pd.DataFrame(rows).T
 
 
-def versus_tests(answers: pd.DataFrame, masks: Mapping[str, pd.Series],
-                 versus: Mapping[str, tuple[str, str]]) -> tuple[dict, pd.DataFrame]:
+def versus_tests(
+    answers: pd.DataFrame, masks: Mapping[str, pd.Series], versus: Mapping[str, tuple[str, str]]
+) -> tuple[dict, pd.DataFrame]:
     """Each comparison of ``versus`` (a row -> two columns of ``answers``, :func:`question_answers`)
     on each part of ``masks`` (:func:`accuracy_by_part`'s ``attrs["masks"]``), by the book's rule
     (:func:`~fgpo_core.evaluation.difference.compare`, one selector: McNemar on the same
@@ -240,7 +283,10 @@ def versus_tests(answers: pd.DataFrame, masks: Mapping[str, pd.Series],
         for part, m in masks.items():
             x, y = answers.loc[m, a].to_numpy(), answers.loc[m, b].to_numpy()
             v = tests[row][part] = compare([x], [y])
-            cells[row][part] = ("same answers" if (x == y).all() else
-                                f"{fmt_number(v.gap, 1, signed=True)} (p {fmt_p(v.p_mcnemar[0])})"
-                                + ("\u00a0*" if v.is_difference else ""))
+            cells[row][part] = (
+                "same answers"
+                if (x == y).all()
+                else f"{fmt_number(v.gap, 1, signed=True)} (p {fmt_p(v.p_mcnemar[0])})"
+                + ("\u00a0*" if v.is_difference else "")
+            )
     return tests, pd.DataFrame(cells).T

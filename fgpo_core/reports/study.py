@@ -5,6 +5,7 @@ A pick depends only on the question, so one study serves every reasoner's table 
 questions: accuracy under the training reader is a look-up in its table, and under another
 reader a look-up in that reader's (the transfer cells).
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -19,8 +20,17 @@ from ..evaluation.picks import correct_of, summarise_picks, tool_rates_by_family
 from ..experiments.study import Study
 from ..table import RewardTable
 
-__all__ = ["label", "study_scores", "study_summary", "study_baselines", "paired_tests",
-           "routing", "coverage_rows", "headline", "study_headline"]
+__all__ = [
+    "label",
+    "study_scores",
+    "study_summary",
+    "study_baselines",
+    "paired_tests",
+    "routing",
+    "coverage_rows",
+    "headline",
+    "study_headline",
+]
 
 
 def label(method: str) -> str:
@@ -33,9 +43,18 @@ def label(method: str) -> str:
     except ValueError:
         return method
     name = spec.estimator.label.format(spec.k)
-    words = {"lam": "λ={:g}", "beta": "β={:g}", "dpo_beta": "β={:g}", "temperature": "τ={:g}", "G": "G={:d}",
-             "hidden": "MLP {:d}", "epochs": "{:d} epochs", "lr": "lr={:g}",
-             "updates": "{:d} updates per draw", "clip": "clip {:g}"}
+    words = {
+        "lam": "λ={:g}",
+        "beta": "β={:g}",
+        "dpo_beta": "β={:g}",
+        "temperature": "τ={:g}",
+        "G": "G={:d}",
+        "hidden": "MLP {:d}",
+        "epochs": "{:d} epochs",
+        "lr": "lr={:g}",
+        "updates": "{:d} updates per draw",
+        "clip": "clip {:g}",
+    }
     mods = [words[k].format(v) for k, v in spec.overrides.items() if k in words]
     if spec.n_train is not None:
         mods.append(f"n={spec.n_train}")
@@ -61,9 +80,16 @@ def study_scores(study: Study, tables: Mapping[str, RewardTable]) -> pd.DataFram
             continue
         sel = t.select(ids[have])
         picks = f["mask"].to_numpy()[have]
-        rows.append({"method": method, "seed": seed, "suite": suite, "n": int(have.sum()),
-                     **summarise_picks(picks, sel.correct, sel.n_tools, sel.tokens),
-                     "correct_vector": correct_of(picks, sel.correct)})
+        rows.append(
+            {
+                "method": method,
+                "seed": seed,
+                "suite": suite,
+                "n": int(have.sum()),
+                **summarise_picks(picks, sel.correct, sel.n_tools, sel.tokens),
+                "correct_vector": correct_of(picks, sel.correct),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -89,8 +115,15 @@ def study_baselines(tables: Mapping[str, RewardTable], question_ids: Mapping[str
         ids = np.asarray(ids)
         b = t.select(ids[t.contains(ids)]).baselines()
         for name, r in b.iterrows():
-            rows.append({"suite": suite, "method": name, "accuracy": r["accuracy"], "tools": r["tools"],
-                         "input_tokens": r["input_tokens"]})
+            rows.append(
+                {
+                    "suite": suite,
+                    "method": name,
+                    "accuracy": r["accuracy"],
+                    "tools": r["tools"],
+                    "input_tokens": r["input_tokens"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -102,18 +135,27 @@ def paired_tests(scores: pd.DataFrame, ref: str = "fgpo", suite: str = "core") -
     base = s[s.method == ref].set_index("seed")
     out = {}
     for method, f in s[s.method != ref].groupby("method", sort=False):
-        tests = [mcnemar(base.loc[seed, "correct_vector"], row.correct_vector)
-                 for seed, row in f.set_index("seed").iterrows() if seed in base.index]
+        tests = [
+            mcnemar(base.loc[seed, "correct_vector"], row.correct_vector)
+            for seed, row in f.set_index("seed").iterrows()
+            if seed in base.index
+        ]
         if not tests:
             continue
-        diff = [base.loc[seed, "accuracy"] - row.accuracy for seed, row in f.set_index("seed").iterrows()
-                if seed in base.index]
+        diff = [
+            base.loc[seed, "accuracy"] - row.accuracy
+            for seed, row in f.set_index("seed").iterrows()
+            if seed in base.index
+        ]
         p = np.array([t["p_value"] for t in tests])
-        out[method] = {"difference (points)": float(np.mean(diff)),
-                       f"{label(ref)} right, other wrong": float(np.mean([t["a_only"] for t in tests])),
-                       f"other right, {label(ref)} wrong": float(np.mean([t["b_only"] for t in tests])),
-                       "median p": float(np.median(p)), "largest p": float(p.max()),
-                       "seeds with p < 0.05": f"{int((p < 0.05).sum())} of {len(p)}"}
+        out[method] = {
+            "difference (points)": float(np.mean(diff)),
+            f"{label(ref)} right, other wrong": float(np.mean([t["a_only"] for t in tests])),
+            f"other right, {label(ref)} wrong": float(np.mean([t["b_only"] for t in tests])),
+            "median p": float(np.median(p)),
+            "largest p": float(p.max()),
+            "seeds with p < 0.05": f"{int((p < 0.05).sum())} of {len(p)}",
+        }
     return pd.DataFrame(out).T
 
 
@@ -145,10 +187,15 @@ def headline(fgpo: Sequence[np.ndarray], grpo: Sequence[np.ndarray], fixed: np.n
     (:func:`~fgpo_core.evaluation.difference.compare`; ``gap``: FGPO minus the other, points)."""
     fixed = np.asarray(fixed, dtype=bool)
     vs_grpo, vs_fixed = compare(fgpo, grpo), compare(fgpo, [fixed] * len(fgpo))
-    return {"questions": len(fixed), "seeds": len(fgpo),
-            "FGPO": float(np.mean([100.0 * np.mean(x) for x in fgpo])),
-            "GRPO": float(np.mean([100.0 * np.mean(x) for x in grpo])), "vs GRPO": vs_grpo,
-            "best fixed": 100.0 * float(fixed.mean()), "vs best fixed": vs_fixed}
+    return {
+        "questions": len(fixed),
+        "seeds": len(fgpo),
+        "FGPO": float(np.mean([100.0 * np.mean(x) for x in fgpo])),
+        "GRPO": float(np.mean([100.0 * np.mean(x) for x in grpo])),
+        "vs GRPO": vs_grpo,
+        "best fixed": 100.0 * float(fixed.mean()),
+        "vs best fixed": vs_fixed,
+    }
 
 
 def study_headline(study: Study, tables: Mapping[str, RewardTable], mask=None) -> dict:

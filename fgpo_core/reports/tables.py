@@ -1,5 +1,6 @@
 """How a table reads on a page: words instead of identifiers, integers as integers, one header
 row and no index column of row numbers (:func:`show`; :func:`plain` is the frame it shows)."""
+
 from __future__ import annotations
 
 import re
@@ -46,8 +47,11 @@ def settings_table(config, prefix: str = "") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_COUNT = re.compile(r"(^|\b)(n|questions?|visits|calls|seeds?|steps?|evaluations|tokens|count|matrices|length"
-                    r"|size|epochs?|subsets picked|trials|violations|bp)(\b|$)", re.IGNORECASE)
+_COUNT = re.compile(
+    r"(^|\b)(n|questions?|visits|calls|seeds?|steps?|evaluations|tokens|count|matrices|length"
+    r"|size|epochs?|subsets picked|trials|violations|bp)(\b|$)",
+    re.IGNORECASE,
+)
 
 
 def _count(col: pd.Series, header: str) -> bool:
@@ -65,8 +69,12 @@ def _count(col: pd.Series, header: str) -> bool:
 
 def _counted(col: pd.Series, header: str) -> bool:
     """A numeric column headed as a count (calls, visits, ...) whose values are not all whole."""
-    return (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-            and "%" not in header and bool(_COUNT.search(header)))
+    return (
+        pd.api.types.is_numeric_dtype(col)
+        and not pd.api.types.is_bool_dtype(col)
+        and "%" not in header
+        and bool(_COUNT.search(header))
+    )
 
 
 def _decimals(col: pd.Series, digits: int) -> int:
@@ -99,11 +107,11 @@ def plain(df: pd.DataFrame | pd.Series, verbatim: Sequence[str] = ()) -> pd.Data
             new = [tuple([n] + [""] * (out.columns.nlevels - 1)) for n in names]
             out.index = out.index.set_names([f"__level{i}" for i in range(len(names))])
             out = out.reset_index()
-            out.columns = pd.MultiIndex.from_tuples(new + list(out.columns[len(names):]))
+            out.columns = pd.MultiIndex.from_tuples(new + list(out.columns[len(names) :]))
         else:
             out.index = out.index.set_names([f"__level{i}" for i in range(len(names))])
             out = out.reset_index()
-            out.columns = names + list(out.columns[len(names):])
+            out.columns = names + list(out.columns[len(names) :])
     else:
         out = out.reset_index(drop=True)
     headers = [_header(c) for c in out.columns]
@@ -122,8 +130,9 @@ def plain(df: pd.DataFrame | pd.Series, verbatim: Sequence[str] = ()) -> pd.Data
     return out
 
 
-def show(df: pd.DataFrame | pd.Series, digits: int = 1, caption: str | None = None, verbatim: Sequence[str] = (),
-         **formats) -> None:
+def show(
+    df: pd.DataFrame | pd.Series, digits: int = 1, caption: str | None = None, verbatim: Sequence[str] = (), **formats
+) -> None:
     """Display a table as a reader sees it (:func:`plain`): numbers rounded to ``digits`` (a column
     with fewer significant decimals shows as many as it needs, at least one), counts
     (:func:`_count`) as integers with thousands separators, a dash where a value is missing, no
@@ -140,14 +149,17 @@ def show(df: pd.DataFrame | pd.Series, digits: int = 1, caption: str | None = No
         if _count(frame[c], c):
             formatter[c] = lambda v: MISSING if pd.isna(v) else f"{int(round(v)):,d}"
         elif _counted(frame[c], c):  # a mean of counts: whole values as integers, the rest rounded
-            formatter[c] = lambda v, d=digits: (MISSING if pd.isna(v) else f"{int(v):,d}" if float(v).is_integer()
-                                                else f"{v:,.{d}f}")
+            formatter[c] = lambda v, d=digits: (
+                MISSING if pd.isna(v) else f"{int(v):,d}" if float(v).is_integer() else f"{v:,.{d}f}"
+            )
         elif digits > 1 and pd.api.types.is_float_dtype(frame[c]):  # as many decimals as the column needs
             d = _decimals(frame[c], digits)
             formatter[c] = lambda v, d=d: MISSING if pd.isna(v) else f"{v:,.{d}f}"
     for key, fmt in formats.items():
         formatter[words(key)] = fmt
-    styler = (frame.style.format(precision=digits, na_rep=MISSING, thousands=",", formatter=formatter or None)
-              .hide(axis="index")
-              .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}]))
+    styler = (
+        frame.style.format(precision=digits, na_rep=MISSING, thousands=",", formatter=formatter or None)
+        .hide(axis="index")
+        .set_table_styles([{"selector": "th, td", "props": "padding: 0.1em 0.7em"}])
+    )
     display(styler.set_caption(caption) if caption else styler)

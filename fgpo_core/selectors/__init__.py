@@ -4,6 +4,7 @@ scores all ``2**n`` answer strings with a causal LM (Eq. 4) and samples from p_g
 The names below are imported when first asked for (PEP 562), so importing the policy head
 (:mod:`.head`) or the features (:mod:`.features`) does not import the LM selector: a chapter's cache
 key and a study's fingerprint (:mod:`fgpo_core.import_closure`) then leave out LM-only code."""
+
 import importlib
 
 _LAZY = {"LMSelector": ".lm", "selector_messages": ".prompt", "shorten_sequences": ".prompt"}

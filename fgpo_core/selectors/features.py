@@ -13,6 +13,7 @@ A cache folder holds ``<suite>.npz`` (question ids and features) per suite and a
 (encoder, its weights' fingerprint, the prompt settings and each suite's questions hash);
 :func:`load_features` refuses a cache made under other inputs.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,9 +27,20 @@ from ..genomics.benchmarks.schema import Question
 from ..io import CorruptResult, atomic_file, file_digest, manifest_field, plain_name, read_manifest, write_json
 from .prompt import anonymous_slots, selector_messages
 
-__all__ = ["ENCODERS", "selector_prompt_text", "encode_prompts", "build_features", "load_features", "FeatureSet",
-           "check_prompt_settings", "encoder_for", "feature_manifest", "grow_features", "questions_digest",
-           "check_features_questions"]
+__all__ = [
+    "ENCODERS",
+    "selector_prompt_text",
+    "encode_prompts",
+    "build_features",
+    "load_features",
+    "FeatureSet",
+    "check_prompt_settings",
+    "encoder_for",
+    "feature_manifest",
+    "grow_features",
+    "questions_digest",
+    "check_features_questions",
+]
 
 ENCODERS = ("minilm", "smollm2")
 FEATURE_VERSION = 1
@@ -103,7 +115,7 @@ class _SmolLM2:
         ids = torch.zeros(len(enc), T, dtype=torch.long)
         mask = torch.zeros(len(enc), T, dtype=torch.long)
         for i, e in enumerate(enc):  # padded on the right: a causal model's real positions never see the padding
-            ids[i, :len(e)], mask[i, :len(e)] = torch.tensor(e), 1
+            ids[i, : len(e)], mask[i, : len(e)] = torch.tensor(e), 1
         with torch.no_grad():
             h = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
         return mean_pool(h, mask).numpy()
@@ -117,8 +129,15 @@ def encoder_for(name: str):
     raise ValueError(f"unknown encoder {name!r}; use one of {', '.join(ENCODERS)}")
 
 
-def encode_prompts(questions: Sequence[Question], encoder: str = "minilm", n_tools: int = 4, keep: int | None = 40,
-                   batch_size: int | None = None, progress: bool = False, model=None) -> np.ndarray:
+def encode_prompts(
+    questions: Sequence[Question],
+    encoder: str = "minilm",
+    n_tools: int = 4,
+    keep: int | None = 40,
+    batch_size: int | None = None,
+    progress: bool = False,
+    model=None,
+) -> np.ndarray:
     """Features ``[N, d]`` (float32) of each question's selector prompt under ``encoder``
     (``batch_size`` prompts per forward pass; default 32 for MiniLM, 1 for SmolLM2, whose
     padded batches were slower on CPU)."""
@@ -128,10 +147,16 @@ def encode_prompts(questions: Sequence[Question], encoder: str = "minilm", n_too
     model = model or encoder_for(encoder)
     texts = [selector_prompt_text(q, n_tools, keep) for q in questions]
     if encoder == "smollm2":  # the decoder reads its prompt as the LM selector does: in its chat template
-        texts = [model.tok.apply_chat_template(selector_messages(q, anonymous_slots(n_tools), keep), tokenize=False,
-                                               add_generation_prompt=True) for q in questions]
-    parts = [model(texts[i:i + batch_size])
-             for i in tqdm(range(0, len(texts), batch_size), desc=f"{encoder} features", disable=not progress)]
+        texts = [
+            model.tok.apply_chat_template(
+                selector_messages(q, anonymous_slots(n_tools), keep), tokenize=False, add_generation_prompt=True
+            )
+            for q in questions
+        ]
+    parts = [
+        model(texts[i : i + batch_size])
+        for i in tqdm(range(0, len(texts), batch_size), desc=f"{encoder} features", disable=not progress)
+    ]
     return (np.concatenate(parts) if parts else np.zeros((0, 0))).astype(np.float32)
 
 
@@ -143,8 +168,10 @@ class FeatureSet(dict):
     def rows(self, suite: str, question_ids: Sequence[str]) -> np.ndarray:
         """The features of ``question_ids`` of ``suite``, in that order."""
         if suite not in self:
-            raise ValueError(f"no features for suite {suite!r} (the cache holds {', '.join(sorted(self))}); "
-                             "build them with `fgpo features --suite ...`")
+            raise ValueError(
+                f"no features for suite {suite!r} (the cache holds {', '.join(sorted(self))}); "
+                "build them with `fgpo features --suite ...`"
+            )
         ids, x = self[suite]
         pos = {q: i for i, q in enumerate(ids.tolist())}
         missing = [q for q in question_ids if q not in pos]
@@ -156,9 +183,15 @@ class FeatureSet(dict):
 def feature_manifest(encoder: str, fingerprint: str, n_tools: int, keep, suites: dict) -> dict:
     from .prompt import SELECTOR_SYSTEM
 
-    return {"format": FEATURE_VERSION, "encoder": encoder, "fingerprint": fingerprint, "n_tools": n_tools,
-            "keep": keep, "system_sha256": hashlib.sha256(SELECTOR_SYSTEM.encode()).hexdigest()[:16],
-            "suites": {s: {"n": len(qs), "questions_sha256": _questions_hash(qs)} for s, qs in suites.items()}}
+    return {
+        "format": FEATURE_VERSION,
+        "encoder": encoder,
+        "fingerprint": fingerprint,
+        "n_tools": n_tools,
+        "keep": keep,
+        "system_sha256": hashlib.sha256(SELECTOR_SYSTEM.encode()).hexdigest()[:16],
+        "suites": {s: {"n": len(qs), "questions_sha256": _questions_hash(qs)} for s, qs in suites.items()},
+    }
 
 
 def check_features_questions(fs: "FeatureSet", suites: dict[str, Sequence[Question]], where="features") -> None:
@@ -175,8 +208,10 @@ def check_features_questions(fs: "FeatureSet", suites: dict[str, Sequence[Questi
         lacking = [i for i in ids if i not in by_id]
         if lacking or entry.get("questions_sha256") != _questions_hash([by_id[i] for i in ids]):
             why = f"question {lacking[0]!r} is not in it" if lacking else "their questions' hash differs"
-            raise ValueError(f"{where}: the {name} features were computed for other questions than the benchmark's "
-                             f"{name} suite ({why}); rebuild them with `fgpo features`")
+            raise ValueError(
+                f"{where}: the {name} features were computed for other questions than the benchmark's "
+                f"{name} suite ({why}); rebuild them with `fgpo features`"
+            )
 
 
 _TORN = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
@@ -209,8 +244,15 @@ def _inputs_of(entry) -> dict:
     return {k: v for k, v in entry.items() if k != "sha256"} if isinstance(entry, dict) else {}
 
 
-def build_features(suites: dict[str, Sequence[Question]], out_dir, encoder: str = "minilm", n_tools: int = 4,
-                   keep: int | None = 40, progress: bool = True, model=None) -> Path:
+def build_features(
+    suites: dict[str, Sequence[Question]],
+    out_dir,
+    encoder: str = "minilm",
+    n_tools: int = 4,
+    keep: int | None = 40,
+    progress: bool = True,
+    model=None,
+) -> Path:
     """Compute (or reuse) the features of every suite into ``out_dir``; a suite already cached
     with the same questions and settings (and whose file matches the sha256 its manifest records)
     is skipped, so an interrupted build resumes and a torn or altered file is computed again.
@@ -228,8 +270,10 @@ def build_features(suites: dict[str, Sequence[Question]], out_dir, encoder: str 
     if old is not None:
         same = {k: old.get(k) == want[k] for k in want if k != "suites"}
         if not all(same.values()):
-            raise ValueError(f"{out} holds features made under other settings "
-                             f"({', '.join(k for k, v in same.items() if not v)}); use another folder")
+            raise ValueError(
+                f"{out} holds features made under other settings "
+                f"({', '.join(k for k, v in same.items() if not v)}); use another folder"
+            )
     done = dict((old or {}).get("suites") or {})
     for name, qs in suites.items():
         if _inputs_of(done.get(name)) == want["suites"][name] and _suite_ok(out, name, done.get(name)):
@@ -257,7 +301,7 @@ def load_features(out_dir, suites: dict[str, Sequence[Question]] | None = None) 
         manifest_field(manifest, "keep", int, man_file)
     fs = FeatureSet()
     fs.manifest = manifest
-    for name in (suites or manifest["suites"]):
+    for name in suites or manifest["suites"]:
         entry = manifest["suites"].get(name)
         if entry is None:
             raise ValueError(f"{out} has no features for suite {name!r}")
@@ -267,19 +311,24 @@ def load_features(out_dir, suites: dict[str, Sequence[Question]] | None = None) 
             raise ValueError(f"{out}: the {name} features were computed for other questions; rebuild them")
         path = out / f"{plain_name(name, 'suite name')}.npz"
         if "sha256" in entry and (not path.is_file() or file_digest(path) != entry["sha256"]):
-            raise CorruptResult(f"{path} is missing, torn or altered (it does not match the sha256 its manifest "
-                                "records); build the features again (`fgpo features`), which redoes it")
+            raise CorruptResult(
+                f"{path} is missing, torn or altered (it does not match the sha256 its manifest "
+                "records); build the features again (`fgpo features`), which redoes it"
+            )
         try:
             with np.load(path, allow_pickle=False) as z:
                 fs[name] = (z["ids"], z["features"])
         except _TORN as exc:
-            raise CorruptResult(f"{path} is not a readable feature file ({type(exc).__name__}); build the features "
-                                "again (`fgpo features`), which redoes it") from None
+            raise CorruptResult(
+                f"{path} is not a readable feature file ({type(exc).__name__}); build the features "
+                "again (`fgpo features`), which redoes it"
+            ) from None
     return fs
 
 
-def grow_features(questions: Sequence, features_dir, suite: str = "train", batch_size: int = 32,
-                  progress: bool = True, model=None) -> Path:
+def grow_features(
+    questions: Sequence, features_dir, suite: str = "train", batch_size: int = 32, progress: bool = True, model=None
+) -> Path:
     """Grow a feature cache's ``suite`` (``fgpo features``) by its appended questions.
 
     The cached features must be those of the first questions; the appended ones are encoded
@@ -304,16 +353,28 @@ def grow_features(questions: Sequence, features_dir, suite: str = "train", batch
         model = encoder_for(man["encoder"])
     if model.fingerprint != man["fingerprint"]:
         raise ValueError(f"{out} was made by another encoder ({man['fingerprint']}, not {model.fingerprint})")
-    new = encode_prompts(questions[start:], man["encoder"], man["n_tools"], man["keep"], batch_size=batch_size,
-                         progress=progress, model=model)
-    if start < n0 and not np.allclose(new[:n0 - start], x[start:], rtol=0, atol=1e-5):
-        raise ValueError(f"re-encoding questions {start}-{n0 - 1} does not reproduce the cache "
-                         f"(max difference {np.abs(new[:n0 - start] - x[start:]).max():.2e})")
-    feats = np.concatenate([x, new[n0 - start:]]).astype(x.dtype)
+    new = encode_prompts(
+        questions[start:],
+        man["encoder"],
+        man["n_tools"],
+        man["keep"],
+        batch_size=batch_size,
+        progress=progress,
+        model=model,
+    )
+    if start < n0 and not np.allclose(new[: n0 - start], x[start:], rtol=0, atol=1e-5):
+        raise ValueError(
+            f"re-encoding questions {start}-{n0 - 1} does not reproduce the cache "
+            f"(max difference {np.abs(new[: n0 - start] - x[start:]).max():.2e})"
+        )
+    feats = np.concatenate([x, new[n0 - start :]]).astype(x.dtype)
     rest = {k: v for k, v in man["suites"].items() if k != suite}
     write_json(out / "manifest.json", {**man, "suites": rest}, sort_keys=True)  # no longer names the old file
     digest = _save_suite(out, suite, [q.id for q in questions], feats)
     whole = feature_manifest(man["encoder"], man["fingerprint"], man["n_tools"], man["keep"], {suite: questions})
-    write_json(out / "manifest.json", {**man, "suites": {**rest, suite: whole["suites"][suite] | {"sha256": digest}}},
-               sort_keys=True)
+    write_json(
+        out / "manifest.json",
+        {**man, "suites": {**rest, suite: whole["suites"][suite] | {"sha256": digest}}},
+        sort_keys=True,
+    )
     return out

@@ -7,6 +7,7 @@ itself, so for this selector ``p_gen = q`` and no completion can fail the format
 estimators differ only in how they use the rewards. No tool name or description enters;
 the head knows subsets only by their index.
 """
+
 from __future__ import annotations
 
 import torch

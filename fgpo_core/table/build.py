@@ -12,15 +12,16 @@ pass their checksum (a truncated or altered chunk is built again, and the merge
 refuses one), so a build killed at any moment loses at most its current chunk and
 ends identical to an uninterrupted one. One live builder may write a shard at a
 time (a lock file per shard). A manifest (questions' hash, tools and versions,
-each tool's code digest, the labelled references' sha256, reasoner id and weights fingerprint, prompt-template hash, lambda, seed, chunk size,
-package versions) is written first; a build or a reader whose manifest differs is
-refused.
+each tool's code digest, the labelled references' sha256, reasoner id and weights
+fingerprint, prompt-template hash, lambda, seed, chunk size, package versions) is
+written first; a build or a reader whose manifest differs is refused.
 
 A table can also *extend* a finished table of the same questions and reasoner by
 one more tool (``extend_from``): the subsets without the new tool render exactly
 the prompts the smaller library rendered, so their rows are copied and only the
 ``2**(n-1)`` subsets that hold the new tool are answered, half the reasoner calls.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,18 +34,38 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..genomics.benchmarks.schema import LETTERS, Question
-from ..reasoners.prompt import template_hash
 from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
 from ..env import package_versions
+from ..genomics.benchmarks.schema import LETTERS, Question
 from ..genomics.tools.provenance import library_provenance
-from ..io import (FILES_KEY, atomic_file, file_digest, manifest_field, pid_lock, read_manifest, with_digests,
-                  write_json, write_text)
+from ..io import (
+    FILES_KEY,
+    atomic_file,
+    file_digest,
+    manifest_field,
+    pid_lock,
+    read_manifest,
+    with_digests,
+    write_json,
+    write_text,
+)
+from ..reasoners.prompt import template_hash
 from .files import MANIFEST, TABLE, ManifestMismatch, check_table_manifest
 
-__all__ = ["table_manifest", "build_table", "merge_table", "cost_accounting", "BuildLocked", "chunk_ok", "check_manifest",
-           "file_digest", "shard_lock", "commit_table", "COMMIT_KEYS"]
+__all__ = [
+    "table_manifest",
+    "build_table",
+    "merge_table",
+    "cost_accounting",
+    "BuildLocked",
+    "chunk_ok",
+    "check_manifest",
+    "file_digest",
+    "shard_lock",
+    "commit_table",
+    "COMMIT_KEYS",
+]
 
 COMMIT_KEYS = (FILES_KEY, "shards")
 """Manifest fields the merge adds (the merged file's sha256, the shard layout it was merged from):
@@ -67,8 +88,14 @@ def chunk_ok(path: Path) -> bool:
 def shard_lock(out: Path, shard: tuple[int, int]):
     """One live builder per shard of a folder (:func:`fgpo_core.io.pid_lock`)."""
     lock = out / f".shard{shard[0]:03d}of{shard[1]:03d}.lock"
-    with pid_lock(lock, lambda pid: f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
-                  f"wait for it, or delete {lock} if that process is gone", BuildLocked):
+    with pid_lock(
+        lock,
+        lambda pid: (
+            f"another builder (pid {pid}) is writing shard {shard[0]}/{shard[1]} of {out}; "
+            f"wait for it, or delete {lock} if that process is gone"
+        ),
+        BuildLocked,
+    ):
         yield
 
 
@@ -86,18 +113,37 @@ def questions_hash(questions: Sequence[Question]) -> str:
     return h.hexdigest()
 
 
-def table_manifest(questions, library, reasoner, lam: float = LAMBDA, seed: int = 0,
-                   extend_from: dict | None = None, chunk_size: int | None = None) -> dict:
+def table_manifest(
+    questions,
+    library,
+    reasoner,
+    lam: float = LAMBDA,
+    seed: int = 0,
+    extend_from: dict | None = None,
+    chunk_size: int | None = None,
+) -> dict:
     """What a table is made of; a resumed build must match it exactly. ``chunk_size`` (how the
     build splits questions into files) and the package versions are recorded by builds."""
-    extra = {} if extend_from is None else {"extended_from": {
-        "tools": extend_from["tools"], "questions_sha256": extend_from["questions_sha256"]}}
+    extra = (
+        {}
+        if extend_from is None
+        else {"extended_from": {"tools": extend_from["tools"], "questions_sha256": extend_from["questions_sha256"]}}
+    )
     if chunk_size is not None:
         extra |= {"chunk_size": chunk_size, "versions": package_versions()}
-    return {**extra, "format": 1, "n_questions": len(questions), "questions_sha256": questions_hash(questions),
-            "tools": [[n, v] for n, v in library.versions().items()], "n_tools": library.n_tools,
-            "reasoner": reasoner.id, "reasoner_fingerprint": getattr(reasoner, "fingerprint", "unknown"),
-            "prompt_template": template_hash(), "lambda": lam, "seed": seed}
+    return {
+        **extra,
+        "format": 1,
+        "n_questions": len(questions),
+        "questions_sha256": questions_hash(questions),
+        "tools": [[n, v] for n, v in library.versions().items()],
+        "n_tools": library.n_tools,
+        "reasoner": reasoner.id,
+        "reasoner_fingerprint": getattr(reasoner, "fingerprint", "unknown"),
+        "prompt_template": template_hash(),
+        "lambda": lam,
+        "seed": seed,
+    }
 
 
 def check_manifest(path: Path, manifest: dict) -> None:
@@ -106,12 +152,15 @@ def check_manifest(path: Path, manifest: dict) -> None:
         diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k) and k not in COMMIT_KEYS)
         unrecorded = [k for k in PROVENANCE_KEYS if k in manifest and k not in old]
         if unrecorded and set(diff) <= set(unrecorded):
-            raise ManifestMismatch(f"{path} was made before a table's manifest recorded {', '.join(unrecorded)}, "
-                                   "so its rows cannot be checked against this build; use another folder or "
-                                   "remove it to build again")
+            raise ManifestMismatch(
+                f"{path} was made before a table's manifest recorded {', '.join(unrecorded)}, "
+                "so its rows cannot be checked against this build; use another folder or "
+                "remove it to build again"
+            )
         if diff:
-            raise ManifestMismatch(f"{path} was made under different inputs ({', '.join(diff)}); "
-                                   "use another folder or remove it")
+            raise ManifestMismatch(
+                f"{path} was made under different inputs ({', '.join(diff)}); use another folder or remove it"
+            )
     else:
         write_json(path, manifest, sort_keys=True)
 
@@ -130,11 +179,25 @@ def _rows(q: Question, qi: int, outs, space: ActionSpace, lam: float) -> list[di
     rd = differential_reward(correct, np.repeat(correct[0], len(correct)))
     rows = []
     for m, o in enumerate(outs):
-        rows.append({"q_index": qi, "question_id": q.id, "family": q.family, "shape": q.shape, "mask": m,
-                     "n_tools_used": int(sizes[m]), "answer": q.answer, "prediction": o.letter,
-                     "correct": bool(correct[m]), **{f"logprob_{L}": float(o.logprobs[L]) for L in LETTERS},
-                     "prompt_tokens": int(o.prompt_tokens), "generated": o.generated, "is_letter": bool(o.is_letter),
-                     "reward_eq1": float(r1[m]), "reward_differential": float(rd[m])})
+        rows.append(
+            {
+                "q_index": qi,
+                "question_id": q.id,
+                "family": q.family,
+                "shape": q.shape,
+                "mask": m,
+                "n_tools_used": int(sizes[m]),
+                "answer": q.answer,
+                "prediction": o.letter,
+                "correct": bool(correct[m]),
+                **{f"logprob_{L}": float(o.logprobs[L]) for L in LETTERS},
+                "prompt_tokens": int(o.prompt_tokens),
+                "generated": o.generated,
+                "is_letter": bool(o.is_letter),
+                "reward_eq1": float(r1[m]),
+                "reward_differential": float(rd[m]),
+            }
+        )
     return rows
 
 
@@ -146,8 +209,11 @@ def _base_rows(extend_from, questions, library, reasoner, lam: float, seed: int)
         raise FileNotFoundError(f"{base_dir} holds no merged table to extend")
     base = read_manifest(base_dir / MANIFEST, "table manifest")
     mine = table_manifest(questions, library, reasoner, lam, seed)
-    diff = [k for k in ("questions_sha256", "reasoner", "reasoner_fingerprint", "prompt_template", "lambda")
-            if base.get(k) != mine[k]]
+    diff = [
+        k
+        for k in ("questions_sha256", "reasoner", "reasoner_fingerprint", "prompt_template", "lambda")
+        if base.get(k) != mine[k]
+    ]
     if base.get("n_tools") != library.n_tools - 1 or [list(t) for t in base["tools"]] != mine["tools"][:-1]:
         diff.append("tools (the extended table must hold the same tools, one fewer)")
     if diff:
@@ -165,9 +231,19 @@ class _Reused:
         self.prompt_tokens, self.generated, self.is_letter = row.prompt_tokens, row.generated, row.is_letter
 
 
-def build_table(questions: Sequence[Question], library, reasoner, out_dir, shard: tuple[int, int] = (0, 1),
-                chunk_size: int = 16, lam: float = LAMBDA, seed: int = 0, progress: bool = True,
-                max_chunks: int | None = None, extend_from=None) -> Path:
+def build_table(
+    questions: Sequence[Question],
+    library,
+    reasoner,
+    out_dir,
+    shard: tuple[int, int] = (0, 1),
+    chunk_size: int = 16,
+    lam: float = LAMBDA,
+    seed: int = 0,
+    progress: bool = True,
+    max_chunks: int | None = None,
+    extend_from=None,
+) -> Path:
     """Build (or resume) one shard of the reward table in ``out_dir``; returns the folder.
 
     ``extend_from``: a merged table of the same questions, reasoner and library less its last
@@ -177,19 +253,34 @@ def build_table(questions: Sequence[Question], library, reasoner, out_dir, shard
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive whole number, got {chunk_size!r}")
     _shard_range(len(questions), shard)  # refuse a bad shard before touching the folder
-    base, base_rows = (None, None) if extend_from is None else _base_rows(extend_from, questions, library,
-                                                                           reasoner, lam, seed)
+    base, base_rows = (
+        (None, None) if extend_from is None else _base_rows(extend_from, questions, library, reasoner, lam, seed)
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    check_manifest(out / MANIFEST, table_manifest(questions, library, reasoner, lam, seed, base, chunk_size)
-                    | library_provenance(library))
+    check_manifest(
+        out / MANIFEST,
+        table_manifest(questions, library, reasoner, lam, seed, base, chunk_size) | library_provenance(library),
+    )
     with shard_lock(out, shard):
-        return _build_chunks(questions, library, reasoner, out, shard, chunk_size, lam, progress, max_chunks,
-                             base, base_rows)
+        return _build_chunks(
+            questions, library, reasoner, out, shard, chunk_size, lam, progress, max_chunks, base, base_rows
+        )
 
 
-def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: int, lam: float, progress: bool,
-                  max_chunks, base, base_rows) -> Path:
+def _build_chunks(
+    questions,
+    library,
+    reasoner,
+    out: Path,
+    shard,
+    chunk_size: int,
+    lam: float,
+    progress: bool,
+    max_chunks,
+    base,
+    base_rows,
+) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
@@ -198,10 +289,11 @@ def _build_chunks(questions, library, reasoner, out: Path, shard, chunk_size: in
     half = space.n_actions // 2
     answered = range(half, space.n_actions) if base is not None else range(space.n_actions)
     idx = _shard_range(len(questions), shard)
-    chunks = [idx[i:i + chunk_size] for i in range(0, len(idx), chunk_size)]
+    chunks = [idx[i : i + chunk_size] for i in range(0, len(idx), chunk_size)]
     done = 0
-    bar = tqdm(total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call",
-               disable=not progress)
+    bar = tqdm(
+        total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call", disable=not progress
+    )
     try:  # the bar ends its line even when a tool or the reasoner fails, so an error prints on its own
         t0 = time.time()
         calls = 0
@@ -241,8 +333,9 @@ def _layout_rows(out: Path, parts: list[Path], n: int, A: int):
     """The rows of one shard layout's chunks and the question indices they lack."""
     bad = [p.name for p in parts if not chunk_ok(p)]
     if bad:
-        raise ValueError(f"{len(bad)} chunk(s) of {out} fail their checksum (e.g. {bad[0]}): run the build "
-                         "again, which redoes them")
+        raise ValueError(
+            f"{len(bad)} chunk(s) of {out} fail their checksum (e.g. {bad[0]}): run the build again, which redoes them"
+        )
     df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     df = df.sort_values(["q_index", "mask"]).reset_index(drop=True)
     have = df.groupby("q_index")["mask"].nunique()
@@ -289,8 +382,11 @@ def commit_table(out: Path, df: pd.DataFrame, manifest: dict, shards: int | None
     with atomic_file(out / TABLE) as fh:
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)
     extra = {} if shards is None else {"shards": shards}
-    write_json(out / MANIFEST, with_digests({k: v for k, v in manifest.items() if k not in COMMIT_KEYS} | extra,
-                                            out, [TABLE]), sort_keys=True)
+    write_json(
+        out / MANIFEST,
+        with_digests({k: v for k, v in manifest.items() if k not in COMMIT_KEYS} | extra, out, [TABLE]),
+        sort_keys=True,
+    )
     return out / TABLE
 
 

@@ -4,6 +4,7 @@ check of a table manifest's fields.
 Shared by the table's build (:mod:`.build`), its readers (:mod:`.io`), tables fused from block
 scores (:mod:`.fusion`), grown tables (:mod:`.grow`) and on-demand rewards (:mod:`.ondemand`).
 """
+
 from __future__ import annotations
 
 from ..io import manifest_field
@@ -25,6 +26,7 @@ def check_table_manifest(manifest: dict, where) -> None:
     manifest_field(manifest, "reasoner", str, where)
     manifest_field(manifest, "lambda", (int, float), where)
     tools = manifest_field(manifest, "tools", list, where)
-    if len(tools) != manifest["n_tools"] or not all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
-                                                   for t in tools):
+    if len(tools) != manifest["n_tools"] or not all(
+        isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) for t in tools
+    ):
         raise ValueError(f"{where}: field 'tools' must list {manifest['n_tools']} [name, version] pairs, got {tools!r}")

@@ -21,6 +21,7 @@ A *view* folder holds only a manifest naming a block-score folder and the slots 
 (:func:`write_view`); :func:`~fgpo_core.table.io.load_table` materialises it, so a study,
 a chapter or ``fgpo study --table-dir`` reads an 8- or 12-tool table like any other.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,12 +36,20 @@ from ..core.rewards import LAMBDA, differential_reward, eq1_reward
 from ..core.subsets import ActionSpace
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..io import atomic_path, write_json, write_text
-from .build import check_manifest, file_digest, shard_lock, chunk_ok, table_manifest
+from .build import check_manifest, chunk_ok, file_digest, shard_lock, table_manifest
 from .files import MANIFEST
 from .reward_table import RewardTable
 
-__all__ = ["BlockScores", "score_blocks", "merge_blocks", "load_blocks", "write_view", "BLOCKS",
-           "BLOCKS_FORMAT", "VIEW_FORMAT"]
+__all__ = [
+    "BlockScores",
+    "score_blocks",
+    "merge_blocks",
+    "load_blocks",
+    "write_view",
+    "BLOCKS",
+    "BLOCKS_FORMAT",
+    "VIEW_FORMAT",
+]
 
 BLOCKS = "blocks.parquet"
 BLOCKS_FORMAT = "blocks-1"
@@ -75,9 +84,19 @@ class BlockScores:
         slots = list(slots)
         if not slots or len(set(slots)) != len(slots) or not all(0 <= s < self.n_tools for s in slots):
             raise ValueError(f"slots must be distinct indices in 0..{self.n_tools - 1}, got {slots}")
-        return BlockScores(self.question_ids, self.family, self.answers, self.base, self.blocks[:, slots],
-                           self.base_tokens, self.block_tokens[:, slots], self.header_tokens, self.tie,
-                           tuple(self.tool_names[s] for s in slots), dict(self.manifest))
+        return BlockScores(
+            self.question_ids,
+            self.family,
+            self.answers,
+            self.base,
+            self.blocks[:, slots],
+            self.base_tokens,
+            self.block_tokens[:, slots],
+            self.header_tokens,
+            self.tie,
+            tuple(self.tool_names[s] for s in slots),
+            dict(self.manifest),
+        )
 
     def logprobs(self, masks: Sequence[int] | None = None) -> np.ndarray:
         """``[N, M, 4]`` letter log-probabilities of each subset in ``masks`` (default: all),
@@ -96,7 +115,7 @@ class BlockScores:
         whitespace first, so the blank lines between blocks add none and blocks add up)."""
         space = ActionSpace(self.n_tools)
         masks = np.arange(space.n_actions) if masks is None else np.asarray(masks, dtype=int)
-        bits = ((masks[:, None] >> np.arange(self.n_tools)[None, :]) & 1)
+        bits = (masks[:, None] >> np.arange(self.n_tools)[None, :]) & 1
         return self.base_tokens[:, None] + (masks > 0)[None, :] * self.header_tokens + self.block_tokens @ bits.T
 
     def table(self, lam: float = LAMBDA) -> RewardTable:
@@ -108,11 +127,23 @@ class BlockScores:
         correct = pred == self.answers[:, None]
         space = ActionSpace(self.n_tools)
         sizes = space.sizes[None, :]
-        built = {"eq1": eq1_reward(correct, sizes, self.n_tools, lam),
-                 "differential": differential_reward(correct, np.repeat(correct[:, :1], space.n_actions, 1))}
-        return RewardTable(correct, self.n_tools, self.family, self.tool_names, lam, question_ids=self.question_ids,
-                           tokens=self.tokens(), predictions=pred, letter_logprobs=lp, built_rewards=built,
-                           manifest=dict(self.manifest))
+        built = {
+            "eq1": eq1_reward(correct, sizes, self.n_tools, lam),
+            "differential": differential_reward(correct, np.repeat(correct[:, :1], space.n_actions, 1)),
+        }
+        return RewardTable(
+            correct,
+            self.n_tools,
+            self.family,
+            self.tool_names,
+            lam,
+            question_ids=self.question_ids,
+            tokens=self.tokens(),
+            predictions=pred,
+            letter_logprobs=lp,
+            built_rewards=built,
+            manifest=dict(self.manifest),
+        )
 
 
 def _question_row(q: Question, qi: int, library, reader) -> dict:
@@ -123,14 +154,23 @@ def _question_row(q: Question, qi: int, library, reader) -> dict:
     scores = reader.pair_scores(q, full)  # [4, 1 + n]
     n = library.n_tools
     if scores.shape != (4, 1 + n):
-        raise ValueError(f"question {q.id}: the evidence split into {scores.shape[1] - 1} blocks for {n} tools "
-                         "(a tool's text holds a blank line before '[': the reader would mis-split it)")
+        raise ValueError(
+            f"question {q.id}: the evidence split into {scores.shape[1] - 1} blocks for {n} tools "
+            "(a tool's text holds a blank line before '[': the reader would mis-split it)"
+        )
     base = reader.prompt_tokens(q, "")
     singles = [reader.prompt_tokens(q, library.render(evs, 1 << t)) for t in range(n)]
     # what any evidence adds once (the header line): t({0}) + t({1}) - t({0, 1}) - t({})
     header = singles[0] + singles[1] - reader.prompt_tokens(q, library.render(evs, 3)) - base if n > 1 else 0
-    row = {"q_index": qi, "question_id": q.id, "family": q.family, "shape": q.shape, "answer": q.answer,
-           "base_tokens": base, "header_tokens": header}
+    row = {
+        "q_index": qi,
+        "question_id": q.id,
+        "family": q.family,
+        "shape": q.shape,
+        "answer": q.answer,
+        "base_tokens": base,
+        "header_tokens": header,
+    }
     for j, L in enumerate(LETTERS):
         row[f"base_{L}"] = float(scores[j, 0])
         row[f"tie_{L}"] = float(tie_break(q.id, 1e-7)[j])
@@ -141,8 +181,15 @@ def _question_row(q: Question, qi: int, library, reader) -> dict:
     return row
 
 
-def score_blocks(questions: Sequence[Question], library, reader, out_dir, chunk_size: int = 32,
-                 progress: bool = True, max_chunks: int | None = None) -> Path:
+def score_blocks(
+    questions: Sequence[Question],
+    library,
+    reader,
+    out_dir,
+    chunk_size: int = 32,
+    progress: bool = True,
+    max_chunks: int | None = None,
+) -> Path:
     """Score every question's tool blocks with a late-fusion ``reader`` (one with
     ``pair_scores`` and ``prompt_tokens``, e.g. :class:`~fgpo_core.reasoners.reader.EvidenceReader`)
     into ``out_dir``, in checksummed chunks that a restarted call skips, then merge them into
@@ -152,8 +199,10 @@ def score_blocks(questions: Sequence[Question], library, reader, out_dir, chunk_
     from tqdm.auto import tqdm
 
     if not hasattr(reader, "pair_scores"):
-        raise TypeError(f"{type(reader).__name__} is not a late-fusion reader (no pair_scores): build its table "
-                        "with build_table, which asks it about every subset")
+        raise TypeError(
+            f"{type(reader).__name__} is not a late-fusion reader (no pair_scores): build its table "
+            "with build_table, which asks it about every subset"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = {**table_manifest(questions, library, reader, chunk_size=chunk_size), "format": BLOCKS_FORMAT}
@@ -183,8 +232,9 @@ def merge_blocks(out_dir) -> Path:
     parts = sorted(out.glob("chunk*.parquet"))
     bad = [p.name for p in parts if not chunk_ok(p)]
     if not parts or bad:
-        raise ValueError(f"{out}: {'no chunks' if not parts else f'{len(bad)} chunk(s) fail their checksum'}; "
-                         "run score_blocks again")
+        raise ValueError(
+            f"{out}: {'no chunks' if not parts else f'{len(bad)} chunk(s) fail their checksum'}; run score_blocks again"
+        )
     df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True).sort_values("q_index")
     if df["q_index"].tolist() != list(range(manifest["n_questions"])):
         raise ValueError(f"{out}: the block scores are incomplete; run score_blocks again")
@@ -204,12 +254,19 @@ def load_blocks(folder) -> BlockScores:
     df = pd.read_parquet(folder / BLOCKS)
     n = manifest["n_tools"]
     grid = lambda cols: df[cols].to_numpy(dtype=float)  # noqa: E731
-    return BlockScores(df["question_id"].to_numpy(), df["family"].to_numpy(), df["answer"].to_numpy(),
-                       grid([f"base_{L}" for L in LETTERS]),
-                       np.stack([grid([f"block{t}_{L}" for L in LETTERS]) for t in range(n)], 1),
-                       df["base_tokens"].to_numpy(dtype=int), df[[f"tokens{t}" for t in range(n)]].to_numpy(dtype=int),
-                       int(df["header_tokens"].iloc[0]), grid([f"tie_{L}" for L in LETTERS]),
-                       tuple(name for name, _ in manifest["tools"]), manifest)
+    return BlockScores(
+        df["question_id"].to_numpy(),
+        df["family"].to_numpy(),
+        df["answer"].to_numpy(),
+        grid([f"base_{L}" for L in LETTERS]),
+        np.stack([grid([f"block{t}_{L}" for L in LETTERS]) for t in range(n)], 1),
+        df["base_tokens"].to_numpy(dtype=int),
+        df[[f"tokens{t}" for t in range(n)]].to_numpy(dtype=int),
+        int(df["header_tokens"].iloc[0]),
+        grid([f"tie_{L}" for L in LETTERS]),
+        tuple(name for name, _ in manifest["tools"]),
+        manifest,
+    )
 
 
 def write_view(out_dir, blocks_dir, tools: Sequence[str]) -> Path:
@@ -223,8 +280,11 @@ def write_view(out_dir, blocks_dir, tools: Sequence[str]) -> Path:
     if unknown or len(set(tools)) != len(tools) or not tools:
         raise ValueError(f"tools must be distinct names among {', '.join(names)}; got {list(tools)}")
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / MANIFEST, {"format": VIEW_FORMAT, "blocks": os.path.relpath(src.resolve(), out.resolve()),
-                                "tools": list(tools)}, indent=1)
+    write_json(
+        out / MANIFEST,
+        {"format": VIEW_FORMAT, "blocks": os.path.relpath(src.resolve(), out.resolve()), "tools": list(tools)},
+        indent=1,
+    )
     return out
 
 
@@ -237,6 +297,11 @@ def load_view(folder) -> RewardTable:
     sub = scores.restrict([names.index(t) for t in view["tools"]])
     m = sub.manifest
     tools = dict((n, v) for n, v in m["tools"])
-    sub.manifest = {**m, "format": VIEW_FORMAT, "n_tools": len(view["tools"]),
-                    "tools": [[t, tools[t]] for t in view["tools"]], "view_of": view["blocks"]}
+    sub.manifest = {
+        **m,
+        "format": VIEW_FORMAT,
+        "n_tools": len(view["tools"]),
+        "tools": [[t, tools[t]] for t in view["tools"]],
+        "view_of": view["blocks"],
+    }
     return sub.table(m.get("lambda", LAMBDA))

@@ -4,6 +4,7 @@
 its question ids, its input tokens and predictions, the rewards stored at build time and its
 manifest; :func:`load_tables` reads every suite of one or several reasoners.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,10 @@ def load_table(out_dir, expect: dict | None = None) -> RewardTable:
     a table made under other inputs is refused."""
     out = Path(out_dir)
     if not has_table(out):
-        raise FileNotFoundError(f"{out} holds no merged reward table ({TABLE} and {MANIFEST}); "
-                                "build it with `fgpo table build` and merge it")
+        raise FileNotFoundError(
+            f"{out} holds no merged reward table ({TABLE} and {MANIFEST}); "
+            "build it with `fgpo table build` and merge it"
+        )
     fmt = _fused_format(out)
     if fmt is not None:  # a large library's table, fused from the reader's block scores
         from .fusion import load_blocks, load_view
@@ -76,16 +79,24 @@ def load_table(out_dir, expect: dict | None = None) -> RewardTable:
         raise ValueError(f"{out / TABLE} is not {A} rows per question in mask order")
     grid = lambda col: df[col].to_numpy().reshape(-1, A)  # noqa: E731
     built = {k: grid(f"reward_{k}") for k in ("eq1", "differential") if f"reward_{k}" in df}
-    return RewardTable(grid("correct"), manifest["n_tools"], df["family"].to_numpy()[::A],
-                       tuple(n for n, _ in manifest["tools"]), manifest["lambda"],
-                       question_ids=df["question_id"].to_numpy()[::A], tokens=grid("prompt_tokens"),
-                       predictions=grid("prediction"),
-                       letter_logprobs=np.stack([grid(f"logprob_{L}") for L in LETTERS], -1),
-                       built_rewards=built, manifest=manifest)
+    return RewardTable(
+        grid("correct"),
+        manifest["n_tools"],
+        df["family"].to_numpy()[::A],
+        tuple(n for n, _ in manifest["tools"]),
+        manifest["lambda"],
+        question_ids=df["question_id"].to_numpy()[::A],
+        tokens=grid("prompt_tokens"),
+        predictions=grid("prediction"),
+        letter_logprobs=np.stack([grid(f"logprob_{L}") for L in LETTERS], -1),
+        built_rewards=built,
+        manifest=manifest,
+    )
 
 
-def load_tables(dirs: Mapping[str, str], suites: Sequence[str],
-                expect: Mapping[str, dict] | None = None) -> dict[str, dict[str, RewardTable]]:
+def load_tables(
+    dirs: Mapping[str, str], suites: Sequence[str], expect: Mapping[str, dict] | None = None
+) -> dict[str, dict[str, RewardTable]]:
     """``{label: {suite: table}}`` for each reasoner's folder of suite tables (``dirs`` maps a
     label to a folder with one sub-folder per suite); suites a reasoner lacks are left out.
     ``expect`` may give, per label, manifest fields its tables must match."""

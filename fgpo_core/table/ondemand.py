@@ -10,6 +10,7 @@ costs one call the first time and nothing after, whichever method asks. ``calls`
 reasoner calls made. Its store is one parquet file per flush, written atomically, under a
 manifest that a store of other questions, tools or reasoner is refused by.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ class OnDemandRewards:
         self.questions, self.library, self.reasoner, self.lam = list(questions), library, reasoner, lam
         self.store = Path(store_dir)
         self.store.mkdir(parents=True, exist_ok=True)
-        check_manifest(self.store / MANIFEST, {**table_manifest(self.questions, library, reasoner, lam),
-                                                "format": ONDEMAND_FORMAT})
+        check_manifest(
+            self.store / MANIFEST, {**table_manifest(self.questions, library, reasoner, lam), "format": ONDEMAND_FORMAT}
+        )
         self._rows: dict[tuple[int, int], dict] = {}
         for part in sorted(self.store.glob("answers-*.parquet")):
             for r in pd.read_parquet(part).to_dict("records"):
@@ -63,12 +65,20 @@ class OnDemandRewards:
             self.calls += len(masks)
             for m, o in zip(masks, outs):
                 correct = o.letter == q.answer
-                row = {"q_index": qi, "question_id": q.id, "family": q.family, "mask": m, "answer": q.answer,
-                       "prediction": o.letter, "correct": bool(correct),
-                       **{f"logprob_{L}": float(o.logprobs[L]) for L in LETTERS},
-                       "prompt_tokens": int(o.prompt_tokens),
-                       "reward_eq1": float(eq1_reward(np.array([correct]), np.array([sizes[m]]),
-                                                      self.library.n_tools, self.lam)[0])}
+                row = {
+                    "q_index": qi,
+                    "question_id": q.id,
+                    "family": q.family,
+                    "mask": m,
+                    "answer": q.answer,
+                    "prediction": o.letter,
+                    "correct": bool(correct),
+                    **{f"logprob_{L}": float(o.logprobs[L]) for L in LETTERS},
+                    "prompt_tokens": int(o.prompt_tokens),
+                    "reward_eq1": float(
+                        eq1_reward(np.array([correct]), np.array([sizes[m]]), self.library.n_tools, self.lam)[0]
+                    ),
+                }
                 self._rows[(qi, m)] = row
                 self._pending.append(row)
 
@@ -82,7 +92,9 @@ class OnDemandRewards:
             raise ValueError(f"question indices lie in 0..{len(self.questions) - 1}")
         if len(masks) and (masks.min() < 0 or masks.max() >= self.library.space.n_actions):
             raise ValueError(f"masks lie in 0..{self.library.space.n_actions - 1}")
-        todo = list(dict.fromkeys((int(a), int(b)) for a, b in zip(q_index, masks) if (int(a), int(b)) not in self._rows))
+        todo = list(
+            dict.fromkeys((int(a), int(b)) for a, b in zip(q_index, masks) if (int(a), int(b)) not in self._rows)
+        )
         if todo:
             self._answer(todo)
         rows = [self._rows[(int(a), int(b))] for a, b in zip(q_index, masks)]

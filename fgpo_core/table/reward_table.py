@@ -9,6 +9,7 @@ the GRPO arm) and its manifest. It selects its own rows for a list of questions
 and derives the reference points of every comparison: No-Tool, Random,
 All-Tools, every fixed subset, the best fixed one and the per-question oracle.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -61,8 +62,9 @@ class RewardTable:
             self.correct = self.correct.astype(bool)
         self.space = ActionSpace(self.n_tools)
         if self.correct.ndim != 2 or self.correct.shape[1] != self.space.n_actions:
-            raise ValueError(f"correct must be [N, {self.space.n_actions}] for {self.n_tools} tools, "
-                             f"got {self.correct.shape}")
+            raise ValueError(
+                f"correct must be [N, {self.space.n_actions}] for {self.n_tools} tools, got {self.correct.shape}"
+            )
         for name in ("family", "question_ids"):
             v = getattr(self, name)
             if v is not None:
@@ -114,8 +116,7 @@ class RewardTable:
         if kind == "differential" and "differential" in self.built_rewards:
             return np.asarray(self.built_rewards["differential"], dtype=float)
         if kind == "eq1":
-            return eq1_reward(self.correct, self.space.sizes[None, :], self.n_tools,
-                              self.lam if lam is None else lam)
+            return eq1_reward(self.correct, self.space.sizes[None, :], self.n_tools, self.lam if lam is None else lam)
         if kind == "binary":
             return eq1_reward(self.correct, self.space.sizes[None, :], self.n_tools, 0.0)
         if kind == "differential":
@@ -125,8 +126,12 @@ class RewardTable:
     def subset(self, rows) -> "RewardTable":
         """A table over a subset of questions (an index array or boolean mask)."""
         kw = {k: None if getattr(self, k) is None else getattr(self, k)[rows] for k in _PER_QUESTION}
-        return replace(self, **kw, built_rewards={k: np.asarray(v)[rows] for k, v in self.built_rewards.items()},
-                       manifest=dict(self.manifest))
+        return replace(
+            self,
+            **kw,
+            built_rewards={k: np.asarray(v)[rows] for k, v in self.built_rewards.items()},
+            manifest=dict(self.manifest),
+        )
 
     def contains(self, question_ids: Sequence[str]) -> np.ndarray:
         """Boolean ``[len(question_ids)]``: which of the questions the table holds."""
@@ -138,8 +143,9 @@ class RewardTable:
         pos = self._positions()
         missing = [q for q in question_ids if q not in pos]
         if missing:
-            raise ValueError(f"the table lacks {len(missing)} of the {len(question_ids)} questions "
-                             f"(e.g. {missing[0]!r})")
+            raise ValueError(
+                f"the table lacks {len(missing)} of the {len(question_ids)} questions (e.g. {missing[0]!r})"
+            )
         return self.subset(np.array([pos[q] for q in question_ids], dtype=int))
 
     def _positions(self) -> dict:
@@ -154,11 +160,21 @@ class RewardTable:
         small = ActionSpace(len(tools))
         cols = [self.space.mask(tools[i] for i in small.tools(m)) for m in range(small.n_actions)]
         names = None if self.tool_names is None else tuple(self.tool_names[t] for t in tools)
-        pick = (lambda v: None if v is None else np.asarray(v)[:, cols])
-        return replace(self, correct=self.correct[:, cols], n_tools=len(tools), tool_names=names,
-                       tokens=pick(self.tokens), predictions=pick(self.predictions),
-                       letter_logprobs=pick(self.letter_logprobs), built_rewards={},
-                       manifest=dict(self.manifest))
+
+        def pick(v):
+            return None if v is None else np.asarray(v)[:, cols]
+
+        return replace(
+            self,
+            correct=self.correct[:, cols],
+            n_tools=len(tools),
+            tool_names=names,
+            tokens=pick(self.tokens),
+            predictions=pick(self.predictions),
+            letter_logprobs=pick(self.letter_logprobs),
+            built_rewards={},
+            manifest=dict(self.manifest),
+        )
 
     # -- reference points ----------------------------------------------------
     def fixed_subset_accuracy(self) -> pd.Series:
@@ -179,8 +195,12 @@ class RewardTable:
         tok = (lambda col: float(self.tokens[:, col].mean())) if self.tokens is not None else (lambda col: np.nan)
         rows = {
             "No-Tool": (100.0 * c[:, 0].mean(), 0.0, tok(0), 0),
-            "Random": (100.0 * c.mean(), float(sizes.mean()),
-                       float(self.tokens.mean()) if self.tokens is not None else np.nan, -1),
+            "Random": (
+                100.0 * c.mean(),
+                float(sizes.mean()),
+                float(self.tokens.mean()) if self.tokens is not None else np.nan,
+                -1,
+            ),
             "All-Tools": (100.0 * c[:, -1].mean(), float(sizes[-1]), tok(A - 1), A - 1),
             "BestFixed*": (100.0 * c[:, best].mean(), float(sizes[best]), tok(best), best),
             "Oracle": (100.0 * c.any(1).mean(), np.nan, np.nan, -1),
@@ -196,14 +216,18 @@ class RewardTable:
         """
         base = self.baselines()
         b = base["accuracy"]
-        return pd.Series({
-            "no_tool": b["No-Tool"], "random": b["Random"], "all_tools": b["All-Tools"],
-            "best_fixed": b["BestFixed*"],
-            "best_fixed_subset": self.labels()[int(base.loc["BestFixed*", "subset"])],
-            "oracle": b["Oracle"],
-            "empty_optimal": 100.0 * (self.oracle_actions() == 0).mean(),
-            "outcome_degenerate": 100.0 * self.outcome_degenerate().mean(),
-        })
+        return pd.Series(
+            {
+                "no_tool": b["No-Tool"],
+                "random": b["Random"],
+                "all_tools": b["All-Tools"],
+                "best_fixed": b["BestFixed*"],
+                "best_fixed_subset": self.labels()[int(base.loc["BestFixed*", "subset"])],
+                "oracle": b["Oracle"],
+                "empty_optimal": 100.0 * (self.oracle_actions() == 0).mean(),
+                "outcome_degenerate": 100.0 * self.outcome_degenerate().mean(),
+            }
+        )
 
     def outcome_degenerate(self) -> np.ndarray:
         """Boolean ``[N]``: every subset gives the same correctness."""
@@ -214,8 +238,10 @@ class RewardTable:
         all sub-libraries of that size (the paper's Figure 5d)."""
         out = {}
         for size in range(1, self.n_tools + 1):
-            vals = [self.restrict_tools(tools).outcome_degenerate().mean()
-                    for tools in combinations(range(self.n_tools), size)]
+            vals = [
+                self.restrict_tools(tools).outcome_degenerate().mean()
+                for tools in combinations(range(self.n_tools), size)
+            ]
             out[size] = 100.0 * float(np.mean(vals))
         return pd.Series(out, name="outcome_degenerate")
 
@@ -227,8 +253,10 @@ class RewardTable:
         for t, name in enumerate(self.names()):
             rest = self.restrict_tools([u for u in range(self.n_tools) if u != t])
             c = rest.ceilings()
-            rows[f"-{name}"] = {"delta_oracle": c["oracle"] - full["oracle"],
-                                "delta_best_fixed": c["best_fixed"] - full["best_fixed"]}
+            rows[f"-{name}"] = {
+                "delta_oracle": c["oracle"] - full["oracle"],
+                "delta_best_fixed": c["best_fixed"] - full["best_fixed"],
+            }
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def tool_gains(self) -> pd.DataFrame:
@@ -245,6 +273,13 @@ class RewardTable:
                 without = [m for m in range(self.n_actions) if not m & bit]
                 gains = [acc[m | bit] - acc[m] for m in without]
                 j = int(np.argmax(gains))
-                rows.append({"tool": name, "family": f, "alone": float(acc[bit] - acc[0]),
-                             "best_added": float(gains[j]), "added_to": labels[without[j]]})
+                rows.append(
+                    {
+                        "tool": name,
+                        "family": f,
+                        "alone": float(acc[bit] - acc[0]),
+                        "best_added": float(gains[j]),
+                        "added_to": labels[without[j]],
+                    }
+                )
         return pd.DataFrame(rows)

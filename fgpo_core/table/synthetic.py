@@ -1,6 +1,7 @@
 """Synthetic reward tables for teaching: shaped like the paper's GenomeQA table (no-tool
 accuracy, oracle, the share of questions whose best subset is empty, the outcome-degenerate
 share), built from a seed in milliseconds. A stand-in for the model-free chapters, not data."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -59,7 +60,10 @@ def make_synthetic_table(config: SyntheticTableConfig | None = None, seed: int =
     effects[np.arange(cfg.n_families), np.arange(cfg.n_families) % cfg.n_tools] = cfg.decisive_effect
     base = rng.normal(cfg.base_mean, cfg.base_std, cfg.n_questions)
     tool_logit = effects[family] + rng.normal(0.0, cfg.utility_std, (cfg.n_questions, cfg.n_tools))
-    logit = (base[:, None] + tool_logit @ space.membership.T.astype(float)
-             - cfg.crowding * np.maximum(space.sizes - 1, 0)[None, :]
-             + rng.normal(0.0, cfg.noise_std, (cfg.n_questions, space.n_actions)))
+    logit = (
+        base[:, None]
+        + tool_logit @ space.membership.T.astype(float)
+        - cfg.crowding * np.maximum(space.sizes - 1, 0)[None, :]
+        + rng.normal(0.0, cfg.noise_std, (cfg.n_questions, space.n_actions))
+    )
     return RewardTable(logit > 0, cfg.n_tools, family, manifest={"synthetic": asdict(cfg), "seed": seed})

@@ -8,11 +8,25 @@
 :mod:`~fgpo_core.genomics.benchmarks.answerability` (per-tool rules and text-only baselines),
 :mod:`~fgpo_core.genomics.benchmarks.append` (adding the suites drawn last, the in-domain dev, to a built folder).
 """
+
+from .append import append_suites
+from .build import build_all
 from .schema import LETTERS, Question, QuestionError, read_questions, validate_question, write_questions
 from .suites import SIZES, SUITES, find_leaks, kmer_set, load_benchmark, tool_library_for
-from .build import build_all
-from .append import append_suites
 
-__all__ = ["LETTERS", "Question", "QuestionError", "read_questions", "validate_question", "write_questions",
-           "SIZES", "SUITES", "build_all", "append_suites", "find_leaks", "kmer_set", "load_benchmark",
-           "tool_library_for"]
+__all__ = [
+    "LETTERS",
+    "Question",
+    "QuestionError",
+    "read_questions",
+    "validate_question",
+    "write_questions",
+    "SIZES",
+    "SUITES",
+    "build_all",
+    "append_suites",
+    "find_leaks",
+    "kmer_set",
+    "load_benchmark",
+    "tool_library_for",
+]

@@ -9,6 +9,7 @@ An abstention counts as not identified. This describes the benchmark; it is not
 a reasoner. Text-only baselines (always A, the longest option, the option
 sharing most words with the question) must sit near chance.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,13 @@ from .schema import LETTERS, Question
 
 __all__ = ["asked_label", "tool_choice", "answerability", "text_baselines", "RULE_FAMILIES"]
 
-RULE_FAMILIES = {"composition": {"cpg"}, "motif_scan": {"tf_motif", "regulator"}, "splice": {"splice"},
-                 "expert": None, "homology": {"repeat"}}
+RULE_FAMILIES = {
+    "composition": {"cpg"},
+    "motif_scan": {"tf_motif", "regulator"},
+    "splice": {"splice"},
+    "expert": None,
+    "homology": {"repeat"},
+}
 """Families each tool's rule can address (None: every family with a reference set)."""
 
 
@@ -68,8 +74,12 @@ def tool_choice(q: Question, tool: str, record_by_seq: dict):
             lab = _cpg_label(rec) if q.family == "cpg" else None
             return next((L for L, x in labels.items() if x == lab), None)
         if tool == "motif_scan":
-            best = {L: -min((h["p_value"] for h in rec["top_hits"] if h["name"].upper() == (x or "").upper()),
-                            default=np.inf) for L, x in labels.items()}
+            best = {
+                L: -min(
+                    (h["p_value"] for h in rec["top_hits"] if h["name"].upper() == (x or "").upper()), default=np.inf
+                )
+                for L, x in labels.items()
+            }
             best = {k: v for k, v in best.items() if np.isfinite(v)}
             return _unique_best(best)
         if tool == "splice":
@@ -85,19 +95,39 @@ def tool_choice(q: Question, tool: str, record_by_seq: dict):
     if target is None:
         return None
     if tool == "composition":
-        return _unique_best({L: float(_cpg_label(record_by_seq[L]) == target) for L in LETTERS}) \
-            if q.family == "cpg" else None
+        return (
+            _unique_best({L: float(_cpg_label(record_by_seq[L]) == target) for L in LETTERS})
+            if q.family == "cpg"
+            else None
+        )
     if tool == "motif_scan":
-        return _unique_best({L: -min((h["p_value"] for h in record_by_seq[L]["top_hits"]
-                                      if h["name"].upper() == target.upper()), default=1.0) for L in LETTERS})
+        return _unique_best(
+            {
+                L: -min(
+                    (h["p_value"] for h in record_by_seq[L]["top_hits"] if h["name"].upper() == target.upper()),
+                    default=1.0,
+                )
+                for L in LETTERS
+            }
+        )
     if tool == "splice":
         return _unique_best({L: float(record_by_seq[L]["class"] == target) for L in LETTERS})
     if tool == "expert":
-        return _unique_best({L: next((v["vote_share"] for v in record_by_seq[L].get("votes", [])
-                                      if v["label"] == target), 0.0) for L in LETTERS})
+        return _unique_best(
+            {
+                L: next((v["vote_share"] for v in record_by_seq[L].get("votes", []) if v["label"] == target), 0.0)
+                for L in LETTERS
+            }
+        )
     if tool == "homology":
-        return _unique_best({L: (record_by_seq[L].get("consensus_share") or 0.0)
-                             if record_by_seq[L].get("consensus") == target else 0.0 for L in LETTERS})
+        return _unique_best(
+            {
+                L: (record_by_seq[L].get("consensus_share") or 0.0)
+                if record_by_seq[L].get("consensus") == target
+                else 0.0
+                for L in LETTERS
+            }
+        )
     raise ValueError(f"no rule for tool {tool!r}")
 
 
@@ -113,8 +143,14 @@ def answerability(questions, library, progress: bool = False) -> pd.DataFrame:
             fams = RULE_FAMILIES.get(ev.tool)
             if fams is not None and q.family not in fams:
                 continue
-            rows.append({"family": q.family, "shape": q.shape, "tool": ev.tool,
-                         "correct": tool_choice(q, ev.tool, ev.records) == q.answer})
+            rows.append(
+                {
+                    "family": q.family,
+                    "shape": q.shape,
+                    "tool": ev.tool,
+                    "correct": tool_choice(q, ev.tool, ev.records) == q.answer,
+                }
+            )
     df = pd.DataFrame(rows)
     table = df.pivot_table(index="family", columns="tool", values="correct", aggfunc="mean") * 100
     return table.reindex(columns=[t for t in library.names if t in table.columns])
@@ -135,9 +171,14 @@ def text_baselines(questions, seed: int = 0) -> pd.DataFrame:
     rows = []
     for q in questions:
         qw = words(q.question.split("Sequence:")[0])
-        rows.append({"family": q.family, "always A": q.answer == "A",
-                     "longest option": pick({L: len(q.options[L]) for L in LETTERS}) == q.answer,
-                     "word overlap": pick({L: len(qw & words(q.options[L])) for L in LETTERS}) == q.answer})
+        rows.append(
+            {
+                "family": q.family,
+                "always A": q.answer == "A",
+                "longest option": pick({L: len(q.options[L]) for L in LETTERS}) == q.answer,
+                "word overlap": pick({L: len(qw & words(q.options[L])) for L in LETTERS}) == q.answer,
+            }
+        )
     df = pd.DataFrame(rows)
     out = df.groupby("family").mean() * 100
     out.loc["all"] = df.drop(columns="family").mean() * 100

@@ -4,14 +4,15 @@
 them to a folder built before they existed changes no other file: the same draws, checked against
 the same training side and suites, give the same questions a full rebuild gives.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from ...io import write_text
-from .schema import write_questions
 from .build import after_suites, suite_entry
+from .schema import write_questions
 from .suites import AFTER_SUITES, FIRST_SUITES, SUITES, load_benchmark, load_references
 
 __all__ = ["append_suites"]
@@ -26,8 +27,9 @@ def append_suites(bench_dir, names=AFTER_SUITES, progress: bool = True) -> dict:
     names = list(names)
     bad = [n for n in names if n not in SUITES or not SUITES[n].after]
     if bad:
-        raise ValueError(f"only suites drawn after the others can be appended ({', '.join(AFTER_SUITES)}), "
-                         f"not {bad[0]!r}")
+        raise ValueError(
+            f"only suites drawn after the others can be appended ({', '.join(AFTER_SUITES)}), not {bad[0]!r}"
+        )
     missing = [n for n in ("train",) + FIRST_SUITES if n not in suites]
     if missing:
         raise ValueError(f"{bench_dir} lacks suite {missing[0]!r}; an appended suite is checked against every suite")
@@ -35,8 +37,15 @@ def append_suites(bench_dir, names=AFTER_SUITES, progress: bool = True) -> dict:
     refs = load_references(bench_dir / manifest["references"]["file"])
     done = [n for n in AFTER_SUITES if n in suites and n not in names]
     others = {n: suites[n] for n in FIRST_SUITES}
-    drawn = after_suites(seed, profile, refs, suites["train"], {**others, **{n: suites[n] for n in done}},
-                         [n for n in AFTER_SUITES if n in names], progress)
+    drawn = after_suites(
+        seed,
+        profile,
+        refs,
+        suites["train"],
+        {**others, **{n: suites[n] for n in done}},
+        [n for n in AFTER_SUITES if n in names],
+        progress,
+    )
     for name, (qs, redrawn) in drawn.items():
         path = bench_dir / f"{name}.jsonl"
         write_questions(qs, path)

@@ -5,6 +5,7 @@ written with its references and manifest (:func:`build_all`); the ``after`` suit
 (:func:`after_suites`) are also what :mod:`~fgpo_core.genomics.benchmarks.append` adds to a built
 folder.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,16 +20,25 @@ from ...io import atomic_path, write_text
 from .families import Family, TFMotif, family
 from .leaks import LEAK_K, LeakError, _shares, find_leaks, kmer_set, training_kmers
 from .schema import LETTERS, Question, validate_question, write_questions
-from .suites import (AFTER_SUITES, FIRST_SUITES, LATER_SIZES, REFERENCES_PER_LABEL, SIZES, SUITES, SuiteSpec,
-                     file_sha256)
+from .suites import AFTER_SUITES, FIRST_SUITES, LATER_SIZES, REFERENCES_PER_LABEL, SIZES, SUITES, SuiteSpec, file_sha256
 
 __all__ = ["BUILDER_VERSION", "build_all", "after_suites", "suite_entry", "make_question"]
 
 BUILDER_VERSION = "1"
 
+
 # -- questions -------------------------------------------------------------------
-def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite: str, qid: str,
-                  rng: np.random.Generator, accept=None, sources=()) -> Question:
+def make_question(
+    fam: Family,
+    shape: str,
+    answer_letter: str,
+    split: str,
+    suite: str,
+    qid: str,
+    rng: np.random.Generator,
+    accept=None,
+    sources=(),
+) -> Question:
     """One verified question of ``fam`` with its answer at ``answer_letter``; with ``accept`` (a
     predicate on a sequence), every drawn sequence it refuses is drawn again; with ``sources``,
     each sequence comes from one of these splits' regions, drawn at random."""
@@ -55,9 +65,18 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
         distract = list(rng.choice(others, size=3, replace=False))
         labels = distract[:idx] + [label] + distract[idx:]
         options = {L: fam.text_of(x) for L, x in zip(LETTERS, labels)}
-        return Question(qid, suite, split, fam.name, shape, fam.describe_text.format(seq=item.seq), options,
-                        answer_letter, {"": item.seq},
-                        {"answer_label": label, "option_labels": dict(zip(LETTERS, labels)), **item.provenance})
+        return Question(
+            qid,
+            suite,
+            split,
+            fam.name,
+            shape,
+            fam.describe_text.format(seq=item.seq),
+            options,
+            answer_letter,
+            {"": item.seq},
+            {"answer_label": label, "option_labels": dict(zip(LETTERS, labels)), **item.provenance},
+        )
     # select: the target and three sequences of other labels
     label = fam.labels[int(rng.integers(len(fam.labels)))]
     target = draw(label)
@@ -72,10 +91,23 @@ def make_question(fam: Family, shape: str, answer_letter: str, split: str, suite
         others.append(it)
     items = others[:idx] + [target] + others[idx:]
     seqs = {L: it.seq for L, it in zip(LETTERS, items)}
-    prov = {"answer_label": label, "option_labels": {L: it.label for L, it in zip(LETTERS, items)},
-            "options": {L: it.provenance for L, it in zip(LETTERS, items)}}
-    return Question(qid, suite, split, fam.name, shape, fam.select_text.format(label=fam.text_of(label)),
-                    dict(seqs), answer_letter, seqs, prov)
+    prov = {
+        "answer_label": label,
+        "option_labels": {L: it.label for L, it in zip(LETTERS, items)},
+        "options": {L: it.provenance for L, it in zip(LETTERS, items)},
+    }
+    return Question(
+        qid,
+        suite,
+        split,
+        fam.name,
+        shape,
+        fam.select_text.format(label=fam.text_of(label)),
+        dict(seqs),
+        answer_letter,
+        seqs,
+        prov,
+    )
 
 
 # -- building -----------------------------------------------------------------------
@@ -94,7 +126,7 @@ def _plan(spec: SuiteSpec, n: int, later: bool = False):
     if spec.weights and not later:  # largest remainders, ties to the earlier family
         w = np.asarray(spec.weights, float) * n / sum(spec.weights)
         per_fam = np.floor(w).astype(int)
-        for i in sorted(range(len(fams)), key=lambda i: (per_fam[i] - w[i], i))[:n - int(per_fam.sum())]:
+        for i in sorted(range(len(fams)), key=lambda i: (per_fam[i] - w[i], i))[: n - int(per_fam.sum())]:
             per_fam[i] += 1
         per_fam = [int(m) for m in per_fam]
     for fi, m in enumerate(per_fam):
@@ -103,8 +135,9 @@ def _plan(spec: SuiteSpec, n: int, later: bool = False):
     return fams, plan
 
 
-def _questions(spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progress: bool,
-               later: bool = False) -> tuple[list, int]:
+def _questions(
+    spec: SuiteSpec, n: int, seed: int, forbidden: set | None, progress: bool, later: bool = False
+) -> tuple[list, int]:
     """The suite's first block (or, with ``later``, its appended block) of ``n`` questions and
     how many draws were redrawn for sharing a 32-mer with ``forbidden``."""
     fams, plan = _plan(spec, n, later)
@@ -139,15 +172,23 @@ def _references(seed: int, per_label: int) -> list[dict]:
     """Labelled training-split items of every family (for T4 reference sets and the T5 database).
     The promoter references also cover the genome of the bacterial cross-domain suite."""
     refs = []
-    reference_kwargs = {"promoter": {"organisms": ("Escherichia coli", "Bacillus amyloliquefaciens",
-                                                   "Corynebacterium diphtheriae")}}
+    reference_kwargs = {
+        "promoter": {"organisms": ("Escherichia coli", "Bacillus amyloliquefaciens", "Corynebacterium diphtheriae")}
+    }
     for name in sorted({f for spec in SUITES.values() if not spec.after for f in spec.families}):
         fam = family(name, **reference_kwargs.get(name, {}))
         for label in fam.labels:
             for i in range(per_label):
                 it = fam.draw(label, "train", _seed_for(seed, "references", name, label, i))
-                refs.append({"id": f"ref-{name}-{len(refs):06d}", "family": name, "label": label, "seq": it.seq,
-                             "provenance": it.provenance})
+                refs.append(
+                    {
+                        "id": f"ref-{name}-{len(refs):06d}",
+                        "family": name,
+                        "label": label,
+                        "seq": it.seq,
+                        "provenance": it.provenance,
+                    }
+                )
     return refs
 
 
@@ -166,10 +207,18 @@ def _later_references(seed: int, per_label: int, forbidden: set, start: int) -> 
                         break
                     redrawn += 1
                 else:
-                    raise LeakError(f"reference {name}/{label}/{i}: every draw shared a {LEAK_K}-mer with an "
-                                    "evaluation suite")
-                refs.append({"id": f"ref-{name}-{start + len(refs):06d}", "family": name, "label": label,
-                             "seq": it.seq, "provenance": it.provenance})
+                    raise LeakError(
+                        f"reference {name}/{label}/{i}: every draw shared a {LEAK_K}-mer with an evaluation suite"
+                    )
+                refs.append(
+                    {
+                        "id": f"ref-{name}-{start + len(refs):06d}",
+                        "family": name,
+                        "label": label,
+                        "seq": it.seq,
+                        "provenance": it.provenance,
+                    }
+                )
     return refs, redrawn
 
 
@@ -193,8 +242,9 @@ def _seqs(questions) -> list[str]:
     return [s for q in questions for s in q.sequences.values()]
 
 
-def after_suites(seed: int, profile: str, references, train, others: dict, names=AFTER_SUITES,
-                 progress: bool = False) -> dict:
+def after_suites(
+    seed: int, profile: str, references, train, others: dict, names=AFTER_SUITES, progress: bool = False
+) -> dict:
     """The ``after`` suites ``names``: ``{name: (questions, redrawn)}``, each drawn clear of the
     training side (``references`` rows and ``train`` questions, its appended block included), of
     every suite in ``others`` (name -> questions) and of the ``after`` suites drawn before it;
@@ -207,8 +257,10 @@ def after_suites(seed: int, profile: str, references, train, others: dict, names
         qs, redrawn = _questions(SUITES[name], SIZES[profile][name], seed, taken, progress)
         leaks = find_leaks(taken, qs)
         if leaks:
-            raise LeakError(f"suite {name}: {len(leaks)} questions share DNA with another suite or the training side, "
-                            f"e.g. {leaks[0]}")
+            raise LeakError(
+                f"suite {name}: {len(leaks)} questions share DNA with another suite or the training side, "
+                f"e.g. {leaks[0]}"
+            )
         taken |= kmer_set(_seqs(qs))
         out[name] = (qs, redrawn)
     return out
@@ -221,9 +273,15 @@ def suite_entry(name: str, qs, redrawn: int, path: Path) -> dict:
     for q in qs:
         counts.setdefault(q.family, {}).setdefault(q.shape, 0)
         counts[q.family][q.shape] += 1
-    entry = {"file": path.name, "split": SUITES[name].split, "n": len(qs), "sha256": file_sha256(path),
-             "families": counts, "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
-             "redrawn_for_overlap": redrawn}
+    entry = {
+        "file": path.name,
+        "split": SUITES[name].split,
+        "n": len(qs),
+        "sha256": file_sha256(path),
+        "families": counts,
+        "answer_letters": {L: sum(q.answer == L for q in qs) for L in LETTERS},
+        "redrawn_for_overlap": redrawn,
+    }
     if SUITES[name].after:
         entry["clear_of"] = ["references", "train"] + [n for n in SUITES if n != "train" and n != name]
         entry["seed_stream"] = name
@@ -250,13 +308,15 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
     refs = _references(seed, REFERENCES_PER_LABEL[profile])
     train, _ = _questions(SUITES["train"], SIZES[profile]["train"], seed, None, progress)
     forbidden = training_kmers(refs, train)
-    evaluation = {name: _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress)
-                  for name in FIRST_SUITES}
+    evaluation = {
+        name: _questions(SUITES[name], SIZES[profile][name], seed, forbidden, progress) for name in FIRST_SUITES
+    }
     del forbidden
     # the appended block of the training pool and its references: clear of every evaluation suite
     held_out = kmer_set([s for qs, _ in evaluation.values() for q in qs for s in q.sequences.values()])
-    later, later_redrawn = _questions(SUITES["train"], LATER_SIZES[profile]["train"], seed, held_out, progress,
-                                      later=True)
+    later, later_redrawn = _questions(
+        SUITES["train"], LATER_SIZES[profile]["train"], seed, held_out, progress, later=True
+    )
     later_refs, refs_redrawn = _later_references(seed, REFERENCES_PER_LABEL[profile], held_out, len(refs))
     built = {"train": (train + later, later_redrawn)}
     built.update((name, evaluation[name]) for name in suites if name in evaluation)
@@ -269,25 +329,50 @@ def build_all(out_dir, profile: str = "cpu", seed: int = 0, suites=None, progres
     del forbidden, held_out
     wanted_after = [n for n in AFTER_SUITES if n in suites]
     if wanted_after:
-        built.update(after_suites(seed, profile, refs + later_refs, train + later,
-                                  {n: qs for n, (qs, _) in evaluation.items()}, wanted_after, progress))
+        built.update(
+            after_suites(
+                seed,
+                profile,
+                refs + later_refs,
+                train + later,
+                {n: qs for n, (qs, _) in evaluation.items()},
+                wanted_after,
+                progress,
+            )
+        )
     _write_jsonl(refs + later_refs, out / "references.jsonl")
     later_families = list(SUITES["train"].later)
-    manifest = {"builder_version": BUILDER_VERSION, "profile": profile, "seed": seed, "leak_k": LEAK_K,
-                "packages": _versions(), "references": {
-                    "file": "references.jsonl", "n": len(refs) + len(later_refs),
-                    "sha256": file_sha256(out / "references.jsonl"),
-                    "later": {"families": later_families, "first_line": len(refs) + 1, "n": len(later_refs),
-                              "redrawn_for_overlap": refs_redrawn}},
-                "suites": {}}
+    manifest = {
+        "builder_version": BUILDER_VERSION,
+        "profile": profile,
+        "seed": seed,
+        "leak_k": LEAK_K,
+        "packages": _versions(),
+        "references": {
+            "file": "references.jsonl",
+            "n": len(refs) + len(later_refs),
+            "sha256": file_sha256(out / "references.jsonl"),
+            "later": {
+                "families": later_families,
+                "first_line": len(refs) + 1,
+                "n": len(later_refs),
+                "redrawn_for_overlap": refs_redrawn,
+            },
+        },
+        "suites": {},
+    }
     for name, (qs, redrawn) in built.items():
         path = out / f"{name}.jsonl"
         write_questions(qs, path)
         manifest["suites"][name] = suite_entry(name, qs, redrawn, path)
         if name == "train":
             first = "".join(q.to_json() + "\n" for q in train).encode()
-            manifest["suites"][name]["later"] = {"families": later_families, "first_index": len(train),
-                                                 "n": len(later), "redrawn_for_overlap": later_redrawn,
-                                                 "first_block_sha256": hashlib.sha256(first).hexdigest()}
+            manifest["suites"][name]["later"] = {
+                "families": later_families,
+                "first_index": len(train),
+                "n": len(later),
+                "redrawn_for_overlap": later_redrawn,
+                "first_block_sha256": hashlib.sha256(first).hexdigest(),
+            }
     write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
     return manifest

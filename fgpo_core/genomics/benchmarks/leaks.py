@@ -1,5 +1,6 @@
 """Disjointness of the suites: no evaluation question shares a k-mer (either strand) with the
 training side (the tools' labelled references and every training question)."""
+
 from __future__ import annotations
 
 from ..tools.validate import reverse_complement
@@ -19,12 +20,12 @@ def kmer_set(seqs, k: int = LEAK_K) -> set:
     out = set()
     for s in seqs:
         for t in (s, reverse_complement(s)):
-            out.update(t[i:i + k] for i in range(len(t) - k + 1))
+            out.update(t[i : i + k] for i in range(len(t) - k + 1))
     return out
 
 
 def _shares(seq: str, kmers: set, k: int = LEAK_K) -> bool:
-    return any(seq[i:i + k] in kmers for i in range(len(seq) - k + 1))
+    return any(seq[i : i + k] in kmers for i in range(len(seq) - k + 1))
 
 
 def training_kmers(references, train_questions, k: int = LEAK_K) -> set:

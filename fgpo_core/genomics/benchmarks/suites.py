@@ -2,7 +2,7 @@
 
 | suite | split | families | like the paper's |
 |---|---|---|---|
-| ``train`` | train | splice, promoter, cpg, repeat; then regulator | the NT-task training pool (no taxonomy, no TF motif) |
+| ``train`` | train | splice, promoter, cpg, repeat; then regulator | the NT-task training pool (no taxonomy/TF motif) |
 | ``dev`` | dev | tf_motif, splice, promoter, taxonomy, cpg | the first dev split, mixed domains; a diagnostic |
 | ``core`` | test | tf_motif, splice, promoter, taxonomy, cpg | the main test suite, five families |
 | ``microbe`` | test | promoter (C. diphtheriae), taxonomy (bacteria) | a bacterial-centred cross-domain suite |
@@ -30,6 +30,7 @@ again wherever it would share a 32-mer with the training side or any other suite
 before them changes, so they can be added to a built folder
 (:func:`~fgpo_core.genomics.benchmarks.append.append_suites`) and a full build makes the same files.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,15 +38,28 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from ...io import plain_name
-from .leaks import LeakError, find_leaks, kmer_set, training_kmers
 from .families import Family, family
+from .leaks import LeakError, find_leaks, kmer_set, training_kmers
 from .schema import read_questions
 
-__all__ = ["SUITES", "FIRST_SUITES", "AFTER_SUITES", "SIZES", "LATER_SIZES", "REFERENCES_PER_LABEL", "SuiteSpec",
-           "kmer_set", "training_kmers", "find_leaks", "LeakError", "load_references", "load_benchmark",
-           "tool_library_for", "file_sha256"]
+__all__ = [
+    "SUITES",
+    "FIRST_SUITES",
+    "AFTER_SUITES",
+    "SIZES",
+    "LATER_SIZES",
+    "REFERENCES_PER_LABEL",
+    "SuiteSpec",
+    "kmer_set",
+    "training_kmers",
+    "find_leaks",
+    "LeakError",
+    "load_references",
+    "load_benchmark",
+    "tool_library_for",
+    "file_sha256",
+]
 
 
 @dataclass(frozen=True)
@@ -74,13 +88,34 @@ SUITES = {
     "train": SuiteSpec("train", "train", ("splice", "promoter", "cpg", "repeat"), later=("regulator",)),
     "dev": SuiteSpec("dev", "dev", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
     "core": SuiteSpec("core", "test", ("tf_motif", "splice", "promoter", "taxonomy", "cpg")),
-    "microbe": SuiteSpec("microbe", "test", ("promoter", "taxonomy"), (
-        ("promoter", {"organisms": ("Corynebacterium diphtheriae",)}),
-        ("taxonomy", {"organisms": ("Escherichia coli", "Corynebacterium diphtheriae", "Bacillus amyloliquefaciens",
-                                    "Kutzneria sp. 744")}))),
+    "microbe": SuiteSpec(
+        "microbe",
+        "test",
+        ("promoter", "taxonomy"),
+        (
+            ("promoter", {"organisms": ("Corynebacterium diphtheriae",)}),
+            (
+                "taxonomy",
+                {
+                    "organisms": (
+                        "Escherichia coli",
+                        "Corynebacterium diphtheriae",
+                        "Bacillus amyloliquefaciens",
+                        "Kutzneria sp. 744",
+                    )
+                },
+            ),
+        ),
+    ),
     "mosaic": SuiteSpec("mosaic", "test", ("repeat", "tf_motif", "cpg", "splice")),
-    "indev": SuiteSpec("indev", "dev", ("splice", "promoter", "cpg", "repeat", "regulator"),
-                       after=True, weights=(2, 1, 2, 2, 2), sources=("dev", "train", "test")),
+    "indev": SuiteSpec(
+        "indev",
+        "dev",
+        ("splice", "promoter", "cpg", "repeat", "regulator"),
+        after=True,
+        weights=(2, 1, 2, 2, 2),
+        sources=("dev", "train", "test"),
+    ),
 }
 FIRST_SUITES = tuple(n for n, spec in SUITES.items() if n != "train" and not spec.after)
 """The evaluation suites drawn before the training pool's appended block (it is checked against them)."""
@@ -121,15 +156,19 @@ def load_benchmark(bench_dir) -> tuple[dict, dict]:
         raise FileNotFoundError(f"benchmark folder {bench_dir} does not exist")
     path = bench_dir / "manifest.json"
     if not path.exists():
-        raise FileNotFoundError(f"{bench_dir} holds no manifest.json, so it is not a built benchmark folder (made by "
-                                "`fgpo benchmark build`); for a JSONL file of your own questions use --questions FILE")
+        raise FileNotFoundError(
+            f"{bench_dir} holds no manifest.json, so it is not a built benchmark folder (made by "
+            "`fgpo benchmark build`); for a JSONL file of your own questions use --questions FILE"
+        )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         files = [(name, info["file"], info["sha256"]) for name, info in manifest["suites"].items()]
         files.append(("references", manifest["references"]["file"], manifest["references"]["sha256"]))
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path} is not a benchmark manifest ({type(exc).__name__}: {exc}); it needs "
-                         '"suites" (name -> {"file", "sha256"}) and "references" ({"file", "sha256"})') from None
+        raise ValueError(
+            f"{path} is not a benchmark manifest ({type(exc).__name__}: {exc}); it needs "
+            '"suites" (name -> {"file", "sha256"}) and "references" ({"file", "sha256"})'
+        ) from None
     for name, fname, sha in files:  # names become files under output folders; files lie in this folder
         plain_name(name, f"{path}: suite name")
         plain_name(fname, f"{path}: file name")

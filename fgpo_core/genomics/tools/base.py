@@ -1,4 +1,5 @@
 """What every tool returns, and how evidence is rendered: the single place evidence text is made."""
+
 from __future__ import annotations
 
 import json
@@ -70,16 +71,21 @@ def check_evidence(ev, tool: str, labels) -> None:
     if not isinstance(ev, Evidence):
         raise ValueError(f"tool {tool!r} returned {type(ev).__name__}, not an Evidence")
     if not isinstance(ev.lines, dict):
-        raise ValueError(f"tool {tool!r}: Evidence.lines must map each sequence label to a list of lines, "
-                         f"got {type(ev.lines).__name__}")
+        raise ValueError(
+            f"tool {tool!r}: Evidence.lines must map each sequence label to a list of lines, "
+            f"got {type(ev.lines).__name__}"
+        )
     extra = [k for k in ev.lines if k not in labels]
     if extra:
-        raise ValueError(f"tool {tool!r} gave evidence for sequence {extra[0]!r}, which the question lacks "
-                         f"(its sequences: {', '.join(repr(k) for k in labels)})")
+        raise ValueError(
+            f"tool {tool!r} gave evidence for sequence {extra[0]!r}, which the question lacks "
+            f"(its sequences: {', '.join(repr(k) for k in labels)})"
+        )
     for label, lines in ev.lines.items():
         if not isinstance(lines, (list, tuple)) or not all(isinstance(x, str) for x in lines):
-            raise ValueError(f"tool {tool!r}: the lines of sequence {label!r} must be a list of strings, "
-                             f"got {type(lines).__name__}")
+            raise ValueError(
+                f"tool {tool!r}: the lines of sequence {label!r} must be a list of strings, got {type(lines).__name__}"
+            )
     if not isinstance(ev.records, dict):
         raise ValueError(f"tool {tool!r}: Evidence.records must map sequence labels to records")
 

@@ -7,6 +7,7 @@ count). Windows slide one base at a time; island-like windows that overlap are m
 island, and each island is reported with its own GC content and ratio. A sequence shorter than
 the window is judged as a whole. Every number is a count.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,8 +59,15 @@ def cpg_islands(seq: str, window: int = WINDOW, min_gc: float = MIN_GC, min_obs_
             j += 1
         begin, end = i, j + w  # 0-based half-open
         gc, ratio = cpg_stats(seq[begin:end])
-        islands.append({"begin": begin + 1, "end": end, "length": end - begin, "gc": round(100 * gc, 1),
-                        "obs_exp": None if ratio is None else round(ratio, 2)})
+        islands.append(
+            {
+                "begin": begin + 1,
+                "end": end,
+                "length": end - begin,
+                "gc": round(100 * gc, 1),
+                "obs_exp": None if ratio is None else round(ratio, 2),
+            }
+        )
         i = j + 1
     return islands
 
@@ -80,17 +88,27 @@ class CpGIslands:
             seq = validate_sequence(raw, self.max_length, name=f"sequence {label}".strip())
             islands = cpg_islands(seq, self.window)
             covered = sum(isl["length"] for isl in islands)
-            records[label] = {"islands": islands, "covered_percent": round(100 * covered / max(len(seq), 1), 1),
-                              "window": min(self.window, len(seq))}
+            records[label] = {
+                "islands": islands,
+                "covered_percent": round(100 * covered / max(len(seq), 1), 1),
+                "window": min(self.window, len(seq)),
+            }
             w = min(self.window, len(seq))
             crit = f"{w}-bp windows with GC > {100 * MIN_GC:.0f}% and CpG o/e > {MIN_OBS_EXP}"
             if not islands:
                 gc, oe = cpg_stats(seq)
-                lines[label] = [f"No CpG island ({crit}); whole sequence GC {100 * gc:.1f}%, CpG o/e "
-                                + ("n/a" if oe is None else f"{oe:.2f}")]
+                lines[label] = [
+                    f"No CpG island ({crit}); whole sequence GC {100 * gc:.1f}%, CpG o/e "
+                    + ("n/a" if oe is None else f"{oe:.2f}")
+                ]
                 continue
-            ls = [f"{len(islands)} island(s) covering {records[label]['covered_percent']:.0f}% of the sequence ({crit})"]
-            ls += [f"Island at bases {isl['begin']}-{isl['end']} ({isl['length']} bp): GC {isl['gc']:.1f}%, CpG o/e "
-                   + ("n/a" if isl["obs_exp"] is None else f"{isl['obs_exp']:.2f}") for isl in islands[:2]]
+            ls = [
+                f"{len(islands)} island(s) covering {records[label]['covered_percent']:.0f}% of the sequence ({crit})"
+            ]
+            ls += [
+                f"Island at bases {isl['begin']}-{isl['end']} ({isl['length']} bp): GC {isl['gc']:.1f}%, CpG o/e "
+                + ("n/a" if isl["obs_exp"] is None else f"{isl['obs_exp']:.2f}")
+                for isl in islands[:2]
+            ]
             lines[label] = ls
         return Evidence(self.name, self.title, records, lines)

@@ -3,6 +3,7 @@
 These are demonstrations of the tools on real sequences, not benchmark suites:
 the benchmarks build their own reference sets from their training splits.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,15 @@ from .. import data
 from .expert import KmerSpectrumEncoder, ReferenceSet
 from .homology import HomologyDatabase
 
-__all__ = ["TAXA", "genome_fragments", "taxonomy_references", "mutate", "repeat_database", "expert_accuracy",
-           "homology_curve"]
+__all__ = [
+    "TAXA",
+    "genome_fragments",
+    "taxonomy_references",
+    "mutate",
+    "repeat_database",
+    "expert_accuracy",
+    "homology_curve",
+]
 
 TAXA = ("Escherichia coli", "Corynebacterium diphtheriae", "Bacillus amyloliquefaciens", "Kutzneria sp. 744")
 
@@ -25,7 +33,7 @@ def genome_fragments(n_per_taxon: int, length: int, rng: np.random.Generator, ta
         got = 0
         while got < n_per_taxon:
             p = int(rng.integers(0, len(g) - length))
-            frag = g[p:p + length]
+            frag = g[p : p + length]
             if "N" not in frag:
                 seqs.append(frag)
                 labels.append(org)
@@ -37,8 +45,9 @@ def taxonomy_references(n_per_taxon: int = 100, length: int = 300, seed: int = 0
     """A 'taxonomy' reference set of genome fragments (for demonstrations)."""
     rng = np.random.default_rng(seed)
     seqs, labels = genome_fragments(n_per_taxon, length, rng)
-    return ReferenceSet.build("taxonomy", [f"ref{i}" for i in range(len(seqs))], seqs, labels,
-                              encoder or KmerSpectrumEncoder())
+    return ReferenceSet.build(
+        "taxonomy", [f"ref{i}" for i in range(len(seqs))], seqs, labels, encoder or KmerSpectrumEncoder()
+    )
 
 
 def mutate(seq: str, rate: float, rng: np.random.Generator, indel_rate: float = 0.0) -> str:
@@ -55,8 +64,9 @@ def mutate(seq: str, rate: float, rng: np.random.Generator, indel_rate: float = 
     return "".join(out)
 
 
-def repeat_database(families=("ALU", "MIR", "L1", "THE1", "MLT1", "LTR"), min_length: int = 150,
-                    max_length: int = 1000, seed: int = 0) -> HomologyDatabase:
+def repeat_database(
+    families=("ALU", "MIR", "L1", "THE1", "MLT1", "LTR"), min_length: int = 150, max_length: int = 1000, seed: int = 0
+) -> HomologyDatabase:
     """A labelled database of primer3-py's repeat consensus sequences whose names start with
     one of ``families`` (label = that family), ambiguity codes resolved at random."""
     rng = np.random.default_rng(seed)
@@ -71,8 +81,14 @@ def repeat_database(families=("ALU", "MIR", "L1", "THE1", "MLT1", "LTR"), min_le
     return HomologyDatabase(ids, seqs, labels)
 
 
-def expert_accuracy(lengths=(100, 200, 500, 1000), n_queries: int = 25, n_references: int = 100,
-                    ref_length: int = 300, seed: int = 0, encoder=None):
+def expert_accuracy(
+    lengths=(100, 200, 500, 1000),
+    n_queries: int = 25,
+    n_references: int = 100,
+    ref_length: int = 300,
+    seed: int = 0,
+    encoder=None,
+):
     """Top-vote accuracy of the genomic expert on fresh genome fragments of several lengths
     against a taxonomy reference set of ``n_references`` fragments per taxon."""
     import pandas as pd
@@ -92,8 +108,9 @@ def expert_accuracy(lengths=(100, 200, 500, 1000), n_queries: int = 25, n_refere
     return pd.DataFrame(rows)
 
 
-def homology_curve(rates=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5), n: int = 20, fragment: int = 250, seed: int = 0,
-                   family: str = "ALU"):
+def homology_curve(
+    rates=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5), n: int = 20, fragment: int = 250, seed: int = 0, family: str = "ALU"
+):
     """Divergence against detection: fragments of ``family`` consensus sequences mutated at
     each substitution rate (plus 1% indels), searched against the repeat database (which
     holds the consensus itself, as a repeat library does)."""
@@ -111,10 +128,15 @@ def homology_curve(rates=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5), n: int = 20, fragment:
             i = members[int(rng.integers(len(members)))]
             src = db.seqs[i]
             start = int(rng.integers(0, max(1, len(src) - fragment)))
-            q = mutate(src[start:start + fragment], rate, rng, indel_rate=0.01)
+            q = mutate(src[start : start + fragment], rate, rng, indel_rate=0.01)
             r = tool.search(q)
             top = r["hits"][0] if r["hits"] else None
-            rows.append({"substitution_rate": rate, "found_family": r["consensus"] == family,
-                         "identity": top["identity"] if top else np.nan,
-                         "coverage": top["coverage"] if top else np.nan})
+            rows.append(
+                {
+                    "substitution_rate": rate,
+                    "found_family": r["consensus"] == family,
+                    "identity": top["identity"] if top else np.nan,
+                    "coverage": top["coverage"] if top else np.nan,
+                }
+            )
     return pd.DataFrame(rows)

@@ -5,6 +5,7 @@ It reports each call's strand relative to the sequence as given, whether the cal
 and stop codons lie inside the sequence (a gene cut by the fragment's ends runs off it), its
 start codon and Prodigal's score. Nothing is trained here; the models ship with pyrodigal.
 """
+
 from __future__ import annotations
 
 from .base import Evidence, ToolInput
@@ -27,10 +28,17 @@ def gene_records(seq: str, finder=None) -> list[dict]:
     for g in finder.find_genes(seq.encode()):
         if g.end - g.begin + 1 < MIN_GENE:
             continue
-        out.append({"begin": int(g.begin), "end": int(g.end), "strand": int(g.strand),
-                    "start_inside": not g.partial_begin if g.strand > 0 else not g.partial_end,
-                    "stop_inside": not g.partial_end if g.strand > 0 else not g.partial_begin,
-                    "start_codon": g.start_type, "score": round(float(g.score), 1)})
+        out.append(
+            {
+                "begin": int(g.begin),
+                "end": int(g.end),
+                "strand": int(g.strand),
+                "start_inside": not g.partial_begin if g.strand > 0 else not g.partial_end,
+                "stop_inside": not g.partial_end if g.strand > 0 else not g.partial_begin,
+                "start_codon": g.start_type,
+                "score": round(float(g.score), 1),
+            }
+        )
     return sorted(out, key=lambda r: (-r["score"], r["begin"]))
 
 
@@ -58,10 +66,15 @@ class GeneCalls:
                 continue
             ls = []
             for g in genes[:2]:
-                ends = {(True, True): "start and stop inside", (True, False): "start inside, runs off at the stop end",
-                        (False, True): "stop inside, runs off at the start end",
-                        (False, False): "runs off both ends"}[(g["start_inside"], g["stop_inside"])]
-                ls.append(f"Gene on the {'given' if g['strand'] > 0 else 'opposite'} strand, bases {g['begin']}-{g['end']}"
-                          f" ({ends}; start {g['start_codon'] if g['start_inside'] else 'n/a'}); score {g['score']:.1f}")
+                ends = {
+                    (True, True): "start and stop inside",
+                    (True, False): "start inside, runs off at the stop end",
+                    (False, True): "stop inside, runs off at the start end",
+                    (False, False): "runs off both ends",
+                }[(g["start_inside"], g["stop_inside"])]
+                ls.append(
+                    f"Gene on the {'given' if g['strand'] > 0 else 'opposite'} strand, bases {g['begin']}-{g['end']}"
+                    f" ({ends}; start {g['start_codon'] if g['start_inside'] else 'n/a'}); score {g['score']:.1f}"
+                )
             lines[label] = ls
         return Evidence(self.name, self.title, records, lines)

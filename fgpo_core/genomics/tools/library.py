@@ -6,6 +6,7 @@ the concatenation of its tools' titled blocks, in slot order. Rendering happens
 here and in :func:`~fgpo_core.genomics.tools.base.render_block` only, so every method
 and every reward-table row sees identical evidence for the same subset.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -48,15 +49,27 @@ class ToolLibrary:
 
     # -- construction --------------------------------------------------------
     @classmethod
-    def main(cls, references: Mapping[str, ReferenceSet] | None = None, encoder=None,
-             max_length: int = MAX_LENGTH) -> "ToolLibrary":
+    def main(
+        cls, references: Mapping[str, ReferenceSet] | None = None, encoder=None, max_length: int = MAX_LENGTH
+    ) -> "ToolLibrary":
         """The paper's four-tool library: T1 composition, T2 motif scan, T3 splice, T4 expert."""
-        return cls([Composition(max_length), MotifScan(max_length=max_length), SpliceAnalysis(max_length=max_length),
-                    GenomicExpert(references or {}, encoder, max_length=max_length)])
+        return cls(
+            [
+                Composition(max_length),
+                MotifScan(max_length=max_length),
+                SpliceAnalysis(max_length=max_length),
+                GenomicExpert(references or {}, encoder, max_length=max_length),
+            ]
+        )
 
     @classmethod
-    def five(cls, references: Mapping[str, ReferenceSet] | None = None, database: HomologyDatabase | None = None,
-             encoder=None, max_length: int = MAX_LENGTH) -> "ToolLibrary":
+    def five(
+        cls,
+        references: Mapping[str, ReferenceSet] | None = None,
+        database: HomologyDatabase | None = None,
+        encoder=None,
+        max_length: int = MAX_LENGTH,
+    ) -> "ToolLibrary":
         """The five-tool stress-test library: the main four plus T5 homology search."""
         lib = cls.main(references, encoder, max_length)
         db = database or HomologyDatabase([], [], [])
@@ -93,8 +106,9 @@ class ToolLibrary:
             try:
                 ev = t.run(inp)
             except SystemExit as exc:  # a tool may not end the command (a plugin's sys.exit)
-                raise ValueError(f"tool {t.name!r} called sys.exit({exc.code!r}) on question "
-                                 f"{inp.question_id or '(no id)'}") from None
+                raise ValueError(
+                    f"tool {t.name!r} called sys.exit({exc.code!r}) on question {inp.question_id or '(no id)'}"
+                ) from None
             check_evidence(ev, t.name, list(inp.sequences))
             evs.append(ev)
             self.calls[t.name] += 1

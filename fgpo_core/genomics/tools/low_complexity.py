@@ -9,6 +9,7 @@ A tandem repeat of period ``p`` (1-6) is a run of at least three exact copies of
 unit: a stretch where every base equals the base ``p`` positions on, of at least 12 bp. The
 longest repeats are reported with their unit and copy number.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,7 @@ import numpy as np
 from .base import Evidence, ToolInput
 from .validate import MAX_LENGTH, validate_sequence
 
-__all__ = ["LowComplexity", "dust_scores", "tandem_repeats", "DUST_WINDOW", "DUST_LEVEL", "MAX_PERIOD",
-           "MIN_TANDEM"]
+__all__ = ["LowComplexity", "dust_scores", "tandem_repeats", "DUST_WINDOW", "DUST_LEVEL", "MAX_PERIOD", "MIN_TANDEM"]
 
 DUST_WINDOW = 64
 DUST_LEVEL = 2.0
@@ -29,16 +29,17 @@ def dust_scores(seq: str, window: int = DUST_WINDOW) -> np.ndarray:
     """The DUST score of every window of ``window`` bases (one window if the sequence is shorter)."""
     codes = {"A": 0, "C": 1, "G": 2, "T": 3}
     s = [codes.get(b, -1) for b in seq]
-    trip = np.array([s[i] * 16 + s[i + 1] * 4 + s[i + 2] if min(s[i:i + 3]) >= 0 else -1
-                     for i in range(len(s) - 2)], dtype=int)
-    l = min(window, len(seq)) - 2
-    if l < 2:
+    trip = np.array(
+        [s[i] * 16 + s[i + 1] * 4 + s[i + 2] if min(s[i : i + 3]) >= 0 else -1 for i in range(len(s) - 2)], dtype=int
+    )
+    n = min(window, len(seq)) - 2
+    if n < 2:
         return np.zeros(1)
     out = []
-    for start in range(len(trip) - l + 1):
-        t = trip[start:start + l]
+    for start in range(len(trip) - n + 1):
+        t = trip[start : start + n]
         c = np.bincount(t[t >= 0], minlength=64)
-        out.append(float((c * (c - 1) / 2).sum() / (l - 1)))
+        out.append(float((c * (c - 1) / 2).sum() / (n - 1)))
     return np.array(out)
 
 
@@ -62,10 +63,17 @@ def tandem_repeats(seq: str, max_period: int = MAX_PERIOD, min_length: int = MIN
                 j += 1
             begin, end = i, j + 1 + p  # 0-based half-open
             if end - begin >= max(min_length, 3 * p):
-                unit = seq[begin:begin + p]
+                unit = seq[begin : begin + p]
                 if not any(p % d == 0 and unit == unit[:d] * (p // d) for d in range(1, p)):  # primitive units only
-                    found.append({"begin": begin + 1, "end": end, "period": p, "unit": unit,
-                                  "copies": round((end - begin) / p, 1)})
+                    found.append(
+                        {
+                            "begin": begin + 1,
+                            "end": end,
+                            "period": p,
+                            "unit": unit,
+                            "copies": round((end - begin) / p, 1),
+                        }
+                    )
             i = j + 1
     return sorted(found, key=lambda r: (-(r["end"] - r["begin"]), r["begin"], r["period"]))
 
@@ -87,13 +95,21 @@ class LowComplexity:
             scores = dust_scores(seq)
             low = scores > DUST_LEVEL
             reps = tandem_repeats(seq)
-            records[label] = {"dust_max": round(float(scores.max()), 2), "dust_mean": round(float(scores.mean()), 2),
-                              "low_windows_percent": round(100 * float(low.mean()), 1), "tandem": reps[:5]}
+            records[label] = {
+                "dust_max": round(float(scores.max()), 2),
+                "dust_mean": round(float(scores.mean()), 2),
+                "low_windows_percent": round(100 * float(low.mean()), 1),
+                "tandem": reps[:5],
+            }
             r = records[label]
-            ls = [f"DUST score {r['dust_mean']:.2f} on average, {r['dust_max']:.2f} at most over {DUST_WINDOW}-bp "
-                  f"windows; {r['low_windows_percent']:.0f}% of windows low-complexity (score > {DUST_LEVEL:g})"]
+            ls = [
+                f"DUST score {r['dust_mean']:.2f} on average, {r['dust_max']:.2f} at most over {DUST_WINDOW}-bp "
+                f"windows; {r['low_windows_percent']:.0f}% of windows low-complexity (score > {DUST_LEVEL:g})"
+            ]
             if reps:
-                ls += [f"Tandem repeat ({t['unit']})x{t['copies']:g} at bases {t['begin']}-{t['end']}" for t in reps[:2]]
+                ls += [
+                    f"Tandem repeat ({t['unit']})x{t['copies']:g} at bases {t['begin']}-{t['end']}" for t in reps[:2]
+                ]
             else:
                 ls.append(f"No exact tandem repeat of a 1-{MAX_PERIOD} bp unit over {MIN_TANDEM} bp")
             lines[label] = ls

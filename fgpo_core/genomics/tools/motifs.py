@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Evidence, ToolInput
 from ...io import atomic_file
+from .base import Evidence, ToolInput
 from .validate import MAX_LENGTH, encode, validate_sequence
 
 __all__ = ["MotifDatabase", "MotifScan", "load_motifs", "scan", "cache_dir", "motif_pvalue_distribution",

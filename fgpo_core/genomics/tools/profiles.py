@@ -6,6 +6,7 @@ binding, acyl-CoA reductase LuxC, thioesterase, ketoreductase and the RiPP recog
 elements), so almost every fragment finds none: a genuine analysis whose database misses the
 question, the kind of tool a large library accumulates.
 """
+
 from __future__ import annotations
 
 from .base import Evidence, ToolInput
@@ -25,7 +26,7 @@ def _frames(seq: str) -> list[tuple[str, str]]:
     for strand, s in (("+", seq), ("-", reverse_complement(seq))):
         for f in range(3):
             sub = s[f:]
-            sub = sub[:len(sub) // 3 * 3].replace("N", "A")
+            sub = sub[: len(sub) // 3 * 3].replace("N", "A")
             out.append((f"{strand}{f + 1}", str(Seq(sub).translate())))
     return out
 
@@ -59,8 +60,11 @@ class ProfileScan:
             for frame, prot in _frames(seq):
                 for k, piece in enumerate(prot.split("*")):
                     if len(piece) >= 20:
-                        seqs.append(pyhmmer.easel.TextSequence(name=f"{frame}_{k}".encode(), sequence=piece)
-                                    .digitize(self.alphabet))
+                        seqs.append(
+                            pyhmmer.easel.TextSequence(name=f"{frame}_{k}".encode(), sequence=piece).digitize(
+                                self.alphabet
+                            )
+                        )
             hits = []
             if seqs:
                 block = pyhmmer.easel.DigitalSequenceBlock(self.alphabet, seqs)
@@ -69,13 +73,21 @@ class ProfileScan:
                     for h in top:
                         if h.evalue <= E_VALUE:
                             target = h.name.decode() if isinstance(h.name, bytes) else str(h.name)
-                            hits.append({"profile": name, "frame": target.split("_")[0],
-                                         "evalue": float(f"{h.evalue:.2g}"), "score": round(float(h.score), 1)})
+                            hits.append(
+                                {
+                                    "profile": name,
+                                    "frame": target.split("_")[0],
+                                    "evalue": float(f"{h.evalue:.2g}"),
+                                    "score": round(float(h.score), 1),
+                                }
+                            )
             hits.sort(key=lambda h: h["evalue"])
             records[label] = {"hits": hits, "profiles": len(self.hmms)}
             if hits:
-                lines[label] = [f"{h['profile']} in frame {h['frame']}: E = {h['evalue']:.2g}, score {h['score']:.1f}"
-                                for h in hits[:2]]
+                lines[label] = [
+                    f"{h['profile']} in frame {h['frame']}: E = {h['evalue']:.2g}, score {h['score']:.1f}"
+                    for h in hits[:2]
+                ]
             else:
                 lines[label] = [f"No hit among {len(self.hmms)} protein profiles (E <= {E_VALUE:g}) in six frames"]
         return Evidence(self.name, self.title, records, lines)

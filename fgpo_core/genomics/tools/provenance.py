@@ -4,6 +4,7 @@ A table records these (:func:`library_provenance`) so that a build resumed with 
 under the same name and version (a plugin overriding a built-in tool), or with other labelled
 references, is refused instead of mixing rows made under both.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -65,5 +66,7 @@ def references_digest(library) -> str | None:
 
 def library_provenance(library) -> dict:
     """``{"tool_code": {name: digest}, "references_sha256": ...}`` of a tool library."""
-    return {"tool_code": {t.name: tool_code_digest(t) for t in library.tools},
-            "references_sha256": references_digest(library)}
+    return {
+        "tool_code": {t.name: tool_code_digest(t) for t in library.tools},
+        "references_sha256": references_digest(library),
+    }

@@ -33,6 +33,7 @@ built benchmark's ``references.jsonl`` or from the user's own labelled file
 (:func:`references_from_file`): rows ``{"id", "family", "seq", "label"}``, or schema-v1
 questions of the ``describe`` shape, whose sequence is labelled by its answer's option text.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,8 +43,16 @@ import sys
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["register_tool", "registered_tools", "make_tool", "library_from_names", "load_plugin",
-           "references_from_rows", "references_from_file", "missing_references"]
+__all__ = [
+    "register_tool",
+    "registered_tools",
+    "make_tool",
+    "library_from_names",
+    "load_plugin",
+    "references_from_rows",
+    "references_from_file",
+    "missing_references",
+]
 
 _FACTORIES: dict[str, Callable] = {}
 _PLUGINS: set[str] = set()
@@ -59,8 +68,11 @@ def register_tool(name: str, factory: Callable | None = None, replace: bool = Fa
         if not callable(f):
             raise TypeError(f"tool {name!r}: the factory must be callable, got {type(f).__name__}")
         old = _FACTORIES.get(name)
-        same = old is f or (old is not None and (getattr(old, "__module__", None), getattr(old, "__qualname__", None))
-                            == (getattr(f, "__module__", None), getattr(f, "__qualname__", None)))
+        same = old is f or (
+            old is not None
+            and (getattr(old, "__module__", None), getattr(old, "__qualname__", None))
+            == (getattr(f, "__module__", None), getattr(f, "__qualname__", None))
+        )
         if old is not None and not replace and not same:  # the same code imported again is no clash
             raise ValueError(f"a tool named {name!r} is already registered (pass replace=True to override it)")
         _FACTORIES[name] = f
@@ -78,8 +90,10 @@ def make_tool(name: str, **available):
     """One tool by name, given whichever of ``references``, ``database``, ``encoder`` and
     ``max_length`` its factory declares."""
     if name not in _FACTORIES:
-        raise ValueError(f"no tool named {name!r}; registered tools: {', '.join(_FACTORIES)} "
-                       "(register your own with fgpo_core.genomics.tools.register_tool, or --plugin FILE.py)")
+        raise ValueError(
+            f"no tool named {name!r}; registered tools: {', '.join(_FACTORIES)} "
+            "(register your own with fgpo_core.genomics.tools.register_tool, or --plugin FILE.py)"
+        )
     f = _FACTORIES[name]
     try:
         params = inspect.signature(f).parameters
@@ -96,18 +110,23 @@ def make_tool(name: str, **available):
     return tool
 
 
-def library_from_names(names: Sequence[str], references: Mapping | None = None, database=None, encoder=None,
-                       max_length: int | None = None):
+def library_from_names(
+    names: Sequence[str], references: Mapping | None = None, database=None, encoder=None, max_length: int | None = None
+):
     """A :class:`~fgpo_core.genomics.tools.ToolLibrary` whose slots hold the named tools, in order."""
-    from .library import ToolLibrary
     from .expert import KmerSpectrumEncoder
+    from .library import ToolLibrary
 
     names = [n.strip() for n in names if n.strip()]
     if not names:
         raise ValueError("name at least one tool")
     encoder = encoder or KmerSpectrumEncoder()
-    return ToolLibrary([make_tool(n, references=dict(references or {}), database=database, encoder=encoder,
-                                  max_length=max_length) for n in names])
+    return ToolLibrary(
+        [
+            make_tool(n, references=dict(references or {}), database=database, encoder=encoder, max_length=max_length)
+            for n in names
+        ]
+    )
 
 
 def load_plugin(path) -> list[str]:
@@ -126,8 +145,9 @@ def load_plugin(path) -> list[str]:
         spec.loader.exec_module(module)
     except SystemExit as exc:  # a plugin may not end the command (with status 0, as if it had succeeded)
         sys.modules.pop(spec.name, None)
-        raise ValueError(f"plugin {path} called sys.exit({exc.code!r}) while loading; a plugin registers tools "
-                         "and returns") from None
+        raise ValueError(
+            f"plugin {path} called sys.exit({exc.code!r}) while loading; a plugin registers tools and returns"
+        ) from None
     except Exception as exc:
         sys.modules.pop(spec.name, None)
         raise ValueError(f"plugin {path} failed to load: {type(exc).__name__}: {exc}") from exc
@@ -140,7 +160,6 @@ def references_from_rows(rows: Sequence[dict], encoder=None):
     labelled rows ``{"id", "family", "seq", "label"}``: ``(references, database)``."""
     from .expert import KmerSpectrumEncoder, ReferenceSet
     from .homology import HomologyDatabase
-
     from .validate import MAX_LENGTH, SequenceError, validate_sequence
 
     encoder = encoder or KmerSpectrumEncoder()
@@ -150,7 +169,9 @@ def references_from_rows(rows: Sequence[dict], encoder=None):
             raise ValueError(f"a labelled reference row must be a JSON object, got {type(r).__name__}")
         missing = [k for k in ("id", "family", "seq", "label") if k not in r]
         if missing:
-            raise ValueError(f"a labelled reference row needs id, family, seq and label; one lacks {', '.join(missing)}")
+            raise ValueError(
+                f"a labelled reference row needs id, family, seq and label; one lacks {', '.join(missing)}"
+            )
         odd = [k for k in ("id", "family", "label") if not isinstance(r[k], str) or not r[k].strip()]
         if odd:
             raise ValueError(f"reference row {r.get('id')!r}: field {odd[0]!r} must be a non-empty string")
@@ -159,8 +180,10 @@ def references_from_rows(rows: Sequence[dict], encoder=None):
         except SequenceError as exc:
             raise ValueError(str(exc)) from None
         by_family.setdefault(r["family"], []).append(r)
-    refs = {f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs], encoder)
-            for f, rs in by_family.items()}
+    refs = {
+        f: ReferenceSet.build(f, [r["id"] for r in rs], [r["seq"] for r in rs], [r["label"] for r in rs], encoder)
+        for f, rs in by_family.items()
+    }
     rep = by_family.get("repeat", [])
     return refs, HomologyDatabase([r["id"] for r in rep], [r["seq"] for r in rep], [r["label"] for r in rep])
 
@@ -218,16 +241,25 @@ def _builtin() -> None:
     register_tool("composition", lambda max_length=None: Composition(ml(max_length)))
     register_tool("motif_scan", lambda max_length=None: MotifScan(max_length=ml(max_length)))
     register_tool("splice", lambda max_length=None: SpliceAnalysis(max_length=ml(max_length)))
-    register_tool("expert", lambda references=None, encoder=None, max_length=None:
-                  GenomicExpert(references or {}, encoder, max_length=ml(max_length)))
-    register_tool("homology", lambda database=None, max_length=None:
-                  HomologySearch(database or HomologyDatabase([], [], []), max_length=ml(max_length)))
+    register_tool(
+        "expert",
+        lambda references=None, encoder=None, max_length=None: GenomicExpert(
+            references or {}, encoder, max_length=ml(max_length)
+        ),
+    )
+    register_tool(
+        "homology",
+        lambda database=None, max_length=None: HomologySearch(
+            database or HomologyDatabase([], [], []), max_length=ml(max_length)
+        ),
+    )
 
     def lazy(module: str, cls: str):  # the larger library's tools import their packages when built
         def make(max_length=None):
             import importlib
 
             return getattr(importlib.import_module(f"{__package__}.{module}"), cls)(ml(max_length))
+
         make.__qualname__ = f"make_{cls}"
         return make
 
@@ -257,9 +289,14 @@ def default_signature_references() -> dict:
     return refs
 
 
-EXTRA_TOOLS = (("genes", "genes", "GeneCalls"), ("cpg_islands", "cpg_islands", "CpGIslands"),
-               ("low_complexity", "low_complexity", "LowComplexity"), ("thermo", "thermo", "Thermodynamics"),
-               ("restriction", "restriction", "RestrictionSites"), ("profiles", "profiles", "ProfileScan"))
+EXTRA_TOOLS = (
+    ("genes", "genes", "GeneCalls"),
+    ("cpg_islands", "cpg_islands", "CpGIslands"),
+    ("low_complexity", "low_complexity", "LowComplexity"),
+    ("thermo", "thermo", "Thermodynamics"),
+    ("restriction", "restriction", "RestrictionSites"),
+    ("profiles", "profiles", "ProfileScan"),
+)
 """T6-T9, T11 and T12, the larger library's tools beyond the paper's five: (name, module, class);
 T10, the genomic signature, is registered with its reference genomes."""
 

@@ -5,6 +5,7 @@ A fixed panel of twelve widely used enzymes, from 4-cutters (AluI, HaeIII, MspI/
 to 8-cutters (NotI); HpaII and NotI sites hold CpG. A measurement every cloning bench makes,
 which says little about a fragment's origin or function: in a large library, a distractor.
 """
+
 from __future__ import annotations
 
 from .base import Evidence, ToolInput
@@ -39,8 +40,10 @@ class RestrictionSites:
             cuts = {e: hits[e] for e in PANEL if hits.get(e)}
             records[label] = {"cuts": cuts}
             if cuts:
-                lines[label] = [f"Cut by {len(cuts)} of the {len(PANEL)} enzymes: "
-                                + ", ".join(f"{e} ({len(v)}x)" for e, v in cuts.items())]
+                lines[label] = [
+                    f"Cut by {len(cuts)} of the {len(PANEL)} enzymes: "
+                    + ", ".join(f"{e} ({len(v)}x)" for e, v in cuts.items())
+                ]
             else:
                 lines[label] = [f"No site for any of the {len(PANEL)} enzymes of the panel"]
         return Evidence(self.name, self.title, records, lines)

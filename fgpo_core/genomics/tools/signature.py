@@ -8,6 +8,7 @@ within about 50; unrelated ones beyond 100. The references are whole DNA strings
 name (by default the shipped genomes' training shares and human training exons, see
 :func:`fgpo_core.genomics.tools.registry.default_signature_references`).
 """
+
 from __future__ import annotations
 
 from itertools import product
@@ -63,8 +64,10 @@ class GenomicSignature:
             seq = validate_sequence(raw, self.max_length, name=f"sequence {label}".strip())
             sig = rho_star(seq)
             dist = sorted(((delta_star(sig, ref), name) for name, ref in self.references.items()))
-            records[label] = {"delta_star": {name: round(d, 1) for d, name in dist},
-                              "rho_star": {d: round(float(v), 3) for d, v in zip(DINUCS, sig)}}
+            records[label] = {
+                "delta_star": {name: round(d, 1) for d, name in dist},
+                "rho_star": {d: round(float(v), 3) for d, v in zip(DINUCS, sig)},
+            }
             ls = ["CpG rho* {:.2f}, TpA rho* {:.2f}".format(sig[DINUCS.index("CG")], sig[DINUCS.index("TA")])]
             if dist:
                 ls.append("Nearest genomes by delta* (x1000): " + ", ".join(f"{n} {d:.0f}" for d, n in dist[:3]))

@@ -7,6 +7,7 @@ The hairpin and dimer searches take at most 60 bases, so the sequence is read in
 window. A measurement of the molecule that carries little about where it comes from: in a
 large library, a likely distractor.
 """
+
 from __future__ import annotations
 
 from .base import Evidence, ToolInput
@@ -28,15 +29,19 @@ def thermo_record(seq: str) -> dict:
         starts.append(len(clean) - THERMO_WINDOW)
     hair, dimer = (0.0, None), (0.0, None)
     for s in starts:
-        w = clean[s:s + THERMO_WINDOW]
+        w = clean[s : s + THERMO_WINDOW]
         h, d = primer3.calc_hairpin(w), primer3.calc_homodimer(w)
         if h.structure_found and h.dg / 1000 < hair[0]:
             hair = (h.dg / 1000, s + 1)
         if d.structure_found and d.dg / 1000 < dimer[0]:
             dimer = (d.dg / 1000, s + 1)
-    return {"tm": round(float(primer3.calc_tm(clean)), 1) if clean else None,
-            "hairpin_dg": round(hair[0], 2), "hairpin_window": hair[1],
-            "dimer_dg": round(dimer[0], 2), "dimer_window": dimer[1]}
+    return {
+        "tm": round(float(primer3.calc_tm(clean)), 1) if clean else None,
+        "hairpin_dg": round(hair[0], 2),
+        "hairpin_window": hair[1],
+        "dimer_dg": round(dimer[0], 2),
+        "dimer_window": dimer[1],
+    }
 
 
 class Thermodynamics:
@@ -58,9 +63,15 @@ class Thermodynamics:
             r = thermo_record(seq)
             records[label] = r
             tm = "n/a" if r["tm"] is None else f"{r['tm']:.1f} C"
-            hp = (f"{r['hairpin_dg']:.1f} kcal/mol (window at base {r['hairpin_window']})"
-                  if r["hairpin_window"] else "none found")
-            dm = (f"{r['dimer_dg']:.1f} kcal/mol (window at base {r['dimer_window']})"
-                  if r["dimer_window"] else "none found")
+            hp = (
+                f"{r['hairpin_dg']:.1f} kcal/mol (window at base {r['hairpin_window']})"
+                if r["hairpin_window"]
+                else "none found"
+            )
+            dm = (
+                f"{r['dimer_dg']:.1f} kcal/mol (window at base {r['dimer_window']})"
+                if r["dimer_window"]
+                else "none found"
+            )
             lines[label] = [f"Melting temperature {tm}", f"Most stable hairpin {hp}; most stable self-dimer {dm}"]
         return Evidence(self.name, self.title, records, lines)

@@ -1,4 +1,5 @@
 """Per-tool timing on a short and a long question (used by the benchmark script and the chapter)."""
+
 from __future__ import annotations
 
 import statistics
@@ -32,14 +33,23 @@ def time_tools(library, repeats: int = 7, seed: int = 1, task: str | None = "tax
     rng = np.random.default_rng(seed)
     s200, _ = genome_fragments(1, 200, rng)
     s1000, _ = genome_fragments(1, 1000, rng)
-    questions = {"200 bp": ToolInput({"": s200[0]}, task=task),
-                 "4 x 1,000 bp": ToolInput(dict(zip("ABCD", s1000)), task=task)}
+    questions = {
+        "200 bp": ToolInput({"": s200[0]}, task=task),
+        "4 x 1,000 bp": ToolInput(dict(zip("ABCD", s1000)), task=task),
+    }
     rows = []
     for qname, inp in questions.items():
         for tool in library.tools:
-            rows.append({"question": qname, "tool": tool.name,
-                         "seconds": _median_time(lambda: tool.run(inp), repeats)})
-        rows.append({"question": qname, "tool": "whole library",
-                     "seconds": _median_time(lambda: [t.run(inp) for t in library.tools], repeats)})
-    return pd.DataFrame(rows).pivot(index="tool", columns="question", values="seconds").loc[
-        [t.name for t in library.tools] + ["whole library"], list(questions)]
+            rows.append({"question": qname, "tool": tool.name, "seconds": _median_time(lambda: tool.run(inp), repeats)})
+        rows.append(
+            {
+                "question": qname,
+                "tool": "whole library",
+                "seconds": _median_time(lambda: [t.run(inp) for t in library.tools], repeats),
+            }
+        )
+    return (
+        pd.DataFrame(rows)
+        .pivot(index="tool", columns="question", values="seconds")
+        .loc[[t.name for t in library.tools] + ["whole library"], list(questions)]
+    )

@@ -1,4 +1,5 @@
 """Input validation shared by every tool: one place decides what a sequence may be."""
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,10 @@ def validate_sequence(seq, max_length: int = MAX_LENGTH, rna: str = "convert", n
     m = _BAD.search(s)
     if m:
         ch = seq.strip()[m.start()]
-        raise SequenceError(f"{name} has invalid character {ch!r} at position {m.start() + 1}; "
-                            "allowed bases are A, C, G, T, N (any case)")
+        raise SequenceError(
+            f"{name} has invalid character {ch!r} at position {m.start() + 1}; "
+            "allowed bases are A, C, G, T, N (any case)"
+        )
     if len(s) > max_length:
         raise SequenceError(f"{name} is {len(s)} bp, over the maximum of {max_length} bp")
     return s
