@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from ...io import atomic_path, write_text
 from .families import Family, TFMotif, family
-from .leaks import LEAK_K, LeakError, _shares, find_leaks, kmer_set, training_kmers
+from .leaks import LEAK_K, LeakError, find_leaks, kmer_set, shares_kmer, training_kmers
 from .schema import LETTERS, Question, validate_question, write_questions
 from .suites import AFTER_SUITES, FIRST_SUITES, LATER_SIZES, REFERENCES_PER_LABEL, SIZES, SUITES, SuiteSpec, file_sha256
 
@@ -149,7 +149,7 @@ def _questions(
         key = (fam.name, shape)
         counters[key] = counters.get(key, 0) + 1
         qid = f"{spec.name}-{fam.name}-{shape[0]}{counters[key]:05d}"
-        accept = (lambda x: not _shares(x, forbidden)) if spec.after and forbidden is not None else None
+        accept = (lambda x: not shares_kmer(x, forbidden)) if spec.after and forbidden is not None else None
         for attempt in range(50):
             rng = _seed_for(seed, spec.name, qid, attempt)
             try:
@@ -203,7 +203,7 @@ def _later_references(seed: int, per_label: int, forbidden: set, start: int) -> 
             for i in range(per_label):
                 for attempt in range(50):
                     it = fam.draw(label, "train", _seed_for(seed, "references", name, label, i, attempt))
-                    if not _shares(it.seq, forbidden):
+                    if not shares_kmer(it.seq, forbidden):
                         break
                     redrawn += 1
                 else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..tools.validate import reverse_complement
 
-__all__ = ["LEAK_K", "LeakError", "kmer_set", "training_kmers", "find_leaks"]
+__all__ = ["LEAK_K", "LeakError", "kmer_set", "shares_kmer", "training_kmers", "find_leaks"]
 
 LEAK_K = 32
 """The k-mer length of the disjointness check."""
@@ -24,7 +24,8 @@ def kmer_set(seqs, k: int = LEAK_K) -> set:
     return out
 
 
-def _shares(seq: str, kmers: set, k: int = LEAK_K) -> bool:
+def shares_kmer(seq: str, kmers: set, k: int = LEAK_K) -> bool:
+    """Whether ``seq`` holds any k-mer of ``kmers``."""
     return any(seq[i : i + k] in kmers for i in range(len(seq) - k + 1))
 
 
@@ -36,4 +37,4 @@ def training_kmers(references, train_questions, k: int = LEAK_K) -> set:
 
 def find_leaks(training_kmers: set, questions, k: int = LEAK_K) -> list[str]:
     """Ids of questions any of whose sequences shares a k-mer with the training side."""
-    return [q.id for q in questions if any(_shares(s, training_kmers, k) for s in q.sequences.values())]
+    return [q.id for q in questions if any(shares_kmer(s, training_kmers, k) for s in q.sequences.values())]
