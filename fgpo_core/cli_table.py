@@ -86,6 +86,8 @@ def table_command(args) -> int:
             i, n = (int(x) for x in args.shard.split("/"))
         except ValueError:
             raise ValueError(f"--shard must look like i/N, got {args.shard!r}") from None
+        if not 0 <= i < n:  # refused before the inputs are read
+            raise ValueError(f"--shard i/N needs N >= 1 and 0 <= i < N, got {args.shard!r}")
         if args.chunk_size < 1:  # refused before the reasoner is loaded
             raise ValueError(f"--chunk-size must be a positive number of questions, got {args.chunk_size}")
         questions, library = _table_inputs(args)

@@ -705,3 +705,325 @@ def test_an_lm_run_killed_at_random_moments_resumes_to_the_same_weights(tmp_path
         assert _weights(cut, name) == _weights(whole, name)
     # the kept checkpoint holds no timings: equal tensors give equal bytes, whichever process wrote them
     assert (cut / "best.pt").read_bytes() == (whole / "best.pt").read_bytes()
+
+
+# -- the GPU run's pack and run folders: names from a carried manifest, atomic writes, digests ------------
+
+
+def _pack(tmp_path, wheels=()):
+    from fgpo_core.experiments import gpu_pack
+
+    weights = tmp_path / "model.gguf"
+    weights.parent.mkdir(parents=True, exist_ok=True)
+    weights.write_bytes(bytes(range(256)) * 40)
+    m = gpu_pack.pack(weights, tmp_path / "pack", piece_mib=2000 / 2**20, carry_mib=8000 / 2**20, wheels=wheels)
+    return m, [tmp_path / "pack" / name for name, _ in m["calls"]]
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("file", "../escape.gguf"), ("file", "ABSOLUTE"), ("piece", "../escape.part"), ("wheel", "../w")],
+)
+def test_a_pack_manifest_naming_a_path_outside_its_folder_is_one_line(tmp_path, capsys, field, value):
+    from fgpo_core.experiments import gpu_pack
+
+    wheel = tmp_path / "w-0.1-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    m, calls = _pack(tmp_path, wheels=[wheel])
+    value = str(tmp_path / "abs-escape.gguf") if value == "ABSOLUTE" else value
+    for call in calls:
+        man = json.loads((call / "manifest.json").read_text())
+        if field == "file":
+            man["file"] = value
+        else:
+            man["pieces" if field == "piece" else "wheels"][0]["name"] = value
+        (call / "manifest.json").write_text(json.dumps(man))
+    cache = tmp_path / "deep" / "cache"
+    status = gpu_pack.main(["device", *map(str, calls), "--cache", str(cache), "--no-run"])
+    one_line_error(capsys, status, "not a plain name")
+    assert not (tmp_path / "deep" / "escape.gguf").exists() and not (tmp_path / "abs-escape.gguf").exists()
+    # the cache's own manifest, hand-edited after a good gather, is refused by the join as well
+    assert gpu_pack.main(["device", *map(str, _pack(tmp_path / "again")[1]), "--cache", str(cache), "--no-run"]) == 0
+    man = json.loads((cache / "manifest.json").read_text())
+    (cache / "manifest.json").write_text(json.dumps({**man, "file": "../escape.gguf"}))
+    with pytest.raises(gpu_pack.PackError, match="not a plain name"):
+        gpu_pack.assemble(cache)
+
+
+def test_links_planted_in_the_pack_cache_are_never_written_through(tmp_path):
+    from fgpo_core.experiments import gpu_pack
+
+    m, calls = _pack(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    for name in (m["pieces"][0]["name"], "model.gguf.tmp", "model.gguf"):
+        os.symlink(victim, cache / name)
+    (cache / "manifest.json").write_text("{")  # a torn cache manifest: the cache starts again
+    assert gpu_pack.gather(calls, cache) == []
+    assert gpu_pack.assemble(cache).read_bytes() == (tmp_path / "model.gguf").read_bytes()
+    assert victim.read_text() == "precious" and not (cache / "model.gguf").is_symlink()
+
+
+def test_a_gpu_runs_adapter_is_saved_whole_with_its_digests_and_a_torn_one_is_refused(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from fgpo_core.experiments import gpu_lm
+    from fgpo_core.experiments.run import run_manifest
+    from fgpo_core.io import CorruptResult
+
+    class Model:
+        def save_pretrained(self, folder):
+            Path(folder, "adapter_model.safetensors").write_bytes(b"gpu weights")
+            Path(folder, "adapter_config.json").write_text('{"target_modules": ["q"]}')
+
+        def eval(self):
+            pass
+
+    table = SimpleNamespace(manifest={"reasoner": "hash", "questions_sha256": "q"})
+    data = SimpleNamespace(train_qs=[1, 2], dev_qs=[1], train_t=table, test={}, table_dir=str(tmp_path))
+    cfg = gpu_lm.GPULMConfig(out=str(tmp_path / "out"), device="cpu")
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "out" / "lm" / "r").mkdir(parents=True)
+    os.symlink(victim, tmp_path / "out" / "lm" / "r" / "adapter")  # planted: replaced, never written through
+    os.symlink(victim, tmp_path / "out" / "r.tar")
+    sel = SimpleNamespace(model=Model())
+    folder = gpu_lm._write_run(sel, "r", {"config": {"objective": "fgpo"}}, data, cfg, 1.0, "cpu", False, print)
+    assert victim.read_text() == "precious" and not (tmp_path / "out" / "r.tar").is_symlink()
+    man = run_manifest(folder)
+    assert set(man["files"]) == {"adapter/adapter_model.safetensors", "adapter/adapter_config.json"}
+    (folder / "adapter" / "adapter_model.safetensors").write_bytes(b"gpu weigh")
+    with pytest.raises(CorruptResult, match="adapter_model.safetensors"):
+        run_manifest(folder)
+    with pytest.raises(ValueError, match="not a plain name"):
+        gpu_lm._write_run(sel, "../escape", {"config": {"objective": "fgpo"}}, data, cfg, 1.0, "cpu", False, print)
+    assert not (tmp_path / "out" / "escape").exists()
+
+
+# -- the trained evidence reader: digests written by a training, checked when loaded ---------------------
+
+
+def _reader_folder(folder: Path, digests: bool) -> Path:
+    from fgpo_core.io import with_digests
+    from fgpo_core.reasoners.reader import READER_FILES
+
+    folder.mkdir(parents=True)
+    for name in READER_FILES:
+        (folder / name).write_bytes(b"reader " + name.encode())
+    man = {"reader": "minilm-evidence-reader"}
+    (folder / "manifest.json").write_text(json.dumps(with_digests(man, folder, READER_FILES) if digests else man))
+    return folder
+
+
+def test_a_torn_reader_is_refused_in_one_line_and_the_committed_one_loads_unverified(tmp_path, capsys):
+    from fgpo_core.io import CorruptResult
+    from fgpo_core.reasoners.reader import EvidenceReader, check_reader, default_reader_dir
+
+    assert check_reader(default_reader_dir()) is False  # committed before digests were recorded
+    assert check_reader(_reader_folder(tmp_path / "legacy", digests=False)) is False
+    good = _reader_folder(tmp_path / "good", digests=True)
+    assert check_reader(good) is True
+    (good / "head.pt").write_bytes(b"reader head.p")
+    with pytest.raises(CorruptResult, match="head.pt"):
+        EvidenceReader(good)
+    (good / "head.pt").write_bytes(b"reader head.pt")
+    (good / "adapter_model.safetensors").unlink()
+    with pytest.raises(CorruptResult, match="missing"):
+        check_reader(good)
+    (good / "manifest.json").write_text("[1]")
+    with pytest.raises(ValueError, match="not a reader manifest"):
+        check_reader(good)
+
+
+def test_a_reader_training_records_the_digests_of_its_files(tmp_path, monkeypatch):
+    import torch
+
+    from fgpo_core.reasoners import train_reader as tr
+    from fgpo_core.reasoners.reader import READER_FILES, check_reader
+
+    class FakeReader:
+        def __init__(self, **kw):
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def parameters(self):
+            return [self.w]
+
+        def train(self, mode=True):
+            pass
+
+        def score(self, pairs):
+            return self.w * torch.arange(len(pairs), dtype=torch.float32)
+
+        def save(self, out_dir, extra=None):
+            from fgpo_core.io import atomic_dir
+
+            with atomic_dir(out_dir) as tmp:
+                for name in READER_FILES:
+                    (tmp / name).write_bytes(f"{name} {self.w.item()}".encode())
+
+    monkeypatch.setattr(tr, "ReaderModel", FakeReader)
+    man = tr.train_reader(
+        tr.ReaderConfig(out_dir=str(tmp_path / "r"), n_per_skill=1, n_val_per_skill=1, epochs=1), False
+    )
+    assert set(man["files"]) == set(READER_FILES) and check_reader(tmp_path / "r") is True
+
+
+# -- a further set of hostile inputs of the same classes ------------------------------------------------
+
+
+def test_a_link_planted_as_a_tables_manifest_is_replaced_not_written_through(inputs, tmp_path):
+    from fgpo_core.io import FILES_KEY
+
+    _, root, _, _ = inputs
+    table = _copy_table(root / "tables" / "dev", tmp_path / "dev")
+    victim = tmp_path / "victim.json"  # outside the folder; the link makes it the manifest's content
+    man = json.loads((table / "manifest.json").read_text())
+    victim.write_text(json.dumps({k: v for k, v in man.items() if k != FILES_KEY}))
+    before = victim.read_bytes()
+    (table / "manifest.json").unlink()
+    os.symlink(victim, table / "manifest.json")
+    assert main(["table", "merge", str(table)]) == 0
+    assert victim.read_bytes() == before and not (table / "manifest.json").is_symlink()
+
+
+def test_a_chosen_json_planted_as_a_link_is_replaced_not_written_through(tmp_path):
+    runs = tmp_path / "runs"
+    _fake_run(runs / "r")
+    victim = tmp_path / "victim"
+    victim.write_text('{"sft": "lm/sft"}')
+    os.symlink(victim, runs / "chosen.json")
+    assert main(["choose", "--runs-dir", str(runs), "--method", "fgpo=r"]) == 0
+    assert victim.read_text() == '{"sft": "lm/sft"}' and not (runs / "chosen.json").is_symlink()
+    assert json.loads((runs / "chosen.json").read_text()) == {"sft": "lm/sft", "fgpo": "r"}
+
+
+@pytest.mark.parametrize(
+    "extra,words",
+    [
+        (["--seeds", "0"], ["seeds"]),
+        (["--methods", "fgpo/x"], ["fgpo/x"]),
+        (["--methods", "../fgpo"], ["../fgpo"]),
+        (["--suites", "../core"], ["../core"]),
+    ],
+)
+def test_a_study_given_no_seeds_or_a_name_with_a_folder_part_is_one_line(inputs, tmp_path, capsys, extra, words):
+    bench, root, _, _ = inputs
+    argv = _study_argv(bench, root, tmp_path / "study")
+    for flag, value in zip(extra[::2], extra[1::2]):
+        argv[argv.index(flag) + 1] = value
+    one_line_error(capsys, main(argv), *words)
+    assert not (tmp_path / "fgpo").exists() and not (tmp_path / "core").exists()
+
+
+def test_a_study_whose_out_dir_is_a_file_is_one_line(inputs, tmp_path, capsys):
+    bench, root, _, _ = inputs
+    (tmp_path / "study").write_text("not a folder")
+    one_line_error(capsys, main(_study_argv(bench, root, tmp_path / "study")))
+    assert (tmp_path / "study").read_text() == "not a folder"
+
+
+def test_features_out_under_a_file_is_one_line(tmp_path, capsys):
+    qfile = tmp_path / "mine.jsonl"
+    qfile.write_text(question(0).to_json() + "\n")
+    (tmp_path / "file").write_text("x")
+    one_line_error(capsys, main(["features", "--questions", f"mine={qfile}", "--out", str(tmp_path / "file" / "f")]))
+
+
+def test_a_chunk_whose_checksum_was_edited_is_not_merged_silently(inputs, tmp_path, capsys):
+    from fgpo_core.table import load_table
+
+    _, root, _, _ = inputs
+    table = _copy_table(root / "tables" / "core", tmp_path / "core")
+    side = sorted(table.rglob("*.sha256"))
+    assert side, sorted(table.rglob("*"))
+    side[0].write_text("0" * 64 + "\n")
+    status = main(["table", "merge", str(table)])
+    if status == 0:  # the merge may only succeed from chunks that match their checksums
+        raise AssertionError("a chunk whose checksum does not match was merged")
+    one_line_error(capsys, status)
+    assert load_table(root / "tables" / "core").n_questions == 4
+
+
+@pytest.mark.parametrize(
+    "blob,words",
+    [
+        (b'{"id": "q\x00"}\n', ["line 1"]),
+        (b"\xff\xfe{}\n", ["line 1", "UTF-8"]),
+        (b"\x00" * 64, ["line 1"]),
+    ],
+)
+def test_a_questions_file_with_nul_bytes_or_not_utf8_is_one_line(tmp_path, capsys, blob, words):
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_bytes(blob)
+    one_line_error(capsys, main(["table", "build", "--questions", str(qfile), "--out", str(tmp_path / "o")]), *words)
+
+
+def test_a_suite_file_with_a_repeated_question_id_is_one_line(ci_bench, tmp_path, capsys):
+    import hashlib
+    import shutil
+
+    bench = Path(shutil.copytree(ci_bench[0], tmp_path / "bench"))
+    core = bench / "core.jsonl"
+    lines = core.read_text().splitlines()
+    core.write_text("\n".join(lines + lines[:1]) + "\n")
+    status = main(["table", "build", "--bench", str(bench), "--suite", "core", "--out", str(tmp_path / "o")])
+    one_line_error(capsys, status, "checksum")  # a hand-edited suite is refused by its checksum
+    man = json.loads((bench / "manifest.json").read_text())
+    man["suites"]["core"]["sha256"] = hashlib.sha256(core.read_bytes()).hexdigest()  # and with it edited too
+    (bench / "manifest.json").write_text(json.dumps(man))
+    status = main(["table", "build", "--bench", str(bench), "--suite", "core", "--out", str(tmp_path / "o")])
+    one_line_error(capsys, status, "id")
+
+
+@pytest.mark.parametrize(
+    "text", ["- seed\n- 0\n", "just a string\n", "seed: {a: 1}\n", "n_seeds: [1, 2]\n", "", "1: 2\n"]
+)
+def test_a_profile_that_is_not_a_mapping_is_one_line(tmp_path, capsys, text):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text(text)
+    one_line_error(capsys, main(["book", "--profile", str(bad), "--no-html", "--no-execute"]))
+
+
+@pytest.mark.parametrize("shard", ["1/0", "2/2", "-1/2", "0/-1", "0/0"])
+def test_an_impossible_shard_is_one_line(tmp_path, capsys, shard):
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(question(0).to_json() + "\n")
+    argv = ["table", "build", "--questions", str(qfile), "--out", str(tmp_path / "o"), f"--shard={shard}"]
+    one_line_error(capsys, main(argv), "shard")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("digests", [True, False])
+@pytest.mark.parametrize("kind", ["empty", "folder", "fifo"])
+def test_an_empty_or_odd_table_parquet_under_a_valid_looking_manifest_is_one_line(
+    inputs, tmp_path, capsys, kind, digests
+):
+    import shutil
+
+    from fgpo_core.io import FILES_KEY
+
+    _, root, _, _ = inputs
+    table = _copy_table(root / "tables" / "dev", tmp_path / "dev")
+    man = json.loads((table / "manifest.json").read_text())
+    if not digests:
+        man.pop(FILES_KEY, None)
+    (table / "manifest.json").write_text(json.dumps(man))
+    if kind == "empty":
+        (table / "table.parquet").write_bytes(b"")
+    elif kind == "folder":  # pyarrow would read a folder of parquet files as one dataset
+        (table / "table.parquet").unlink()
+        (table / "table.parquet").mkdir()
+        shutil.copy(root / "tables" / "core" / "table.parquet", table / "table.parquet" / "part.parquet")
+    else:  # a FIFO: reading it would block forever
+        (table / "table.parquet").unlink()
+        os.mkfifo(table / "table.parquet")
+    one_line_error(capsys, main(["table", "summary", str(table)]))
+
+
+def test_a_choose_pointing_outside_the_runs_folder_is_one_line(tmp_path, capsys):
+    runs = tmp_path / "deep" / "runs"
+    _fake_run(tmp_path / "deep" / "outside")
+    runs.mkdir()
+    one_line_error(capsys, main(["choose", "--runs-dir", str(runs), "--method", "fgpo=../outside"]))

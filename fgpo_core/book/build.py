@@ -105,9 +105,17 @@ def load_profile(profile: str, root: Path = REPO_ROOT) -> dict:
         path = root / "profiles" / f"{profile}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"profile file {path} does not exist")
-    data = yaml.safe_load(path.read_text()) or {}
+    data = yaml.safe_load(path.read_text())
+    if data is None:
+        raise ValueError(f"{path} holds no parameters (an empty or torn profile)")
     if not isinstance(data, dict):
         raise ValueError(f"{path} must hold a mapping of parameter names to values")
+    for key, value in data.items():  # a chapter's parameters are literals: a string, a number, true or false
+        if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
+            raise ValueError(
+                f"{path}: parameter {key!r} must be named by a string and be a string, a number, true or false, "
+                f"got {value!r}"
+            )
     return data
 
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..io import write_json
+from ..io import inside, write_json
 
 __all__ = ["CHOSEN_FILE", "CHOSEN_METHODS", "CHOSEN_EXTRAS", "CHOSEN_KEYS", "holds_selector", "choose_runs"]
 
@@ -82,6 +82,7 @@ def choose_runs(runs_dir, candidates: Mapping[str, str | Sequence[str]]) -> dict
         if not folders:
             raise ValueError(f"no run given for {method}")
         for f in folders:
+            inside(root, *str(f).rstrip("/").split("/"), what=f"{method}'s run folder (relative to {root}) part")
             if not holds_selector(root / f):
                 raise FileNotFoundError(f"{root / f} holds no finished run and no evaluation")
             m = root / f / "manifest.json"

