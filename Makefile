@@ -38,7 +38,9 @@ test: $(STAMP)
 	$(PY) -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist load --maxschedchunk 1)
 
 ## make check-pages: scan the rendered book for what a reader must never see (NaN, machine paths,
-## progress bars, warnings, failed claims)
+## progress bars, warnings, stray return values, failed claims) and what makes it hard to read
+## (reading time over 15 min a chapter or 150 the book, shrunk or alt-less figures, code inputs
+## wider than the column, unlinked chapter titles, counts printed as floats, network resources)
 check-pages: $(STAMP)
 	$(PY) -m fgpo_core.book.scan _build/html
 

@@ -166,7 +166,7 @@ glue_number("ap_fgpo_tools", T["fgpo"], 2)
 glue_number("ap_best", refs["BestFixed*"])
 glue_text("ap_best_subset", core.labels()[best_subset])
 glue_number("ap_no_tool", no_tool)
-glue_number("ap_all_tools", all_tools)
+_ = glue_number("ap_all_tools", all_tools)
 
 # %% tags=["remove-input"]
 def panel(methods, x, xlabel, title, paper_points=None, **kw):

@@ -72,6 +72,7 @@ from fgpo_core.book.claims import claim, glue_number, glue_p, glue_text
 from fgpo_core.book.plots import plot_study_accuracy, plot_study_curves, plot_tool_rates, set_style
 from fgpo_core.book.plots_page import set_alt
 from fgpo_core.core.registry import RLOO_KL
+from fgpo_core.core.regularizers import regularizer
 from fgpo_core.evaluation.difference import compare
 from fgpo_core.evaluation.metrics import dead_group_table, empty_subset_table
 from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, split_masks, study_training_table
@@ -249,9 +250,10 @@ show(p_table.rename_axis("method"), caption="FGPO minus each method (points): th
 # visit samples and pays for, and `loss`, the loss of the current scores on that draw (the loop
 # may take several optimiser steps per draw). The training loop, the method-name grammar, the
 # palettes and this page read nothing else. Every study folder named by this page's parameter
-# `extra_studies` was trained as every method here (same questions, seeds and learning rates,
-# the rate chosen on dev) on one more method, and shows up below with no other edit
-# ({glue:text}`extra_list`). Each new estimator's loss, and the `register` call that adds it:
+# `extra_studies` trains one more method under the main study's settings (the same questions,
+# seeds and grid of learning rates, the rate chosen on dev), and shows up below with no other
+# edit ({glue:text}`extra_list`). Each new estimator's loss, the regularizer it composes with
+# (if any), and the `register` call that adds it:
 
 # %% tags=["remove-input"]
 extras = xr.extra_studies(extra_studies)
@@ -259,8 +261,9 @@ EXTRA = list(extras)
 glue_text("extra_list", ", ".join(label(m) for m in EXTRA) or "none this time")
 quoted = set()
 for e in xr.new_estimators(EXTRA):
-    parts = [] if e.loss in quoted else [show_source(e.loss)]
-    quoted.add(e.loss)
+    reg = regularizer(e.regularizer)
+    parts = [show_source(f) for f in (e.loss, reg.penalty) if f is not None and f not in quoted]
+    quoted.update((e.loss, reg.penalty))
     display(Markdown(f"**{e.label}**"), *parts, Markdown(f"```python\n{xr.registration(e.name)}\n```"))
 claim("extras-trained-alike", not any(xr.settings_differ(st, s) for s in extras.values()),
       "every extra study was trained with the main study's settings, questions and learning rates")

@@ -137,10 +137,13 @@ def test_small_text_and_a_file_name_for_alt_text_fail(tmp_path):
     assert problems(tmp_path, "figure-text") == [] and problems(tmp_path, "figure-alt") == []
 
 
-def test_a_wide_visible_code_block_fails_and_a_folded_one_does_not(tmp_path):
-    wide = '<div class="highlight"><pre>' + "x" * 89 + "</pre></div>"
+def test_a_wide_visible_code_input_fails_and_a_folded_one_or_a_wrapped_output_does_not(tmp_path):
+    wide = '<div class="cell_input"><div class="highlight"><pre>' + "x" * 89 + "</pre></div></div>"
     book(tmp_path, {"c": ("C", wide)})
     assert len(problems(tmp_path, "code-width")) == 1
+    output = '<div class="cell_output"><div class="highlight"><pre>' + "x" * 200 + "</pre></div></div>"
+    book(tmp_path, {"c": ("C", output)})  # outputs wrap at the column (fgpo.css)
+    assert problems(tmp_path, "code-width") == []
     book(
         tmp_path,
         {"c": ("C", f'<details class="hide">{wide}</details><div class="highlight"><pre>' + "x" * 88 + "</pre></div>")},
@@ -237,3 +240,13 @@ def test_checks_are_chosen_by_name(tmp_path, capsys):
         "float-counts",
         "external-urls",
     }
+
+
+def test_a_bare_return_value_under_a_cell_is_a_stray_and_printed_text_is_not(tmp_path):
+    def out(kind, text):
+        return f'<div class="cell_output"><div class="output {kind}"><pre>{text}</pre></div></div>'
+
+    book(tmp_path, {"c": ("C", out("text_plain", "3333.3333333333335"))})
+    assert problems(tmp_path, "text") == ["a stray return value: …3333.3333333333335…"]
+    book(tmp_path, {"c": ("C", out("stream", "52.75") + out("text_plain", "a table's caption"))})
+    assert problems(tmp_path, "text") == []

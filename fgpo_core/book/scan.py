@@ -113,10 +113,26 @@ def scan_text(text: str) -> list[str]:
 def check_text(page: Page) -> list[str]:
     """The ``text`` check: :data:`PROBLEMS` in the visible text, and a failed claim's box."""
     text, failed = page_text(page.html)
-    problems = scan_text(text)
+    problems = scan_text(text) + stray_values(page.html)
     if failed and not any(p.startswith("a failed claim") for p in problems):
         problems.append("a failed claim")
     return problems
+
+
+_BARE_VALUE = re.compile(r"^\s*[-+]?(?:\d[\d,]*\.?\d*(?:e[-+]?\d+)?|True|False|None)\s*$")
+
+
+def stray_values(html: str) -> list[str]:
+    """A cell's bare return value on the page (a number or a truth value a cell's last line
+    returned, rendered as its ``text/plain`` result): what a reader cannot place."""
+    from bs4 import BeautifulSoup
+
+    out = []
+    for node in BeautifulSoup(html, "html.parser").select("div.cell_output div.output.text_plain"):
+        value = node.get_text()
+        if _BARE_VALUE.match(value):
+            out.append(f"a stray return value: …{value.strip()}…")
+    return out
 
 
 CHECKS = {
