@@ -71,3 +71,33 @@ class HashFusionReader:
         from fgpo_core.reasoners.prompt import user_message
 
         return len(user_message(q.question, q.options_block(), evidence).split())
+
+
+class HashEncoder:
+    """A stand-in prompt encoder: features from a hash of the prompt (no model needed)."""
+
+    fingerprint = "fake"
+
+    def __call__(self, texts):
+        import numpy as np
+
+        return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
+
+
+def toy_study_inputs(bench, tmp_path, sizes: dict) -> dict:
+    """Reward tables (a hash reasoner) under ``tmp_path/tables`` and features under
+    ``tmp_path/feat`` for the first ``sizes[suite]`` questions of each suite of ``bench``;
+    returns the benchmark's suites."""
+    import fgpo_core.selectors.features as features
+    from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
+    from fgpo_core.table.build import build_table, merge_table
+
+    _, suites = load_benchmark(bench)
+    lib = tool_library_for(bench)
+    for s, n in sizes.items():
+        build_table(suites[s][:n], lib, HashReasoner(), tmp_path / "tables" / s, progress=False)
+        merge_table(tmp_path / "tables" / s)
+    features.build_features(
+        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=HashEncoder()
+    )
+    return suites

@@ -51,29 +51,10 @@ def test_eq1_modifier_trains_on_eq1_rewards():
 
 
 def _study(ci_bench, tmp_path):
-    from helpers import HashReasoner
-
-    import fgpo_core.selectors.features as features
-    from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
-    from fgpo_core.table.build import build_table, merge_table
+    from helpers import toy_study_inputs
 
     bench, _ = ci_bench
-    _, suites = load_benchmark(bench)
-    lib = tool_library_for(bench)
-    sizes = {"train": 24, "dev": 8, "mosaic": 8, "core": 8}
-    for s, n in sizes.items():
-        build_table(suites[s][:n], lib, HashReasoner(), tmp_path / "tables" / s, progress=False)
-        merge_table(tmp_path / "tables" / s)
-
-    class Fake:
-        fingerprint = "fake"
-
-        def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
-
-    features.build_features(
-        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
-    )
+    toy_study_inputs(bench, tmp_path, {"train": 24, "dev": 8, "mosaic": 8, "core": 8})
     return dict(
         methods="fgpo-noreg,rloo-eq1-klu0.1,grpo-ent0.03",
         seeds=2,

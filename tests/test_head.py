@@ -138,30 +138,13 @@ def test_unknown_method_and_bad_k_are_refused():
 
 
 def test_study_end_to_end_resumes_and_writes_one_row_per_method_seed_suite_question(ci_bench, tmp_path):
-    from helpers import HashReasoner
+    from helpers import toy_study_inputs
 
     import fgpo_core.selectors.features as features
     from fgpo_core.experiments.study import StudyConfig, load_study, run_study
-    from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
-    from fgpo_core.table.build import build_table, merge_table
 
     bench, _ = ci_bench
-    _, suites = load_benchmark(bench)
-    lib = tool_library_for(bench)
-    sizes = {"train": 24, "dev": 8, "core": 8, "microbe": 8}
-    for s, n in sizes.items():
-        build_table(suites[s][:n], lib, HashReasoner(), tmp_path / "tables" / s, progress=False)
-        merge_table(tmp_path / "tables" / s)
-
-    class Fake:  # a stand-in encoder: features from a hash of the prompt (no model needed)
-        fingerprint = "fake"
-
-        def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
-
-    features.build_features(
-        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
-    )
+    suites = toy_study_inputs(bench, tmp_path, {"train": 24, "dev": 8, "core": 8, "microbe": 8})
     cfg = StudyConfig(
         methods="fgpo,grpo,sft,fgpo-k2",
         seeds=2,
@@ -327,7 +310,7 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     """Six tools (64 subsets) fused from block scores: the shortlists, the dial, GRPO and exact
     FGPO through `fgpo study`, each charged its distinct (question, subset) pairs; beyond five
     tools a study keeps picks, not whole policies."""
-    from helpers import HashFusionReader
+    from helpers import HashEncoder, HashFusionReader
 
     import fgpo_core.selectors.features as features
     from fgpo_core.experiments.study import StudyConfig, load_study, run_study
@@ -342,19 +325,13 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
     for s, n in sizes.items():
         score_blocks(suites[s][:n], lib, HashFusionReader(), tmp_path / "tables" / s, progress=False)
 
-    class Fake:
-        fingerprint = "fake"
-
-        def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
-
     features.build_features(
         {s: suites[s][:n] for s, n in sizes.items()},
         tmp_path / "feat",
         "minilm",
         n_tools=6,
         progress=False,
-        model=Fake(),
+        model=HashEncoder(),
     )
     methods = "fgpo,grpo,fgpo-k8,shortlist-top8,shortlist-grow8"
     cfg = StudyConfig(
@@ -418,33 +395,15 @@ def test_a_larger_library_study_from_block_scores_charges_reasoner_calls(ci_benc
 def test_a_study_part_trained_by_other_training_code_is_trained_again(ci_bench, tmp_path, monkeypatch):
     """A part's resume key holds the digest of fgpo_core.core and fgpo_core.algorithms: the same
     study resumed under the same code reuses the part; under other code it trains it again."""
-    from helpers import HashReasoner
+    from helpers import toy_study_inputs
 
     import fgpo_core.experiments.study as study
-    import fgpo_core.selectors.features as features
     from fgpo_core.experiments.study_inputs import training_code_digest
-    from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
-    from fgpo_core.table.build import build_table, merge_table
 
     digest = training_code_digest()
     assert digest == training_code_digest() and len(digest) == 16
     bench, _ = ci_bench
-    _, suites = load_benchmark(bench)
-    lib = tool_library_for(bench)
-    sizes = {"train": 8, "dev": 4, "core": 4}
-    for s, n in sizes.items():
-        build_table(suites[s][:n], lib, HashReasoner(), tmp_path / "tables" / s, progress=False)
-        merge_table(tmp_path / "tables" / s)
-
-    class Fake:
-        fingerprint = "fake"
-
-        def __call__(self, texts):
-            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
-
-    features.build_features(
-        {s: suites[s][:n] for s, n in sizes.items()}, tmp_path / "feat", "minilm", progress=False, model=Fake()
-    )
+    toy_study_inputs(bench, tmp_path, {"train": 8, "dev": 4, "core": 4})
     cfg = study.StudyConfig(
         methods="fgpo",
         seeds=1,
