@@ -123,7 +123,7 @@ ablations: $(STAMP)
 ## make fair: the fair test of exact versus sampled (the chapter "Exact versus sampled on the real
 ## tables"): every estimator of experiments/factorial.py by every regularizer (none, entropy bonus,
 ## KL to uniform) at weights 0.01, 0.03 and 0.1, every learning rate, 5 seeds, every choice read on
-## the in-domain dev (indev); 1,820 runs, about 5 CPU s each: two shards side by side, about 80 min
+## the in-domain dev (indev); 1,820 runs, about 2.5 CPU s each: two shards side by side, about 40 min
 ## on 2 quiet cores (resumable; the last shard to finish writes the study)
 FAIR := --methods fair --dev-suite indev --keep-q false --curve-every 10 --checkpoints 10 --out-dir runs/cpu/fair
 fair: $(STAMP)
