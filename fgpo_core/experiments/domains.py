@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation.bootstrap import Interval
 from ..evaluation.difference import Verdict, compare
 from ..evaluation.domains import TWINS, domain_class, domain_of, question_domain, training_seen
 from ..evaluation.picks import correct_of, summarise_picks
@@ -38,6 +39,7 @@ __all__ = [
     "best_fixed_subset",
     "domain_accuracy",
     "domain_verdicts",
+    "domain_intervals",
     "split_scores",
     "domain_counts",
     "class_accuracy",
@@ -160,6 +162,37 @@ def domain_verdicts(
             b = method_correct(study, tables, m, ids)
         for k, mask in masks.items():
             out[(m, k)] = compare([x[mask] for x in a], [y[mask] for y in b])
+    return out
+
+
+def domain_intervals(
+    study: Study,
+    tables: Mapping[str, RewardTable],
+    ref: str,
+    others: Sequence[str],
+    suites: Sequence[str],
+    domains: Mapping,
+    resamples: int = 4000,
+) -> dict[tuple[str, str], Interval]:
+    """``{(other, split): Interval}``: ``ref`` minus each other method and BestFixed* by the book's
+    rule, the two-level paired bootstrap (:func:`fgpo_core.evaluation.bootstrap.paired_bootstrap`:
+    questions resampled within suite and family, seeds resampled), on the pooled questions and each
+    split of the book's domain rule (``domains``: suite -> question id -> "ID"/"OOD")."""
+    from ..evaluation.bootstrap import paired_bootstrap, strata_codes
+
+    ids, masks = _pooled(study, tables, suites, set(), domains)
+    strata = strata_codes(
+        np.concatenate([[s] * len(ids[s]) for s in ids]), np.concatenate([tables[s].select(ids[s]).family for s in ids])
+    )
+    a = np.stack(method_correct(study, tables, ref, ids))
+    out = {}
+    for m in list(others) + ["BestFixed*"]:
+        if m == "BestFixed*":
+            b = fixed_correct(tables, ids, best_fixed_subset(tables, ids))[None, :]
+        else:
+            b = np.stack(method_correct(study, tables, m, ids))
+        for k, mask in masks.items():
+            out[(m, k)] = paired_bootstrap(a[:, mask], b[:, mask], strata[mask], resamples=resamples)
     return out
 
 
