@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp study-features ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -79,44 +79,27 @@ features: $(STAMP)
 ## training pool (resumable; about 16 min on 1 core), and the same study on the first 1,000
 ## training questions (before the regulator family), the book's counterfactual
 study: $(STAMP)
-	$(VENV)/bin/fgpo study --out-dir runs/cpu/study
-	$(VENV)/bin/fgpo study --n-train 1000 --out-dir runs/cpu/study-first-pool
+	$(VENV)/bin/fgpo study --dev-suite indev --out-dir runs/cpu/study
+	$(VENV)/bin/fgpo study --n-train 1000 --dev-suite indev --out-dir runs/cpu/study-first-pool
 
-## make study-mlp: the main study with a 256-unit MLP head instead of the linear one, and the worked
-## examples of a new estimator (RLOO + KL to uniform; GRPO with PPO clipping and two updates per
-## draw) at the main study's settings (the chapter "Exact
-## versus sampled on the real tables" reads both; resumable, about 15 min on 1 core)
+## make study-mlp: the main study with a 256-unit MLP head instead of the linear one (the chapter
+## "Exact versus sampled on the real tables" reads it; resumable, about 10 min on 1 core)
 KEEP_Q := $(VENV)/bin/python -c 'import sys; from fgpo_core.experiments.study import keep_q; keep_q(sys.argv[1], sys.argv[2:])'
 study-mlp: $(STAMP)
-	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --out-dir runs/cpu/study-mlp
-	$(VENV)/bin/fgpo study --methods rloo-kl --out-dir runs/cpu/study-rloo-kl
-	$(VENV)/bin/fgpo study --methods grpo-clip-u2 --out-dir runs/cpu/study-grpo-clip
+	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --dev-suite indev --out-dir runs/cpu/study-mlp
 	$(KEEP_Q) runs/cpu/study-mlp
-	$(KEEP_Q) runs/cpu/study-rloo-kl
-	$(KEEP_Q) runs/cpu/study-grpo-clip
-
-## make study-features: one small study per frozen encoder of the selector's prompt (FGPO and GRPO,
-## 3 seeds, the first 400 training questions, read on dev), MiniLM's and SmolLM2's features; the
-## same chapter compares them. The committed SmolLM2 cache holds only the dev suite and the first
-## 400 training questions; this recipe encodes the whole train suite (the study reads its first 400)
-study-features: $(STAMP)
-	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --encoder smollm2 --out data/features/cpu/smollm2
-	for enc in minilm smollm2; do \
-	  $(VENV)/bin/fgpo study --methods fgpo,grpo --seeds 3 --suites dev --n-train 400 \
-	    --features-dir data/features/cpu/$$enc --out-dir runs/cpu/study-features/$$enc || exit 1; \
-	done
 
 ## make ablations: the appendix: every ablation on the four-tool tables, then the five-tool tables
 ## (built by extending the four-tool ones; resumable, about 55 min on 1 core) and their study
 ablations: $(STAMP)
-	$(VENV)/bin/fgpo study --methods ablations --checkpoints 10 --out-dir runs/cpu/ablations
+	$(VENV)/bin/fgpo study --methods ablations --checkpoints 10 --dev-suite indev --out-dir runs/cpu/ablations
 	$(KEEP_Q) runs/cpu/ablations sft dpo-beta0.1 dpo dpo-beta0.5
 	$(VENV)/bin/fgpo features --bench $(BENCH) --encoder minilm --n-tools 5 --out data/features/cpu/minilm-five
-	for s in dev core train microbe mosaic; do \
+	for s in dev indev core train microbe mosaic; do \
 	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader --five \
 	    --extend $(TABLES)/reader/$$s --out $(TABLES)/reader-five/$$s || exit 1; \
 	done
-	$(VENV)/bin/fgpo study --methods five --checkpoints 20 --table-dir $(TABLES)/reader-five \
+	$(VENV)/bin/fgpo study --methods five --checkpoints 20 --dev-suite indev --table-dir $(TABLES)/reader-five \
 	  --features-dir data/features/cpu/minilm-five --out-dir runs/cpu/ablations-five
 	$(KEEP_Q) runs/cpu/ablations-five
 
@@ -124,17 +107,23 @@ ablations: $(STAMP)
 ## tables"): every estimator of experiments/factorial.py by every regularizer (none, entropy bonus,
 ## KL to uniform) at weights 0.01, 0.03 and 0.1, every learning rate, 5 seeds, every choice read on
 ## the in-domain dev (indev); 1,820 runs, about 2.5 CPU s each: two shards side by side, about 40 min
-## on 2 quiet cores (resumable; the last shard to finish writes the study)
+## on 2 quiet cores (resumable; the last shard to finish writes the study). Then the cells the first
+## page quotes again with 10 seeds at their chosen settings (runs/cpu/fair-seeds), and dead groups and
+## gradient signal at the trained policies, read from the study's run parts (runs/cpu/fair-signal)
 FAIR := --methods fair --dev-suite indev --keep-q false --curve-every 10 --checkpoints 10 --out-dir runs/cpu/fair
 fair: $(STAMP)
 	$(VENV)/bin/fgpo study $(FAIR) --shard 0/2 & pid=$$!; \
 	  $(VENV)/bin/fgpo study $(FAIR) --shard 1/2 || exit 1; wait $$pid
 	$(VENV)/bin/fgpo study $(FAIR)
+	methods=$$($(PY) -m fgpo_core.experiments.fair_seeds runs/cpu/fair) || exit 1; \
+	  $(VENV)/bin/fgpo study --methods "$$methods" --seeds 10 --dev-suite indev --keep-q false --curve-every 10 \
+	    --checkpoints 10 --out-dir runs/cpu/fair-seeds
+	$(PY) -m fgpo_core.experiments.fair_signal --study runs/cpu/fair --out runs/cpu/fair-signal
 
 ## make companion: the post-training study on the policy head (resumable; about 50 min on 1 core);
 ## its policies are not kept (no chapter reads them), the ablations keep SFT's and DPO's
 companion: $(STAMP)
-	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --out-dir runs/cpu/companion
+	$(VENV)/bin/fgpo study --methods companion --keep last --checkpoints 16 --dev-suite indev --out-dir runs/cpu/companion
 	$(KEEP_Q) runs/cpu/companion
 
 ## make larger: past enumeration: the reader's block scores of a 12-tool library (resumable; about

@@ -130,6 +130,11 @@ def test_answers_split_by_suite_and_domain_against_a_count_by_hand():
     assert acc.loc["a"].round(6).tolist() == [round(200 / 3, 6), 100.0, round(100 / 3, 6), 50.0]
     assert acc.loc["b", "core"] == round(200 / 3, 10) or abs(acc.loc["b", "core"] - 200 / 3) < 1e-9
     assert acc.attrs["n"] == {"core": 3, "in domain": 2, "out of domain": 3, "microbe": 2}
+    rule = {"core": {"q0": "ID", "q1": "OOD", "q2": "OOD"}, "microbe": {"m0": "ID", "m1": "OOD"}}
+    by_rule, _ = question_answers(sel, {"core": core, "microbe": microbe}, ["seen"], domains=rule)
+    assert by_rule.domain.tolist() == ["ID", "OOD", "OOD", "ID", "OOD"]  # the given rule, not the family
+    mine = accuracy_by_part(ans, ["a"], {"first two": np.array([True, True, False, False, False])})
+    assert mine.loc["a", "first two"] == 100.0 and mine.attrs["n"] == {"first two": 2}
 
 
 def test_the_kept_step_is_the_one_the_run_recorded(tmp_path):
@@ -180,16 +185,68 @@ def test_checkpoint_costs_read_the_course_at_each_step():
     assert t.loc["Warm-up", "visits"] == 0 and np.isnan(t.loc["All-Tools", "visits"])
 
 
-def test_versus_tests_compare_by_the_books_rule_and_say_when_answers_are_the_same():
-    from fgpo_core.evaluation.difference import compare
-    from fgpo_core.reports.pool import versus_tests
+def test_versus_intervals_are_the_paired_bootstrap_with_holm_over_every_cell():
+    from fgpo_core.evaluation.bootstrap import holm, paired_bootstrap, strata_codes
+    from fgpo_core.reports.pool import interval_table, versus_intervals
 
     rng = np.random.default_rng(0)
-    a = rng.random(200) < 0.7
-    ans = pd.DataFrame({"A": a, "B": np.zeros(200, bool), "C": a.copy()})
-    masks = {"all": pd.Series(True, index=ans.index), "first half": pd.Series(np.arange(200) < 100)}
-    tests, table = versus_tests(ans, masks, {"A vs B": ("A", "B"), "A vs C": ("A", "C")})
-    want = compare([a], [np.zeros(200, bool)])
-    assert tests["A vs B"]["all"].gap == pytest.approx(want.gap) and want.is_difference
-    assert table.loc["A vs B", "all"].startswith(f"+{want.gap:.1f}") and table.loc["A vs B", "all"].endswith("*")
-    assert (table.loc["A vs C"] == "same answers").all()
+    n = 300
+    a = rng.random(n) < 0.7
+    ans = pd.DataFrame(
+        {
+            "suite": np.where(np.arange(n) < 200, "core", "microbe"),
+            "family": np.tile(["x", "y", "z"], n // 3),
+            "A": a,
+            "B": rng.random(n) < 0.4,
+            "C": a.copy(),
+        }
+    )
+    parts = {"all": np.ones(n, bool), "core": (ans.suite == "core").to_numpy()}
+    out = versus_intervals(ans, parts, {"A vs B": ("A", "B"), "A vs C": ("A", "C")}, resamples=500)
+    assert list(out.comparison) == ["A vs B", "A vs C"] * 2 and list(out.part) == ["all"] * 2 + ["core"] * 2
+    m = parts["core"]
+    want = paired_bootstrap(
+        a[m].astype(float), ans.B[m].to_numpy(float), strata_codes(ans.suite[m], ans.family[m]), resamples=500
+    )
+    got = out[(out.comparison == "A vs B") & (out.part == "core")].iloc[0]
+    assert (got.gap, got.low, got.high, got.p) == pytest.approx((want.gap, want.low, want.high, want.p_value))
+    assert got.gap == pytest.approx(100 * (a[m].mean() - ans.B[m].mean())) and got.verdict == "a difference"
+    assert np.allclose(out.p_holm, holm(out.p.to_numpy())) and (out.p_holm >= out.p).all()
+    same = out[out.comparison == "A vs C"]
+    assert same.same.all() and (same.gap == 0).all() and (same.verdict == "level").all()
+    table = interval_table(out, {"A vs B": "A minus B"}, {"all": "every question", "core": "core"})
+    assert list(table.columns) == ["comparison (points)", "every question", "core"]
+    assert table.loc[0, "core"].startswith(f"+{want.gap:.1f} [") and table.loc[0, "core"].endswith("*")
+    with pytest.raises(ValueError, match="no interval"):
+        interval_table(out, {"A vs B": "x"}, {"microbe": "microbe"})
+
+
+def test_book_parts_follow_family_and_organism_and_name_the_twin():
+    from fgpo_core.genomics.benchmarks.schema import Question
+    from fgpo_core.reports.pool import BOOK_PARTS, book_parts
+
+    def q(qid, family, answer_label="x"):
+        return Question(
+            qid,
+            "s",
+            "test",
+            family,
+            "describe",
+            "?",
+            {L: L for L in "ABCD"},
+            "A",
+            {"": "ACGT"},
+            {"answer_label": answer_label},
+        )
+
+    train = [q("t1", "regulator"), q("t2", "splice")]
+    tests = [q("a", "splice"), q("b", "tf_motif"), q("c", "taxonomy", "Homo sapiens"), q("d", "taxonomy", "Kutzneria")]
+    ans = pd.DataFrame({"suite": "core", "question_id": [x.id for x in tests]})
+    parts = book_parts(ans, {"core": tests}, train)
+    assert tuple(parts) == BOOK_PARTS
+    assert parts["all"].tolist() == [True] * 4
+    assert parts["in domain"].tolist() == [True, False, True, False]  # a seen organism asked about is in domain
+    assert parts["out of domain"].tolist() == [False, True, False, True]
+    assert parts["TF-motif"].tolist() == [False, True, False, False]
+    with pytest.raises(ValueError, match="not among"):
+        book_parts(ans.assign(question_id=["a", "b", "c", "zz"]), {"core": tests}, train)

@@ -1,7 +1,9 @@
 """Reading the LM selector's runs on the whole training pool (``make lm-pool``) for the chapter
 "FGPO versus GRPO": each run's dev course against question visits and training CPU time, its
-evaluated snapshots (``fgpo snapshot``, then ``fgpo evaluate --into-run``), and the snapshots
-that compare the two runs at equal visits, at equal time and as each run kept them.
+evaluated snapshots (``fgpo snapshot``, then ``fgpo evaluate --into-run``), the snapshots
+that compare the two runs at equal visits, at equal time and as each run kept them, and their
+comparison by the book's rule (:func:`versus_intervals`: the two-level paired bootstrap's 95%
+interval, Holm over the page) on the book's domain parts (:func:`book_parts`).
 
 A pool folder holds one folder per run (``fgpo-format``, ``grpo``: trained with snapshots) and one
 per evaluated snapshot, ``<run>-step<N>`` (:func:`snapshot_folder`). Time is the CPU seconds of the
@@ -18,7 +20,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..evaluation.domains import domain_of
+from ..evaluation.domains import domain_class, domain_of, training_seen
 from ..evaluation.picks import correct_of
 from ..experiments.snapshots import compute_at, run_logs
 from ..table import RewardTable
@@ -36,12 +38,19 @@ __all__ = [
     "PARTS",
     "checkpoint_costs",
     "pick_routing",
-    "versus_tests",
+    "BOOK_PARTS",
+    "book_parts",
+    "versus_intervals",
+    "interval_table",
 ]
 
 PARTS = ("core", "in domain", "out of domain", "microbe", "mosaic")
 """The columns of :func:`accuracy_by_part`: the main suite whole, all test questions split in and
 out of domain, and each cross-domain suite whole."""
+
+BOOK_PARTS = ("all", "in domain", "out of domain", "TF-motif")
+"""The parts of :func:`book_parts`: every test question, in and out of domain by the book's rule,
+and the TF-motif questions (out of domain, the regulator family's reworded twin)."""
 
 POOL_RUNS = {"FGPO + format term": "fgpo-format", "GRPO": "grpo"}
 """The whole-pool runs by the method label the book gives them, and their folders' names."""
@@ -163,11 +172,16 @@ def pool_comparisons(
 
 
 def question_answers(
-    selectors: Mapping[str, SelectorRun], tables: Mapping[str, RewardTable], training_families
+    selectors: Mapping[str, SelectorRun],
+    tables: Mapping[str, RewardTable],
+    training_families,
+    domains: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(answers, picks)``: one row per test question of every suite in ``tables`` that the first
     selector was evaluated on (every other must have been evaluated on them too) with its ``suite``,
-    ``family`` and ``domain`` (:func:`~fgpo_core.evaluation.domains.domain_of`), then one column per
+    ``family`` and ``domain``: the book's rule where ``domains`` is given (suite -> question id ->
+    ``"ID"``/``"OOD"``, :func:`~fgpo_core.evaluation.domains.question_domains`), else the former
+    family-only rule (:func:`~fgpo_core.evaluation.domains.domain_of`); then one column per
     selector: whether its free-generation pick is right (a format failure is wrong) in
     ``answers``, the pick itself (-1: a format failure) in ``picks``. ``answers`` also holds
     ``All-Tools`` and ``BestFixed*``, the fixed subset best over all these questions, chosen with
@@ -187,7 +201,11 @@ def question_answers(
                     "question_id": ids[have],
                     "suite": suite,
                     "family": fams,
-                    "domain": [domain_of(suite, f, training_families) for f in fams],
+                    "domain": (
+                        [domain_of(suite, f, training_families) for f in fams]
+                        if domains is None
+                        else [domains[suite][i] for i in ids[have]]
+                    ),
                 }
             )
         )
@@ -209,16 +227,19 @@ def question_answers(
     return answers, base.assign(**{m: np.concatenate(v) for m, v in chosen.items()})
 
 
-def accuracy_by_part(answers: pd.DataFrame, methods) -> pd.DataFrame:
+def accuracy_by_part(answers: pd.DataFrame, methods, masks: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     """Accuracy (%) of each of ``methods`` (columns of :func:`question_answers`' ``answers``) on each
-    of :data:`PARTS`, with the questions of each part in ``answers.attrs["n"]``."""
-    masks = {
-        "core": answers.suite == "core",
-        "in domain": answers.domain == "ID",
-        "out of domain": answers.domain == "OOD",
-        "microbe": answers.suite == "microbe",
-        "mosaic": answers.suite == "mosaic",
-    }
+    part of ``masks`` (a name -> a boolean mask over the rows, such as :func:`book_parts`; by default
+    :data:`PARTS`, by the ``domain`` column), with the questions of each part in ``answers.attrs["n"]``."""
+    if masks is None:
+        masks = {
+            "core": answers.suite == "core",
+            "in domain": answers.domain == "ID",
+            "out of domain": answers.domain == "OOD",
+            "microbe": answers.suite == "microbe",
+            "mosaic": answers.suite == "mosaic",
+        }
+    masks = {k: np.asarray(v, dtype=bool) for k, v in masks.items()}
     masks = {k: v for k, v in masks.items() if v.any()}
     out = pd.DataFrame({k: {m: 100.0 * answers.loc[v, m].mean() for m in methods} for k, v in masks.items()})
     out.attrs["n"] = {k: int(v.sum()) for k, v in masks.items()}
@@ -265,28 +286,70 @@ def pick_routing(
     return pd.DataFrame(rows).T
 
 
-def versus_tests(
-    answers: pd.DataFrame, masks: Mapping[str, pd.Series], versus: Mapping[str, tuple[str, str]]
-) -> tuple[dict, pd.DataFrame]:
-    """Each comparison of ``versus`` (a row -> two columns of ``answers``, :func:`question_answers`)
-    on each part of ``masks`` (:func:`accuracy_by_part`'s ``attrs["masks"]``), by the book's rule
-    (:func:`~fgpo_core.evaluation.difference.compare`, one selector: McNemar on the same
-    questions). Returns the verdicts (row -> part -> verdict) and their table: the first minus the
-    second (points) and McNemar's p, "*" for a difference, or "same answers" where no question
-    tells the two apart."""
-    from ..book.claims import fmt_number, fmt_p
-    from ..evaluation.difference import compare
+def book_parts(answers: pd.DataFrame, suites: Mapping[str, list], train_questions) -> dict[str, np.ndarray]:
+    """The parts of :func:`question_answers`' rows by the book's domain rule
+    (:func:`~fgpo_core.evaluation.domains.question_domain`, family and organism, read from
+    ``train_questions``), as boolean masks keyed by :data:`BOOK_PARTS`: every row, the in-domain
+    rows, the out-of-domain rows, and of those the TF-motif rows (the training family
+    ``regulator``'s reworded twin, :data:`~fgpo_core.evaluation.domains.TWINS`). ``suites`` maps a
+    suite to its questions (a question of ``answers`` missing there is an error)."""
+    seen = training_seen(train_questions)
+    by_id = {s: {q.id: q for q in qs} for s, qs in suites.items()}
+    try:
+        cls = np.array([domain_class(by_id[s][i], seen) for s, i in zip(answers.suite, answers.question_id)])
+    except KeyError as e:
+        raise ValueError(f"a question of the answers is not among the suites' questions: {e}") from None
+    in_domain = np.isin(cls, ("seen family and organism", "seen organism asked about"))
+    return dict(zip(BOOK_PARTS, (np.ones(len(cls), bool), in_domain, ~in_domain, cls == "twin family")))
 
-    tests, cells = {}, {}
-    for row, (a, b) in versus.items():
-        tests[row], cells[row] = {}, {}
-        for part, m in masks.items():
-            x, y = answers.loc[m, a].to_numpy(), answers.loc[m, b].to_numpy()
-            v = tests[row][part] = compare([x], [y])
-            cells[row][part] = (
-                "same answers"
-                if (x == y).all()
-                else f"{fmt_number(v.gap, 1, signed=True)} (p {fmt_p(v.p_mcnemar[0])})"
-                + ("\u00a0*" if v.is_difference else "")
-            )
-    return tests, pd.DataFrame(cells).T
+
+def versus_intervals(
+    answers: pd.DataFrame,
+    parts: Mapping[str, np.ndarray],
+    versus: Mapping[str, tuple[str, str]],
+    resamples: int = 4000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each comparison of ``versus`` (a row -> two columns of ``answers``, :func:`question_answers`)
+    on each part of ``parts`` (a name -> a boolean mask over the rows, :func:`book_parts`), by the
+    book's rule: the two-level paired bootstrap (:func:`~fgpo_core.evaluation.bootstrap.paired_bootstrap`;
+    one selector, so questions resampled within suite and family), Holm's adjustment over every
+    comparison and part together. One row per (comparison, part): ``comparison``, ``part``, ``a``,
+    ``b``, ``gap`` (points, the first minus the second), ``low``, ``high``, ``p``, ``p_holm``,
+    ``verdict`` and ``same`` (the two answer alike on every question of the part)."""
+    from ..evaluation.bootstrap import compare_many, holm, strata_codes
+
+    strata = strata_codes(answers.suite.to_numpy(), answers.family.to_numpy())
+    frames = []
+    for part, mask in parts.items():
+        m = np.asarray(mask, dtype=bool)
+        if not m.any():
+            continue
+        pairs = {
+            row: (answers.loc[m, a].to_numpy(float), answers.loc[m, b].to_numpy(float))
+            for row, (a, b) in versus.items()
+        }
+        f = compare_many(pairs, strata[m], resamples=resamples, seed=seed)
+        same = [bool((x == y).all()) for x, y in pairs.values()]
+        frames.append(f.assign(part=part, same=same).rename_axis("comparison").reset_index())
+    out = pd.concat(frames, ignore_index=True)
+    out["p_holm"] = holm(out["p"].to_numpy())
+    out["a"] = [versus[c][0] for c in out.comparison]
+    out["b"] = [versus[c][1] for c in out.comparison]
+    return out[["comparison", "part", "a", "b", "gap", "low", "high", "p", "p_holm", "verdict", "same"]]
+
+
+def interval_table(intervals: pd.DataFrame, rows: Mapping[str, str], columns: Mapping[str, str]) -> pd.DataFrame:
+    """:func:`versus_intervals` as a plain table: one row per comparison of ``rows`` (comparison ->
+    label, in order), one column per part of ``columns`` (part -> header), each cell the gap with its
+    95% interval (``+1.4 [+0.1, +2.6]``), a star where the Holm-adjusted p-value is below 0.05."""
+    cell = {
+        (r.comparison, r.part): f"{r.gap:+.1f} [{r.low:+.1f}, {r.high:+.1f}]".replace("-", "\u2212")
+        + ("\u00a0*" if r.p_holm < 0.05 else "")
+        for r in intervals.itertuples()
+    }
+    missing = [(c, p) for c in rows for p in columns if (c, p) not in cell]
+    if missing:
+        raise ValueError(f"no interval for {missing[0]}")
+    body = [{"comparison (points)": lab, **{h: cell[(c, p)] for p, h in columns.items()}} for c, lab in rows.items()]
+    return pd.DataFrame(body)
