@@ -8,7 +8,7 @@ import sys
 from .cli_errors import USER_ERRORS, one_line
 from .cli_errors import run_command as _run
 from .cli_runs import add_run_parsers
-from .cli_table import add_table_parser
+from .cli_table import add_executor_args, add_table_parser
 from .cli_tools import DEFAULT_BENCH
 from .cli_tools import tools_command as _tools
 
@@ -148,10 +148,18 @@ def _features(args) -> int:
 
 def _study(args) -> int:
     from .configs import dataclass_from_args
+    from .distributed import check_executor
     from .experiments.study import StudyConfig, run_study
 
+    check_executor(args.executor, args.address)
     cfg = dataclass_from_args(StudyConfig, args)
-    out = run_study(StudyConfig(**{**cfg.__dict__, "beta": args.beta}))
+    cfg = StudyConfig(**{**cfg.__dict__, "beta": args.beta})
+    if args.executor == "ray":
+        from .distributed import run_study_ray
+
+        out = run_study_ray(cfg, args.address)
+    else:
+        out = run_study(cfg)
     if out is not None:
         print(f"study written to {out}")
     return 0
@@ -178,6 +186,7 @@ def _add_study_parser(sub) -> None:
         default=None,
         help="the entropy bonus's weight for every method, as -beta in a name (default: each estimator's own)",
     )
+    add_executor_args(st, "each (method, rate, seed) run a Ray task")
     st.set_defaults(func=_study)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["add_table_parser", "table_command", "set_threads"]
+__all__ = ["add_table_parser", "table_command", "set_threads", "build_inputs"]
 
 
 def set_threads(n: int) -> None:
@@ -74,6 +74,33 @@ def _table_inputs(args):
     return questions, library
 
 
+def build_inputs(args):
+    """``(questions, library, reasoner)`` of ``fgpo table build``'s arguments, with torch's threads
+    set: what each Ray worker of ``--executor ray`` loads (:mod:`fgpo_core.distributed`)."""
+    from .reasoners import get_reasoner
+
+    questions, library = _table_inputs(args)
+    set_threads(args.threads)
+    return questions, library, get_reasoner(args.reasoner)
+
+
+def _build_on_ray(args, shard: tuple[int, int]) -> None:
+    from functools import partial
+
+    from .distributed import build_table_ray
+
+    build_table_ray(
+        partial(build_inputs, args),
+        args.out,
+        shard=shard,
+        chunk_size=args.chunk_size,
+        extend_from=args.extend,
+        address=args.address,
+        num_cpus=max(args.threads, 1),
+        num_gpus=1 if args.reasoner.startswith("vllm:") else 0,
+    )
+
+
 def table_command(args) -> int:
     from .table import load_table
     from .table.build import cost_accounting, merge_table
@@ -90,17 +117,23 @@ def table_command(args) -> int:
             raise ValueError(f"--shard i/N needs N >= 1 and 0 <= i < N, got {args.shard!r}")
         if args.chunk_size < 1:  # refused before the reasoner is loaded
             raise ValueError(f"--chunk-size must be a positive number of questions, got {args.chunk_size}")
+        from .distributed import check_executor
+
+        check_executor(args.executor, args.address)
         questions, library = _table_inputs(args)
         set_threads(args.threads)
-        build_table(
-            questions,
-            library,
-            get_reasoner(args.reasoner),
-            args.out,
-            shard=(i, n),
-            chunk_size=args.chunk_size,
-            extend_from=args.extend,
-        )
+        if args.executor == "ray":  # each Ray worker loads the inputs and the reasoner itself
+            _build_on_ray(args, (i, n))
+        else:
+            build_table(
+                questions,
+                library,
+                get_reasoner(args.reasoner),
+                args.out,
+                shard=(i, n),
+                chunk_size=args.chunk_size,
+                extend_from=args.extend,
+            )
         if n == 1:
             print(f"merged: {merge_table(args.out)}")
         return 0
@@ -186,6 +219,7 @@ def add_table_parser(sub) -> None:
         "library lacks only the last tool: its rows are reused, only the new subsets are answered",
     )
     tb.add_argument("--chunk-size", type=int, default=16, help="questions per atomically written chunk")
+    add_executor_args(tb, "each chunk of questions (by every subset) a Ray call")
     tk.add_argument(
         "--reasoner",
         default="reader",
@@ -201,3 +235,19 @@ def add_table_parser(sub) -> None:
     ts = tsub.add_parser("summary", help="ceilings and cost accounting of a merged table")
     ts.add_argument("dir")
     table.set_defaults(func=table_command)
+
+
+def add_executor_args(parser, unit: str) -> None:
+    """``--executor`` and ``--address`` (:mod:`fgpo_core.distributed`) on a command's parser."""
+    parser.add_argument(
+        "--executor",
+        default="local",
+        metavar="{local,ray}",
+        help=f"local (this process, the default) or ray: {unit}, writing the same files as local",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="with --executor ray: the Ray cluster (HOST:PORT, ray://HOST:PORT or auto; default: a Ray "
+        "started on this machine)",
+    )
