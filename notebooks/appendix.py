@@ -458,9 +458,7 @@ glue_number("ap_gs_eval_lo", gs["reward evaluations"].min(), 0)
 glue_number("ap_gs_eval_hi", gs["reward evaluations"].max(), 0)
 glue_number("ap_paper_dead_diff", paper.DEAD_GROUPS["grpo_differential_G6"])
 glue_number("ap_gs_gap_max", max(abs(gap(f"g{G}", k).gap) for G in (2, 4, 8, 16) for k in SPLITS))
-claim("gs_small", all(abs(gap(f"g{G}", k).gap) < 1.0 for G in (2, 4, 8, 16) for k in SPLITS)
-      and gs["dead groups, last epoch (%)"].min() > 50,
-      "no group size moves GRPO by a point on any split; most last-epoch groups are dead at every G")
+claim("gs_small", gs["dead groups, last epoch (%)"].min() > 50, "most last-epoch groups are dead at every G")
 
 # %% [markdown]
 # **GRPO's group size.** From $G = 2$ to 16 a run's reward evaluations grow from
@@ -506,16 +504,17 @@ glue_text("ap_fg_lead_ood", ", ".join(fmt_number(gap(f"fg{h}", "out of domain").
                                       for h in ("lin", "64", "256")))
 glue_number("ap_paper_cap_fgpo", paper.SENSITIVITY["selector_1.5b_fgpo"], 2)
 glue_number("ap_paper_cap_grpo", paper.SENSITIVITY["selector_1.5b_grpo"], 2)
-claim("capacity", all(gap(f"h{h}").gap > 0 for h in (64, 256))
-      and all(gap(f"fg{h}", k).low > 0 for h in ("lin", "64", "256") for k in ("pooled", "in domain"))
-      and not any(gap(f"fg{h}", "out of domain").difference for h in ("lin", "64", "256")),
-      "both MLP heads add accuracy; FGPO leads GRPO pooled and in domain at every width, not out of domain")
+glue_text("ap_fg_pooled_v", ", ".join(gap(f"fg{h}").verdict for h in ("lin", "64", "256")))
+glue_text("ap_fg_ood_v", ", ".join(gap(f"fg{h}", "out of domain").verdict for h in ("lin", "64", "256")))
+claim("capacity", all(gap(f"fg{h}").gap > 0 for h in ("lin", "64", "256")),
+      "FGPO (with its bonus) leads GRPO pooled at every width")
 
 # %% [markdown]
-# **Capacity.** A hidden layer of 64 or 256 units adds {glue:text}`ap_h64` and
-# {glue:text}`ap_h256` points to FGPO. FGPO's lead over GRPO (at this section's β = 0.03 for
-# FGPO and none for GRPO, not matched) is {glue:text}`ap_fg_lead` points pooled at the three
-# widths, each a difference, and {glue:text}`ap_fg_lead_ood` out of domain, none. The paper's
+# **Capacity.** A hidden layer of 64 or 256 units moves FGPO by {glue:text}`ap_h64` and
+# {glue:text}`ap_h256` points. FGPO's lead over GRPO (at this section's β = 0.03 for FGPO and
+# none for GRPO, not matched) is {glue:text}`ap_fg_lead` points pooled at the three widths
+# ({glue:text}`ap_fg_pooled_v`), and {glue:text}`ap_fg_lead_ood` out of domain
+# ({glue:text}`ap_fg_ood_v`). The paper's
 # 1.5B selector kept its lead too, {glue:text}`ap_paper_cap_fgpo` against
 # {glue:text}`ap_paper_cap_grpo`.
 #
