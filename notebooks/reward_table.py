@@ -16,12 +16,11 @@
 # %% [markdown]
 # # Building the reward table
 #
-# FGPO's second idea is that the reward of every subset on every question can be
-# computed once, before any training (Algorithm 1, stage 1): run each tool once per
-# question, render the evidence of all $2^n$ subsets, ask the frozen reasoner
-# $2^n$ times, and store the answers. Training then never calls the reasoner again;
-# every reward is a look-up. This chapter builds such tables for the book's suites,
-# reads the reference points they imply, and checks that a look-up equals a live call.
+# FGPO's second idea: every subset's reward on every question can be computed once, before
+# training (Algorithm 1, stage 1). Run each tool once per question, ask the frozen reasoner
+# with the evidence of each of the $2^n$ subsets, store the answers: every reward in
+# training is then a look-up. This chapter builds such tables, reads what they imply, and
+# checks a look-up against a live call.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -43,10 +42,9 @@ import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import display
 
 from fgpo_core.book import paper
-from fgpo_core.book.chapter import paper_vs_book, show_source
+from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
 from fgpo_core.book.plots_page import set_alt
@@ -57,6 +55,7 @@ from fgpo_core.reasoners import REASONER_LABELS, get_reasoner
 from fgpo_core.reasoners.probe import probe_from_table, probe_live, probe_masks
 from fgpo_core.reasoners.prompt import split_user_message
 from fgpo_core.reasoners.reader import pair_texts
+from fgpo_core.reports.benchmark_page import family_label
 from fgpo_core.reports.tables import show
 from fgpo_core.table import has_table, load_tables
 from fgpo_core.table.build import build_table, cost_accounting, merge_table
@@ -85,20 +84,17 @@ tables = readers["evidence reader"]
 # %% [markdown]
 # ## The reasoner's prompt
 #
-# Every call uses the paper's template: a system message (a genomics expert, told that
-# tool outputs may be incomplete or noisy and to use only relevant evidence), the
-# question, an `Options:` block, then, only when the subset is not empty,
-# `Analysis tool output for the sequence above:` and the evidence blocks, and finally
-# `Answer with a single letter.` The template is built in one place:
+# Every call uses the paper's template (folded below): a system message (a genomics expert;
+# tool outputs may be noisy), the question, an `Options:` block, for a non-empty subset
+# `Analysis tool output for the sequence above:` and the evidence, and
+# `Answer with a single letter.`
 
 # %% tags=["remove-input", "hide-output"]
 show_source(split_user_message)
 
 # %% [markdown]
-# Everything up to the evidence is the same for all $2^n$ prompts of a question, so a
-# causal-LM reasoner computes that prefix's key-value cache once and reuses it for each
-# subset's suffix (vLLM's prefix caching does the same on a GPU). Here is the user
-# message of one `core` question with the subset {T3} (sequences shortened):
+# A causal-LM reasoner caches the prefix a question's $2^n$ prompts share (as vLLM's prefix
+# caching does). One `core` question's user message with the subset {T3}:
 
 # %% tags=["hide-input"]
 q = next(q for q in suites["core"] if q.family == "splice" and q.shape == "describe")
@@ -110,39 +106,35 @@ print((pre + suf).replace(seq, seq[:20] + "..." + seq[-20:]))
 # %% [markdown]
 # ## The reasoners, and whether they read
 #
-# The paper's reasoners are 1.5-8B instruction models. The small instruction models
-# that ship offline for a CPU do not use evidence at all: given the decisive tool's
-# output they still answer near chance, mostly "A" (measured below for SmolLM2-135M).
-# A table built from such a reader is flat, and a selector would have nothing to learn.
-# The book therefore prepares three frozen readers, all shipped as files:
+# The paper's reasoners are 1.5-8B instruction models, far larger than anything here (the
+# main reason our levels differ from the paper's). The small ones that run offline on a CPU
+# ignore evidence, answering near chance and mostly "A" even with the decisive tool
+# (measured below for SmolLM2-135M), so their tables are flat. The book prepares three
+# frozen readers, shipped as files:
 #
-# - **the evidence reader** (`reader`, the book's training reasoner): the
-#   all-MiniLM-L6-v2 encoder with a LoRA adapter and a scalar head, trained as a
-#   multiple-choice model on a *curriculum* of questions that share no sequence, name
-#   or wording with any benchmark suite;
-# - **zero-shot MiniLM** (`minilm`): the same encoder untrained, scoring each option by
-#   its best cosine similarity with an evidence line;
-# - **SmolLM2-135M-Instruct** (`smollm2`): a causal LM answering with the
-#   highest-probability letter, zero-shot.
+# - **the evidence reader** (`reader`, the training reasoner): all-MiniLM-L6-v2 with a
+#   LoRA adapter and a scalar head, trained as a multiple-choice model on a *curriculum*
+#   sharing no sequence, name or wording with any benchmark suite;
+# - **zero-shot MiniLM** (`minilm`): the same encoder untrained, scoring each option by its
+#   best cosine similarity with an evidence line;
+# - **SmolLM2-135M-Instruct** (`smollm2`): a causal LM answering with its most probable
+#   letter.
 #
 # ### The evidence reader
 #
-# The reader scores an option by reading each tool's block on its own, with the
-# question and the option in view, and adding the scores (a product of experts, one per
-# tool). Each block is a pair of texts for the encoder:
+# The reader scores an option by reading each tool's block on its own, with the question
+# and option in view, and adding the scores (a product of experts; the pair of texts per
+# block is folded):
 
 # %% tags=["remove-input", "hide-output"]
 show_source(pair_texts)
 
 # %% [markdown]
-# so that the four letter logits are
-# $\mathrm{logit}(L) = h(a_L, \varnothing) + \sum_{b \in \text{blocks}} h(a_L, b_L)$ and the
-# letter log-probabilities their log-softmax. A block's score does not depend on which
-# other blocks are present, so all $2^n$ prompts of a question cost $n + 1$ encoder
-# reads per option. The curriculum has five skills (reading the motif scan, the splice
-# classification, GC, GC with CpG observed/expected, and the expert's vote shares) in both
-# question shapes, on synthetic DNA and in wording that the benchmarks never use. One
-# curriculum question and the evidence of its decisive tool:
+# The letter logits are $\mathrm{logit}(L) = h(a_L, \varnothing) + \sum_{b} h(a_L, b_L)$. A
+# block's score ignores the other blocks, so a question's $2^n$ prompts cost $n + 1$ encoder
+# reads per option. The curriculum's five skills (motif scan, splice classification, GC, CpG
+# observed/expected, the expert's votes) use synthetic DNA; one question and its decisive
+# tool's evidence:
 
 # %% tags=["hide-input"]
 cur = make_curriculum(CurriculumSpec(n_per_skill=2, seed=1))
@@ -158,17 +150,15 @@ _ = glue_number("n_cur_checked", len(cur), 0)
 
 # %% [markdown]
 # None of the {glue:text}`n_cur_checked` curriculum questions made here shares a 32-mer with
-# any benchmark suite or reference (the test suite checks more).
+# any benchmark suite or reference (the tests check more).
 
 # %% tags=["remove-input"]
 claim("curriculum-disjoint", len(leaks) == 0, "no curriculum question shares a 32-mer with the benchmarks")
 
 # %% [markdown]
-# Training shows each curriculum question with a random subset of the blocks (the
-# decisive one in three views of four) and minimises the cross-entropy of the answer
-# letter. `fgpo reader train` re-runs the recipe; the committed adapter records its
-# curriculum, configuration and validation accuracy (held-out curriculum questions)
-# in a manifest. It was trained on {glue:text}`n_cur_train` curriculum questions in
+# Training shows each question with a random subset of the blocks (the decisive one in three
+# views of four) and minimises the answer's cross-entropy (`fgpo reader train`; the
+# adapter's manifest records the rest): {glue:text}`n_cur_train` questions,
 # {glue:text}`train_minutes` minutes on a CPU.
 
 # %% tags=["remove-cell"]
@@ -179,11 +169,10 @@ _ = glue_number("train_minutes", reader_manifest["train_seconds"] / 60, 0)
 # %% [markdown]
 # ### The evidence-following probe
 #
-# Does a reader use the evidence it is given? The probe asks each benchmark question
-# under four conditions: no evidence, only the family's decisive tool, only an
-# irrelevant tool, and every tool. A useful reader follows decisive evidence and stays
-# near chance (25%) without it. For the two MiniLM readers the probe is read straight
-# from their tables (every evaluation question); SmolLM2 is called live on a sample.
+# Does a reader use its evidence? The probe asks each question with no evidence, only the
+# family's decisive tool, only an irrelevant tool, and every tool; a useful reader follows
+# decisive evidence and stays near chance (25%) without it. The MiniLM readers' probes are
+# read from their tables, SmolLM2 is called live on a sample.
 
 # %% tags=["remove-input", "hide-output"]
 show_source(probe_masks)
@@ -192,12 +181,10 @@ show_source(probe_masks)
 eval_names = [n for n in ("core", "microbe", "mosaic") if n in tables]
 eval_qs = [q for n in eval_names for q in suites[n]]
 probes = {}
-for label, tabs in readers.items():
+for label, tabs in readers.items():  # the probe from tables covering every evaluation question
     names = [n for n in eval_names if n in tabs]
-    if names:
-        qs_ = [q for n in names for q in suites[n] if tabs[n].contains([q.id])[0]]  # a table may cover a slice
-        probes[f"{label} ({len(qs_)} questions)" if len(qs_) < len(eval_qs) else label] = \
-            probe_from_table([tabs[n] for n in names], qs_, library.names)
+    if names and sum(int(tabs[n].contains([q.id for q in suites[n]]).sum()) for n in names) == len(eval_qs):
+        probes[label] = probe_from_table([tabs[n] for n in names], eval_qs, library.names)
 rng = np.random.default_rng(seed)
 probe_qs = [suites["core"][i] for i in rng.choice(len(suites["core"]), size=min(n_probe, len(suites["core"])),
                                                   replace=False)]
@@ -223,9 +210,11 @@ glue_number("smollm2_dec", s_["decisive tool only"])
 smollm2_a = float(letters.loc["SmolLM2-135M (live sample)"]["A"].mean())
 glue_number("smollm2_a", smollm2_a, 0)
 glue_number("fam_min", fam_dec.min(), 0)
-glue_text("fam_min_name", fam_dec.idxmin())
+glue_text("fam_min_name", family_label(fam_dec.idxmin()))
 glue_number("fam_max", fam_dec.max(), 0)
-glue_text("fam_max_name", fam_dec.idxmax())
+glue_text("fam_max_name", family_label(fam_dec.idxmax()))
+smollm2_tabs = readers.get(labels.get("smollm2", "smollm2"), {})
+glue_number("smollm2_slice", sum(t.n_questions for t in smollm2_tabs.values()), 0)
 _ = glue_number("smollm2_s", smollm2_s_per_call)
 
 # %% [markdown]
@@ -239,22 +228,21 @@ show(acc_all)
 # By family, the evidence reader:
 
 # %% tags=["remove-input"]
-show(probes["evidence reader"][0])
+show(probes["evidence reader"][0].rename(index=family_label))
 
 # %% [markdown]
-# With the decisive tool alone the evidence reader answers {glue:text}`reader_dec`%, with no evidence {glue:text}`reader_none`%, with an irrelevant
-# tool only {glue:text}`reader_irr`% and with every tool {glue:text}`reader_all`%; the
-# zero-shot MiniLM reader answers {glue:text}`minilm_dec`% with the decisive tool. By family
-# the evidence reader ranges from {glue:text}`fam_min`% ({glue:text}`fam_min_name`) to
-# {glue:text}`fam_max`% ({glue:text}`fam_max_name`); the answerability table of
-# {doc}`benchmarks` gives the cap each family's tools allow. SmolLM2 answers
-# {glue:text}`smollm2_dec`% of its sample with the decisive tool, no better than chance
-# allows on so few questions, and picks "A" {glue:text}`smollm2_a`% of the time.
+# The evidence reader answers {glue:text}`reader_dec`% with the decisive tool alone,
+# {glue:text}`reader_none`% with no evidence, {glue:text}`reader_irr`% with an irrelevant tool
+# and {glue:text}`reader_all`% with every tool; zero-shot MiniLM {glue:text}`minilm_dec`% with
+# the decisive tool. By family the reader ranges from {glue:text}`fam_min`%
+# ({glue:text}`fam_min_name`) to {glue:text}`fam_max`% ({glue:text}`fam_max_name`); the
+# answerability figure of {doc}`benchmarks` shows what each family's tools allow. SmolLM2 answers
+# {glue:text}`smollm2_dec`% of its sample with the decisive tool, within chance on so few
+# questions, and picks "A" {glue:text}`smollm2_a`% of the time.
 #
-# The book's tables below come from the evidence reader; the zero-shot MiniLM reader's
-# tables, and a slice of a SmolLM2 table (at {glue:text}`smollm2_s` s per call here, a
-# whole one is too slow), serve the transfer experiments. All three readers are far from
-# the paper's 1.5-8B models, the main reason our levels differ from the paper's.
+# The book's tables come from the evidence reader; zero-shot MiniLM's tables and a SmolLM2
+# table of {glue:text}`smollm2_slice` questions (at {glue:text}`smollm2_s` s per call here, a
+# whole one is too slow) serve the transfer experiments.
 
 # %% tags=["remove-input"]
 claim("reader-follows-evidence", a["decisive tool only"] > a["no evidence"] + 15 and abs(a["no evidence"] - 25) < 5
@@ -268,22 +256,26 @@ claim("smollm2-at-chance", s_["decisive tool only"] < 25 + 3 * np.sqrt(25 * 75 /
 # %% [markdown]
 # ## What a table row holds
 #
-# One row per (question, subset): the reasoner's letter, its correctness, the four
-# letter log-probabilities, the prompt's length in tokens, the Eq. 1 reward and the
-# differential reward of the paper's GRPO arm. A manifest records what the table was
-# built from, and a consumer whose inputs differ is refused.
+# One row per (question, subset): the reasoner's letter, its correctness, the four letter
+# log-probabilities, the prompt's length, the Eq. 1 and differential rewards. A manifest
+# records the table's inputs; a consumer whose inputs differ is refused. The first rows of
+# `core`:
 
 # %% tags=["hide-input"]
 name0 = "core" if "core" in tables else next(iter(tables))
 table0 = tables[name0]
-display(pd.read_parquet(Path(table_dir) / name0 / "table.parquet").head(4).T)
+raw = pd.read_parquet(Path(table_dir) / name0 / "table.parquet").head(4)
+show(pd.DataFrame({
+    "subset": ["no tool" if m == 0 else "{" + ", ".join(f"T{i + 1}" for i in range(table0.n_tools) if m >> i & 1) + "}"
+               for m in raw["mask"]],
+    "answer given": raw.prediction, "correct": raw.correct, "prompt tokens": raw.prompt_tokens,
+    "Eq. 1 reward": raw.reward_eq1, "differential reward": raw.reward_differential}), 2)
 
 # %% [markdown]
 # ## Reference points (the paper's Figure 1a)
 #
-# From a table alone we can read what any fixed policy would score: always no tool,
-# a uniformly random subset, all tools, the best single fixed subset, and the
-# per-question oracle that knows which subset works.
+# A table alone says what any fixed policy scores (no tool, a random subset, all tools, the
+# best fixed subset) and what the per-question oracle that knows which subset works does.
 
 # %% tags=["hide-input"]
 ceil = pd.DataFrame({name: t.ceilings() for name, t in tables.items()}).T
@@ -309,40 +301,29 @@ set_alt(fig, "Grouped bars of accuracy (%) for each fixed policy and the oracle 
 plt.show()
 
 # %% [markdown]
-# The gap between the best fixed subset and the oracle is what a per-question selector
-# can win. The paper's GenomeQA table and ours, side by side:
+# The gap from the best fixed subset to the oracle is what a selector can win. The paper's
+# GenomeQA table beside `core` under each reader whose table covers it:
 
 # %% tags=["hide-input"]
 t_core = tables[name0]
 c_core = t_core.ceilings()
-paper_vs_book({
-    "No-Tool (%)": (paper.GENOMEQA_CEILINGS["no_tool"], c_core["no_tool"]),
-    "Best fixed (%)": (paper.GENOMEQA_CEILINGS["best_fixed"], c_core["best_fixed"]),
-    "Oracle (%)": (paper.GENOMEQA_CEILINGS["oracle"], c_core["oracle"]),
-    "Oracle headroom over No-Tool (points)": (paper.GENOMEQA_CEILINGS["oracle"] - paper.GENOMEQA_CEILINGS["no_tool"],
-                                              c_core["oracle"] - c_core["no_tool"]),
-    "Questions whose best subset is empty (%)": (paper.GENOMEQA_CEILINGS["empty_optimal"], c_core["empty_optimal"]),
-}, paper_label="paper (GenomeQA, Qwen3-8B)", book_label=f"this book ({name0}, evidence reader)")
-
-# %% [markdown]
-# The same reference points under each prepared reader (the transfer experiments
-# move a trained selector between them without adaptation):
-
-# %% tags=["hide-input"]
-cross = {label: {"questions": tabs[name0].n_questions, **tabs[name0].ceilings()}
-         for label, tabs in readers.items() if name0 in tabs}
-show(pd.DataFrame(cross).T[["questions", "no_tool", "random", "all_tools", "best_fixed", "oracle", "empty_optimal"]]
-     .astype(float).rename(columns=POLICY).rename_axis("reasoner"))
+ROWS = ["no_tool", "random", "all_tools", "best_fixed", "oracle", "empty_optimal"]
+POLICY["empty_optimal"] = "questions whose best subset is empty"
+ref = pd.DataFrame({"paper (GenomeQA, Qwen3-8B)": {k: paper.GENOMEQA_CEILINGS[k] for k in ROWS},
+                    **{label: {k: tabs[name0].ceilings()[k] for k in ROWS} for label, tabs in readers.items()
+                       if name0 in tabs and tabs[name0].n_questions == len(suites[name0])}})
+show(ref.rename(index=POLICY).rename_axis(f"% of questions ({name0})"))
 
 # %% [markdown]
 # ## Every fixed subset, and each tool's worth
 #
-# Accuracy of always choosing each subset, per family, and the points the
-# oracle and the best fixed subset lose when one tool is removed from the library
-# (computed from the table alone, as in the paper's Table 12):
+# Accuracy of always choosing each subset, per family, and the points the oracle and the
+# best fixed subset lose when one tool is removed (from the table alone, as in the paper's
+# Table 12):
 
 # %% tags=["hide-input"]
-fam = pd.DataFrame({f: t_core.subset(t_core.family == f).fixed_subset_accuracy() for f in np.unique(t_core.family)})
+fam = pd.DataFrame({family_label(f): t_core.subset(t_core.family == f).fixed_subset_accuracy()
+                    for f in np.unique(t_core.family)})
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.9, 5.5))
@@ -363,34 +344,35 @@ both = both.rename(columns={"delta_oracle": "oracle (points)", "delta_best_fixed
 show(both.rename_axis("tool removed"), 2)
 
 # %% [markdown]
-# On the training pool the same question decides what a selector can learn, since it learns a
-# tool's worth only from training rewards. For each tool, the training family where it adds
-# most, alone or added to the subset where it helps most; a tool *pays* on a family when it
-# adds at least 10 points there.
+# A selector learns a tool's worth only from training rewards. For each tool, the training
+# family where it adds most, alone or added to the subset where it helps most (it *pays* on
+# a family where it adds at least 10 points):
 
 # %% tags=["remove-input"]
 PAYS = 10.0
 gains = tables["train"].tool_gains()
 top = gains.loc[gains.groupby("tool", sort=False).best_added.idxmax()].set_index("tool")
 paid = gains[gains.best_added >= PAYS].groupby("tool", sort=False).family.agg(", ".join)
-worth = pd.DataFrame({"adds most on": top.family, "alone (points)": top.alone, "added (points)": top.best_added,
-                      "added to": top.added_to, f"pays on (≥ {PAYS:.0f} points)": paid.reindex(top.index).fillna("–")})
+paid = paid.map(lambda fams: ", ".join(family_label(f) for f in fams.split(", ")))
+worth = pd.DataFrame({"adds most on": top.family.map(family_label), "alone (points)": top.alone,
+                      "added (points)": top.best_added, "added to": top.added_to,
+                      f"pays on (≥ {PAYS:.0f} points)": paid.reindex(top.index).fillna("–")})
 worth.index = [f"T{i + 1} {n}" for i, n in enumerate(top.index)]
 show(worth.rename_axis("tool"))
 unpaid = [f"T{i + 1} ({n})" for i, n in enumerate(top.index) if n not in paid.index]
 decisive = {n: round(float(gains[gains.tool == n].alone.max()), 6) for n in top.index}  # points, to float precision
 glue_text("unpaid_tools", " and ".join(unpaid) if unpaid else "none")
 glue_number("t1_best", top.loc["composition", "best_added"])
-glue_text("t1_family", top.loc["composition", "family"])
+glue_text("t1_family", family_label(top.loc["composition", "family"]))
 glue_number("t4_same_family", float(gains[(gains.tool == "expert") & (gains.family == top.loc["composition", "family"])].alone.iloc[0]))
 glue_number("t2_regulator_alone", float(gains[(gains.tool == "motif_scan") & (gains.family == "regulator")].alone.iloc[0]));
 
 # %% [markdown]
-# Every tool but {glue:text}`unpaid_tools` pays on some training family, and T2, T3 and T4 are
-# each decisive somewhere: the motif scan alone adds {glue:text}`t2_regulator_alone` points on
-# the regulator family. T1 is the reader's known weakness: the most it adds on any training
-# family is {glue:text}`t1_best` points (on {glue:text}`t1_family`, where the expert tool alone
-# adds {glue:text}`t4_same_family`), so a trained selector has little reason to call it.
+# Every tool but {glue:text}`unpaid_tools` pays somewhere, and T2, T3 and T4 are each
+# decisive somewhere (the motif scan alone adds {glue:text}`t2_regulator_alone` points on
+# regulator). T1 adds at most {glue:text}`t1_best` points (on {glue:text}`t1_family`, where
+# the expert alone adds {glue:text}`t4_same_family`): a trained selector has little reason to
+# call it.
 
 # %% tags=["remove-input"]
 claim("t1-unpaid", unpaid == ["T1 (composition)"], "composition is the one tool that pays on no training family")
@@ -406,10 +388,10 @@ glue_number("tok_single_min", min(single), 0)
 _ = glue_number("tok_single_max", max(single), 0)
 
 # %% [markdown]
-# Evidence is not free: every tool lengthens the reasoner's prompt. On this suite a prompt
-# averages {glue:text}`tok_none` input tokens with no evidence (question and options,
-# counted by the reader's tokenizer), {glue:text}`tok_single_min` to
-# {glue:text}`tok_single_max` with one tool, and {glue:text}`tok_all` with all of them.
+# Evidence is not free: every tool lengthens the prompt. On this suite a prompt averages
+# {glue:text}`tok_none` tokens with no evidence (the reader's tokenizer),
+# {glue:text}`tok_single_min` to {glue:text}`tok_single_max` with one tool, and
+# {glue:text}`tok_all` with all of them.
 
 # %% tags=["remove-input"]
 claim("every-tool-lengthens", all(tokens[m | (1 << i)] > tokens[m] for m in range(len(tokens))
@@ -419,16 +401,17 @@ claim("every-tool-lengthens", all(tokens[m | (1 << i)] > tokens[m] for m in rang
 # %% [markdown]
 # ## Outcome-degenerate questions
 #
-# A question is *outcome-degenerate* when every subset gets the same correctness: no
-# choice of tools changes the answer, and under the binary reward every GRPO group on
-# it is dead. The larger the library, the fewer such questions (the paper's Figure 5d,
-# averaged over all sub-libraries of each size):
+# A question is *outcome-degenerate* when no choice of tools changes its correctness; under
+# the binary reward every GRPO group on it is dead. The larger the library, the fewer (% of
+# questions, over all sub-libraries of each size, as in the paper's Figure 5d; every suite
+# falls likewise):
 
 # %% tags=["hide-input"]
 deg = pd.DataFrame({name: t.outcome_degenerate_by_library_size() for name, t in tables.items()})
-deg["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
 deg.index.name = "tools in the library"
-show(deg)
+shown = deg[[n for n in ("train", name0) if n in deg]].copy()
+shown["paper (GenomeQA)"] = pd.Series(paper.OUTCOME_DEGENERATE_BY_LIBRARY_SIZE)
+show(shown)
 
 # %% tags=["remove-input"]
 claim("fewer-degenerate", all(np.all(np.diff(deg[name].to_numpy()) < 0) for name in tables),
@@ -437,13 +420,12 @@ claim("fewer-degenerate", all(np.all(np.diff(deg[name].to_numpy()) < 0) for name
 # %% [markdown]
 # ## What the table costs
 #
-# The table needs $2^n \times |D|$ reasoner calls, once. The paper's on-demand GRPO
-# schedule (its steps times its prompts per step times $G$ rollouts) needs the number
-# in the first row below.
+# The table needs $2^n \times |D|$ reasoner calls, once; the paper's on-demand GRPO
+# schedule (steps × prompts per step × $G$ rollouts) needs the second column:
 
 # %% tags=["hide-input"]
 rows = {"paper: GenomeQA training pool": (paper.TABLE_COST["table_calls"], paper.TABLE_COST["grpo_calls"])}
-for name, t in tables.items():
+for name, t in ((n, tables[n]) for n in ("train", name0) if n in tables):
     c = cost_accounting(t.n_tools, t.n_questions)
     rows[f"this book: {name}"] = (c["table_calls"], c["grpo_calls"])
 cost = pd.DataFrame.from_dict(rows, orient="index", columns=["table calls", "GRPO schedule calls"])
@@ -453,9 +435,8 @@ show(cost.rename_axis("schedule"), 2)
 # %% [markdown]
 # ## A look-up equals a live call
 #
-# Training reads the table instead of calling the reasoner, so the two must agree.
-# We draw (question, subset) pairs at random, run the tools and the reasoner live, and
-# compare with the stored rows.
+# Training reads the table instead of the reasoner, so the two must agree: random
+# (question, subset) pairs run live, against the stored rows.
 
 # %% tags=["hide-input"]
 rng = np.random.default_rng(seed)
@@ -472,9 +453,9 @@ _ = glue_text("paper_live", "–".join(f"{x:g}" for x in paper.LIVE_AGREEMENT_PO
 
 # %% [markdown]
 # Over {glue:text}`live_n` live calls the answers agree with the table on
-# {glue:text}`live_agreement`%, and the largest difference in a letter's log-probability is
-# {glue:text}`live_diff`: a look-up is a live call. The paper found its live pipeline,
-# cached table and per-epoch harness within {glue:text}`paper_live` points of each other.
+# {glue:text}`live_agreement`%, log-probabilities within {glue:text}`live_diff`: a look-up is a
+# live call (the paper's live pipeline and cached table agreed within
+# {glue:text}`paper_live` points).
 
 # %% tags=["remove-input"]
 claim("lookup-equals-live", live["agreement"] == 100 and live["max_logprob_diff"] < 1e-3,
@@ -489,9 +470,8 @@ claim("lookup-equals-live", live["agreement"] == 100 and live["max_logprob_diff"
 # .venv/bin/fgpo table summary tables/core
 # ```
 #
-# A build writes its rows in chunks, each atomically, so a killed build resumes where
-# it stopped and ends identical to an uninterrupted one; shards are independent question
-# ranges, the natural unit for a batch of GPU jobs (vLLM with prefix caching).
+# Rows are written in atomic chunks, so a killed build resumes and ends identical to an
+# uninterrupted one; shards are independent question ranges.
 #
 # ## References
 #

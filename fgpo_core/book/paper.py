@@ -178,9 +178,7 @@ FIVE_TOOL = {
 best fixed subset, its accuracy over four epochs, and each tool's invocation rate (%)."""
 
 
-COMPANION_CITATION = (
-    "Fesser et al. (2026). A controlled study of post-training for biological reasoning models. arXiv:2606.16517."
-)
+COMPANION_CITATION = "Fesser et al. (2026). How Post-Training Shapes Biological Reasoning Models. arXiv:2606.16517."
 """The companion study the chapter "How post-training shapes the selector" reproduces in kind."""
 
 COMPANION = {

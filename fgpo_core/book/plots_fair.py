@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import NullFormatter
 
 from .palette import checked_study_palette, variant_styles
 from .plots_page import PAGE_WIDTH, legend_below, set_alt
@@ -37,6 +38,7 @@ def plot_learning_curves(curves: pd.DataFrame, methods: list[str], labels: dict[
         ax.set_xlabel(xlabel)
         if x == "reward_evaluations":
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^4, 3x10^4 ... would overlap
     axes[0].set_ylabel("test accuracy (%), pooled")
     legend_below(fig, handles, [h.get_label() for h in handles])
     return set_alt(

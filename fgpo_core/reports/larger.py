@@ -8,7 +8,10 @@ beside test accuracy over seeds; :func:`library_rows` shows the tables themselve
 grows (the reference points and the exhaustive table's cost); :func:`seen_by_epoch` how often a
 method's evaluated subsets held one of a question's best subsets, epoch by epoch;
 :func:`tool_effects` what each tool does to the reader; :func:`budget_tests` each method
-against a rival of the same budget, question-paired; :func:`dead_by_epoch` GRPO's dead groups.
+against a rival of the same budget, question-paired; :func:`dead_by_epoch` GRPO's dead groups;
+:func:`tool_rates` how often a method calls a tool, per family; :func:`uniform_dead` the dead
+groups of the uniform policy (Eq. 7); :func:`gaps_table` each method against exact FGPO at
+every library size, one cell per split.
 """
 
 from __future__ import annotations
@@ -31,7 +34,19 @@ __all__ = [
     "nearest_budget",
     "budget_tests",
     "dead_by_epoch",
+    "family_name",
+    "tool_rates",
+    "uniform_dead",
+    "gap_cell",
+    "gaps_table",
 ]
+
+
+def family_name(family: str) -> str:
+    """A family as it reads on a page: :func:`fgpo_core.reports.benchmark_page.family_label`."""
+    from .benchmark_page import family_label
+
+    return family_label(family)
 
 
 def method_family(method: str) -> str:
@@ -191,3 +206,72 @@ def dead_by_epoch(study: Study) -> pd.DataFrame:
     n_train = study.manifest["n_questions"]["train"]
     c = c.assign(epoch=np.ceil(c.visits / n_train).astype(int))
     return c.groupby(["method", "epoch"]).dead_observed.mean().unstack("method")
+
+
+def tool_rates(picks: pd.DataFrame, family_of: pd.Series, slot: int, methods: Sequence[str]) -> pd.DataFrame:
+    """How often (%) each of ``methods`` picked a subset holding the tool in ``slot``, per family
+    of the question (mean over seeds and questions). ``picks``: one row per method, seed and
+    question with its ``mask``; ``family_of``: question id -> family. Rows in ``methods``' order,
+    columns the families as they read (:func:`family_name`)."""
+    p = picks[picks.method.isin(methods)]
+    calls = 100.0 * ((p["mask"].to_numpy().astype(np.int64) >> slot) & 1)
+    p = p.assign(family=family_of.loc[p.question_id].to_numpy(), calls=calls)
+    out = p.groupby(["method", "family"]).calls.mean().unstack().reindex(list(methods))
+    return out.rename(columns=family_name)
+
+
+def uniform_dead(table: RewardTable, kind: str = "eq1", group: int = 6) -> float:
+    """The share (%) of GRPO groups of ``group`` draws that are dead (all rewards equal) under the
+    uniform policy over ``table``'s subsets, by the closed form of Eq. 7, averaged over its
+    questions; ``kind`` names the reward (:meth:`RewardTable.rewards`)."""
+    from ..core.dead_groups import dead_group_probability
+
+    q = np.full(table.correct.shape, 1.0 / table.n_actions)
+    return 100.0 * float(dead_group_probability(q, table.rewards(kind), group).mean())
+
+
+def gap_cell(gap: float, difference: bool, p: float | None = None) -> str:
+    """A gap as a table cell: signed, one decimal, a star where it is a difference by the
+    book's rule, and the p-value over seeds in brackets when given."""
+    from ..book.claims import fmt_number, fmt_p
+
+    text = fmt_number(gap, 1, signed=True) + ("\u00a0*" if difference else "")
+    return text if p is None else f"{text} ({fmt_p(p)})"
+
+
+def gaps_table(
+    verdicts: Mapping[int, Mapping[str, pd.DataFrame]],
+    budgets: Mapping[int, pd.DataFrame],
+    splits: Sequence[str],
+    extra: Mapping[str, Mapping[int, Mapping[str, tuple]]] | None = None,
+    calls: bool = True,
+) -> pd.DataFrame:
+    """Each method against exact FGPO, one row per method (as it reads) and, per library size
+    ``n``, a column of its calls per training question and one per split of ``splits`` with
+    :func:`gap_cell` (``verdicts[n][split]``: :func:`~fgpo_core.reports.ablation.verdicts`
+    against ``fgpo``). ``extra`` adds rows that train nothing (``{row: {n: {split: (gap,
+    difference)}}}``, no calls); ``calls=False`` leaves the calls columns out."""
+    from ..book.chapter import MISSING
+
+    methods = list(dict.fromkeys(m for n in budgets for m in budgets[n].index if m != "fgpo"))
+    rows = {}
+    for m in methods:
+        row = {}
+        for n, b in budgets.items():
+            row[f"calls per training question, {n} tools"] = (
+                float(b.loc[m, "calls_per_question"]) if m in b.index else np.nan
+            )
+            for sp in splits:
+                v = verdicts[n][sp]
+                row[f"{sp}, {n} tools"] = (
+                    gap_cell(v.loc[m, "gap (points)"], v.loc[m, "difference"]) if m in v.index else MISSING
+                )
+        rows[label(m)] = row
+    for name, by_n in (extra or {}).items():
+        rows[name] = {}
+        for n in budgets:
+            rows[name][f"calls per training question, {n} tools"] = np.nan
+            for sp in splits:
+                rows[name][f"{sp}, {n} tools"] = gap_cell(*by_n[n][sp]) if sp in by_n.get(n, {}) else MISSING
+    out = pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
+    return out if calls else out[[c for c in out.columns if not c.startswith("calls per")]]
