@@ -31,6 +31,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -177,16 +178,20 @@ class TableWorker:
         self._build()  # every chunk marked done: writes the manifest only
         return (self.dir / "manifest.json").read_bytes(), n_chunks
 
-    def chunk(self, j: int) -> tuple[int, bytes]:
-        """Build chunk ``j`` with the local builder; returns ``(j, the chunk file's bytes)``."""
+    def chunk(self, j: int) -> tuple[int, bytes, int]:
+        """Build chunk ``j`` with the local builder; returns ``(j, the chunk file's bytes, the
+        reasoner calls it made)``."""
+        from .table.build import COSTS, build_cost
+
         path = self.dir / chunk_name(self.shard, j)
         path.unlink()
         path.with_name(path.name + ".sha256").unlink()
         try:
             self._build()
-            return j, path.read_bytes()
+            return j, path.read_bytes(), (build_cost(self.dir) or {}).get("reasoner_calls", 0)
         finally:  # marked done again, built or not: the next call builds only its own chunk
             _placeholder(path)
+            (self.dir / COSTS).unlink(missing_ok=True)
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -218,7 +223,7 @@ def build_table_ray(
     each holding ``num_cpus`` CPUs and ``num_gpus`` GPUs."""
     from tqdm import tqdm
 
-    from .table.build import check_manifest, chunk_ok, shard_lock
+    from .table.build import check_manifest, chunk_ok, record_cost, shard_lock
     from .table.files import MANIFEST
 
     out = Path(out_dir)
@@ -245,10 +250,15 @@ def build_table_ray(
                     if other[0] != manifest:
                         raise ValueError("the Ray workers disagree on the table's manifest (other package versions?)")
                 desc = f"table shard {shard[0]}/{shard[1]} on Ray"
-                with tqdm(total=len(todo), desc=desc, unit="chunk", disable=not progress) as bar:
-                    for j, data in _unordered(ray, ActorPool(actors), todo):
-                        _write_file(out / chunk_name(shard, j), data, checksum=True)
-                        bar.update()
+                t0, calls = time.time(), 0
+                try:
+                    with tqdm(total=len(todo), desc=desc, unit="chunk", disable=not progress) as bar:
+                        for j, data, made in _unordered(ray, ActorPool(actors), todo):
+                            _write_file(out / chunk_name(shard, j), data, checksum=True)
+                            calls += made
+                            bar.update()
+                finally:  # wall seconds of the whole pool: its calls per second are the cluster's
+                    record_cost(out, calls, time.time() - t0, executor="ray", workers=len(actors))
         finally:  # each actor's folder removed (one never started is not waited for), its CPUs freed
             ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=30)
             for a in actors:

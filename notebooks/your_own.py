@@ -78,8 +78,8 @@ os.environ["TQDM_DISABLE"] = "1"  # the commands' progress bars, in a rendered p
 EXAMPLES = Path(byo_examples)
 work = Path(byo_dir or tempfile.mkdtemp(prefix="fgpo-your-own-"))
 work.mkdir(parents=True, exist_ok=True)
-for name, value in (("n_train", byo_train), ("n_dev", byo_dev), ("n_test", byo_test), ("n_seeds", byo_seeds),
-                    ("n_epochs", byo_epochs)):
+for name, value in (("yo_n_train", byo_train), ("yo_n_dev", byo_dev), ("yo_n_test", byo_test),
+                    ("yo_n_seeds", byo_seeds), ("n_epochs", byo_epochs)):
     glue_number(name, value, 0)
 TOOL_NAMES = {"composition": "composition", "gene_call": "gene caller", "expert": "expert"}
 
@@ -135,7 +135,7 @@ def load_example(name: str):
 # cuts fragments by coordinate from genomes that `pyrodigal` and `pyhmmer` ship: the first 60% of
 # each genome for training, the next 10% for dev and the last 30% for test, so no two splits
 # share DNA. This page makes
-# {glue:text}`n_train` training, {glue:text}`n_dev` dev and {glue:text}`n_test` test questions,
+# {glue:text}`yo_n_train` training, {glue:text}`yo_n_dev` dev and {glue:text}`yo_n_test` test questions,
 # the two kinds alternating, and the expert's labelled sequences (`references.jsonl`: each
 # training fragment labelled with its correct option, and more fragments of each genome's
 # training part labelled with its name). The maker's question writer, and the first training
@@ -275,7 +275,7 @@ claim("byo-room", "gene_call" in best["strand"]["best_fixed_subset"] and "expert
 #
 # A frozen sentence encoder encodes each question once (`fgpo features`); the policy head on top
 # is trained with FGPO's exact objective over all 8 subsets and, for contrast, with GRPO and
-# with SFT on each training question's best subset, {glue:text}`n_seeds` seeds each for
+# with SFT on each training question's best subset, {glue:text}`yo_n_seeds` seeds each for
 # {glue:text}`n_epochs` epochs, the checkpoint chosen on dev:
 
 # %% tags=["remove-cell"]

@@ -17,16 +17,22 @@ from fgpo_core.cli import main
 from fgpo_core.distributed import check_executor, chunk_name, study_parts
 from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.table import ManifestMismatch
-from fgpo_core.table.build import build_table, merge_table
+from fgpo_core.table.build import COSTS, build_cost, build_table, merge_table
 
 
 def _files(folder) -> dict:
-    """Every file of a folder (lock files aside) by its path inside it."""
-    return {
+    """Every file of a folder by its path inside it, lock files and what the build cost aside (its
+    seconds, in the cost log and the merged manifest's ``build``, differ from run to run)."""
+    out = {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
+        if p.is_file() and not p.name.endswith(".lock") and p.name != COSTS
     }
+    if "manifest.json" in out:
+        manifest = json.loads(out["manifest.json"])
+        manifest.pop("build", None)
+        out["manifest.json"] = json.dumps(manifest, sort_keys=True).encode()
+    return out
 
 
 def _closed_port() -> int:
@@ -107,6 +113,9 @@ def test_a_table_built_on_ray_equals_the_local_build_byte_for_byte(ray_local, ci
     local, ray = _files(tmp_path / "local"), _files(tmp_path / "ray")
     assert chunk_name((0, 1), 3) in local  # four chunks of 2, 2, 2 and 1 questions
     assert list(ray) == list(local) and all(ray[f] == local[f] for f in local)
+    for where in ("local", "ray"):  # each records its reasoner calls: 7 questions x 16 subsets
+        assert build_cost(tmp_path / where)["reasoner_calls"] == 7 * 16
+        assert json.loads((tmp_path / where / "manifest.json").read_text())["build"] == build_cost(tmp_path / where)
     # a second shard layout on Ray: shard 1 of 2, beside the local shard 0 of 2, merges to the same rows
     build_table(qs, lib, reasoner, tmp_path / "halves", shard=(0, 2), chunk_size=2, progress=False)
     build_table_ray(
@@ -190,3 +199,22 @@ def test_a_study_on_ray_equals_the_local_study(ray_local, ci_bench, tmp_path):
     before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "ray" / "parts").iterdir()}
     run_study_ray(cfg("ray"), progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "ray" / "parts").iterdir()} == before
+
+
+def test_a_table_records_what_each_build_run_cost(ci_bench, tmp_path):
+    """Calls and seconds per run, summed into the merged manifest; a resumed run adds only its own
+    calls, and a torn line (a run killed mid-write) is skipped."""
+    bench, _ = ci_bench
+    qs, lib, reasoner = _toy_inputs(bench, 5)
+    out = tmp_path / "t"
+    build_table(qs, lib, reasoner, out, chunk_size=2, progress=False, max_chunks=1)
+    assert build_cost(out)["reasoner_calls"] == 2 * 16 and build_cost(out)["runs"] == 1
+    with open(out / COSTS, "a") as fh:
+        fh.write('{"calls": 9')
+    build_table(qs, lib, reasoner, out, chunk_size=2, progress=False)
+    merge_table(out)
+    cost = json.loads((out / "manifest.json").read_text())["build"]
+    assert cost["reasoner_calls"] == 5 * 16 and cost["runs"] == 2
+    assert cost["calls_per_second"] == pytest.approx(cost["reasoner_calls"] / cost["seconds"], rel=0.01)
+    build_table(qs, lib, reasoner, out, chunk_size=2, progress=False)  # resumed after the merge: nothing to do
+    assert build_cost(out)["runs"] == 2

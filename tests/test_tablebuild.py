@@ -223,7 +223,8 @@ def test_a_grown_table_equals_the_whole_build(bench, tmp_path):
         pd.testing.assert_frame_equal(
             pd.read_parquet(tmp_path / whole / "table.parquet"), pd.read_parquet(tmp_path / grown / "table.parquet")
         )
-        assert load_table(tmp_path / whole).manifest == load_table(tmp_path / grown).manifest
+        inputs = [{k: v for k, v in load_table(tmp_path / f).manifest.items() if k != "build"} for f in (whole, grown)]
+        assert inputs[0] == inputs[1]  # what each build cost aside
     with pytest.raises(ManifestMismatch, match="questions_sha256"):
         grow_table(qs[1:], four, HashReasoner(), tmp_path / "first4", tmp_path / "x", tmp_path / "wx", progress=False)
 

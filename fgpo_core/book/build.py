@@ -426,7 +426,12 @@ def build_book(
         )
     for name, names in claims_failed.items():
         print(f"[fgpo book] {name}: claims that no longer hold: {', '.join(names)}", file=sys.stderr)
-    return 1 if failed or code or claims_failed else 0
+    from .consistency import inconsistencies
+
+    disagree = inconsistencies(out_dir, chapters=chapters(root))
+    for line in disagree:
+        print(f"[fgpo book] the pages disagree: {line}", file=sys.stderr)
+    return 1 if failed or code or claims_failed or disagree else 0
 
 
 def _failed_claims(out_dir: Path, names: list[str]) -> dict[str, list[str]]:

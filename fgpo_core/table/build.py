@@ -25,6 +25,7 @@ the prompts the smaller library rendered, so their rows are copied and only the
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from contextlib import contextmanager
@@ -65,11 +66,50 @@ __all__ = [
     "shard_lock",
     "commit_table",
     "COMMIT_KEYS",
+    "COSTS",
+    "record_cost",
+    "build_cost",
 ]
 
-COMMIT_KEYS = (FILES_KEY, "shards")
-"""Manifest fields the merge adds (the merged file's sha256, the shard layout it was merged from):
-not inputs, so a build resumed after a merge ignores them."""
+COMMIT_KEYS = (FILES_KEY, "shards", "build")
+"""Manifest fields the merge adds (the merged file's sha256, the shard layout it was merged from,
+what the build cost): not inputs, so a build resumed after a merge ignores them."""
+
+COSTS = "build-costs.jsonl"
+"""Beside the chunks, one JSON line per build run: the reasoner calls it made and its seconds."""
+
+
+def record_cost(out: Path, calls: int, seconds: float, **extra) -> None:
+    """Append one build run's cost to ``out/COSTS`` (a run that made no call records nothing)."""
+    if calls > 0:
+        path = Path(out) / COSTS
+        line = json.dumps({"calls": int(calls), "seconds": round(float(seconds), 3), **extra}, sort_keys=True)
+        with open(path, "a+b") as fh:  # a line torn by a killed run is closed first, not joined to this one
+            torn = fh.tell() > 0 and (fh.seek(-1, 2) or fh.read(1)) != b"\n"
+            fh.write((b"\n" if torn else b"") + line.encode() + b"\n")
+
+
+def build_cost(out: Path) -> dict | None:
+    """What building ``out`` cost over all its runs (``None`` when none was recorded): reasoner
+    calls, seconds (summed over runs, so shards run side by side each count) and calls per second;
+    a torn line (a run killed mid-write) is skipped."""
+    path = Path(out) / COSTS
+    runs = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            d = json.loads(line)
+            runs.append((int(d["calls"]), float(d["seconds"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    if not runs:
+        return None
+    calls, seconds = sum(c for c, _ in runs), sum(t for _, t in runs)
+    return {
+        "reasoner_calls": calls,
+        "seconds": round(seconds, 3),
+        "calls_per_second": round(calls / max(seconds, 1e-9), 2),
+        "runs": len(runs),
+    }
 
 
 class BuildLocked(FileExistsError):
@@ -294,9 +334,8 @@ def _build_chunks(
     bar = tqdm(
         total=len(idx) * len(answered), desc=f"table shard {shard[0]}/{shard[1]}", unit="call", disable=not progress
     )
+    t0, calls = time.time(), 0
     try:  # the bar ends its line even when a tool or the reasoner fails, so an error prints on its own
-        t0 = time.time()
-        calls = 0
         for j, rng in enumerate(chunks):
             path = out / f"shard{shard[0]:03d}of{shard[1]:03d}-chunk{j:05d}.parquet"
             if chunk_ok(path):
@@ -321,8 +360,9 @@ def _build_chunks(
                 pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), fh)
             write_text(path.with_name(path.name + ".sha256"), file_digest(path) + "\n")
             done += 1
-    finally:
+    finally:  # the calls are paid even when the run is interrupted
         bar.close()
+        record_cost(out, calls, time.time() - t0)
     return out
 
 
@@ -382,6 +422,8 @@ def commit_table(out: Path, df: pd.DataFrame, manifest: dict, shards: int | None
     with atomic_file(out / TABLE) as fh:
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)
     extra = {} if shards is None else {"shards": shards}
+    if (cost := build_cost(out)) is not None:
+        extra["build"] = cost
     write_json(
         out / MANIFEST,
         with_digests({k: v for k, v in manifest.items() if k not in COMMIT_KEYS} | extra, out, [TABLE]),
