@@ -83,7 +83,7 @@ study: $(STAMP)
 	$(VENV)/bin/fgpo study --n-train 1000 --dev-suite indev --out-dir runs/cpu/study-first-pool
 
 ## make study-mlp: the main study with a 256-unit MLP head instead of the linear one (the chapter
-## "Exact versus sampled on the real tables" reads it; resumable, about 10 min on 1 core)
+## "The fair test on real tables" reads it; resumable, about 10 min on 1 core)
 KEEP_Q := $(VENV)/bin/python -c 'import sys; from fgpo_core.experiments.study import keep_q; keep_q(sys.argv[1], sys.argv[2:])'
 study-mlp: $(STAMP)
 	$(VENV)/bin/fgpo study --methods fgpo,grpo,rloo,dapo,sft,dpo --hidden 256 --dev-suite indev --out-dir runs/cpu/study-mlp

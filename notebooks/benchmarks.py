@@ -42,7 +42,6 @@ import pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import set_style
 from fgpo_core.book.plots_page import set_alt
@@ -98,7 +97,7 @@ print("answer:", example.answer)
 # Each family draws real sequences, plants a feature only where it needs one, and
 # **verifies every label by measurement** before a question is kept:
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 rep = family("repeat")
 lo, hi = rep.substitution_rates
 how = {
@@ -126,12 +125,6 @@ fam_table = pd.DataFrame({name: {"labels": (f"{len(f.labels)}: " + " / ".join(f.
                                  "tool meant to decide": how[name][3]}
                           for name, f in ((n, family(n)) for n in how)}).T
 show(fam_table.rename(index=family_label).rename_axis("family"))
-
-# %% [markdown]
-# The code that draws a splice question, for instance:
-
-# %% tags=["remove-input", "hide-output"]
-show_source(FAMILIES["splice"].sample)
 
 # %% [markdown]
 # ## Suites
@@ -171,13 +164,14 @@ claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy
 # ## Which questions decide what
 #
 # Every learning-rate, coefficient, checkpoint and early-stop choice in the book reads the
-# in-domain dev `indev` alone: {glue:text}`n_indev` questions of the training families
+# in-domain dev (suite `indev`) alone: {glue:text}`n_indev` questions of the training families
 # (regulator included) on the training organisms, held out of training and sequence-disjoint
-# from every suite (the check at the end of this page covers it). The first dev split,
-# `dev`, holds {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax` taxonomy questions of
-# its {glue:text}`n_dev`, families the training pool never shows: a choice made there would
-# favour runs that happen to suit the test's out-of-domain questions, so `dev` is a
-# diagnostic only. Only the test suites measure; they decide nothing.
+# from every suite (the check at the end of this page covers it). The first dev split, the
+# mixed-domain dev (suite `dev`), holds {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax`
+# taxonomy questions of its {glue:text}`n_dev`, families the training pool never shows: a
+# choice made there would favour runs that happen to suit the test's out-of-domain questions,
+# so the mixed-domain dev is a diagnostic only. Only the test suites measure; they decide
+# nothing.
 
 # %% tags=["remove-cell"]
 dev_counts = {f: sum(v.values()) for f, v in manifest["suites"]["dev"]["families"].items()}
@@ -191,7 +185,7 @@ indev_domains = question_domains({"indev": suites["indev"]}, suites["train"])["i
 fair_manifest = Path(runs_dir) / "fair" / "manifest.json"
 fair_dev = json.loads(fair_manifest.read_text())["config"]["dev_suite"] if fair_manifest.exists() else "indev"
 claim("indev-in-domain", set(indev_domains.values()) == {"ID"} and fair_dev == "indev",
-      "every indev question is in domain by the book's rule, and the fair test selects on indev")
+      "every in-domain dev question is in domain by the book's rule, and the fair test selects on it")
 
 # %% [markdown]
 # ## In domain and out of domain
@@ -208,13 +202,16 @@ tests = {n: suites[n] for n in ("core", "microbe", "mosaic")}
 show(domain_table(tests, suites["train"]))
 
 # %% [markdown]
-# TF-motif is out of domain by this rule, but it is the regulator family reworded: the same
-# generator (the `Regulator` family subclasses `TFMotif`), exon background and site
-# planting, with other factors and other wording. In the selector's features (frozen
-# MiniLM), the nearest training question of every TF-motif *describe* question is a
-# regulator question, at a median cosine distance of {glue:text}`twin_dist`; taxonomy has no
-# twin, and its nearest training questions are promoter ones. Transfer to TF-motif is near
-# transfer; taxonomy's is the far one.
+# TF-motif is out of domain by this rule, but it is built like the regulator family: the
+# same generator (the `Regulator` family subclasses `TFMotif`), exon background and kind of
+# planted site, with other factors, other sequences and other wording. In the selector's
+# features (frozen MiniLM) the twin holds for the *describe* shape: the nearest training
+# question of every TF-motif describe question is a regulator question, at a median cosine
+# distance of {glue:text}`twin_dist`. It does not hold for the *select* shape, whose four
+# sequence options dominate the prompt: the nearest training family of TF-motif select
+# questions is most often {glue:text}`tf_select_nn` ({glue:text}`tf_select_share`%).
+# Taxonomy has no twin; its nearest training questions are promoter ones. Transfer to
+# TF-motif describe questions is near transfer; to taxonomy it is far.
 
 # %% tags=["hide-input"]
 twins = twin_table(load_features(study_features), tests, suites["train"])
@@ -222,11 +219,16 @@ show(twins, 3, **{"its share (%)": "{:.0f}"})
 
 # %% tags=["remove-input"]
 tf_d = twins[(twins.family == "TF-motif") & (twins["shape"] == "describe")].iloc[0]
+tf_s = twins[(twins.family == "TF-motif") & (twins["shape"] == "select")].iloc[0]
 glue_number("twin_dist", tf_d["median cosine distance"], 3)
+glue_text("tf_select_nn", tf_s["nearest training family"])
+glue_number("tf_select_share", tf_s["its share (%)"], 0)
 claim("tf-motif-twin", issubclass(type(family("regulator")), type(family("tf_motif")))
       and tf_d["nearest training family"] == "regulator" and tf_d["its share (%)"] == 100
       and set(twins[twins.family == "taxonomy"]["nearest training family"]) == {"promoter"},
       "every TF-motif describe question's nearest training question is a regulator one; taxonomy's are promoter")
+claim("tf-motif-select-no-twin", tf_s["nearest training family"] != "regulator" and tf_s["its share (%)"] < 50,
+      "the nearest training family of TF-motif select questions is not regulator, and no family holds half of them")
 
 # %% [markdown]
 # ## One example per family
@@ -272,8 +274,14 @@ plt.show()
 # ## Balance
 #
 # Answer letters are balanced within each suite (no letter answers more than one question
-# more than another; the builder's counts are in the manifest) and options are shuffled;
-# the labels asked about are drawn uniformly within each family:
+# more than another; the builder's counts are in the manifest) and options are shuffled.
+# The label asked about is drawn uniformly from the family's labels in each suite, yet the
+# pooled shares below are uneven. Microbe asks taxonomy questions only about its four
+# bacteria, so Homo sapiens is asked about in core and the mixed-domain dev alone
+# ({glue:text}`human_share`% of taxonomy questions pooled). TF-motif and regulator have
+# {glue:text}`n_factors` factors each, about {glue:text}`per_factor` questions per factor, so
+# their shares vary by chance. And a question redrawn for sharing DNA with the training side
+# draws its label afresh, which thins the labels whose sequences share DNA more often:
 
 # %% tags=["remove-input"]
 letters = pd.DataFrame({name: info["answer_letters"] for name, info in manifest["suites"].items()}).T
@@ -286,6 +294,15 @@ labels = pd.DataFrame([{"family": q.family, "label": q.provenance["answer_label"
 share = labels.groupby("family")["label"].value_counts(normalize=True).groupby("family").agg(["min", "max"]) * 100
 share.columns = ["rarest label (%)", "commonest label (%)"]
 show(share.rename(index=family_label))
+
+# %% tags=["remove-input"]
+tax = labels[labels.family == "taxonomy"]
+microbe_tax = {q.provenance["answer_label"] for q in suites["microbe"] if q.family == "taxonomy"}
+glue_number("human_share", 100 * (tax.label == "Homo sapiens").mean())
+glue_number("n_factors", len(family("tf_motif").labels), 0)
+glue_number("per_factor", (labels.family == "tf_motif").sum() / len(family("tf_motif").labels), 0)
+claim("taxonomy-human-rare", "Homo sapiens" not in microbe_tax and (tax.label == "Homo sapiens").mean() < 0.2,
+      "microbe never asks about Homo sapiens, so it is the rarest taxonomy label pooled")
 
 # %% [markdown]
 # ## Which tool answers what?
@@ -303,9 +320,11 @@ table = answerability(eval_qs, library)
 
 # %% tags=["hide-input"]
 table = table.rename(index=family_label)
+slot = {name: f"T{i + 1}\n{name.replace('_', ' ')}" for i, name in enumerate(library.names)}
 fig, ax = plt.subplots(figsize=(6.9, 3.8))
-sns.heatmap(table, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
+sns.heatmap(table.rename(columns=slot), annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, cbar_kws={"label": "% answered"}, ax=ax)
 ax.set(title="Questions a tool's rule answers (evaluation suites, %; blank: no rule)", xlabel="", ylabel="")
+ax.tick_params(axis="x", labelrotation=0)
 ax.grid(False)
 set_alt(fig, "A heat map of question family against tool: the share of evaluation questions (%) that each tool's "
         "simple deterministic rule answers correctly, blank where a tool has no rule for the family.")
@@ -389,7 +408,7 @@ claim("no-leaks", sum(leaks.values()) == 0, "no evaluation question shares a k-m
 #
 # ## References
 #
-# - Paper, Section 4 and Appendix B.8 (benchmarks), G.6 (question examples).
-# - Yeo and Burge (2004), MaxEntScan; Gardiner-Garden and Frommer (1987), CpG islands
-#   in vertebrate genomes; Larralde (2022), pyrodigal; Rauluseviciute et al. (2024),
-#   JASPAR 2024.
+# The paper's Section 4 and Appendix B.8 (benchmarks) and G.6 (question examples); MaxEntScan
+# (Yeo and Burge 2004), CpG islands (Gardiner-Garden and Frommer 1987), pyrodigal (Larralde
+# 2022) and JASPAR 2024 (Rauluseviciute et al. 2024). Full entries are in
+# {doc}`../book/references`.

@@ -28,7 +28,7 @@ seed = 0  # seeds the synthetic reward table and every simulation
 n_questions = 1000  # questions in the synthetic reward table
 mc_groups = 20000  # Monte Carlo groups per policy when checking Eq. 7
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -42,7 +42,7 @@ from fgpo_core.book.plots import set_style
 from fgpo_core.book.plots_page import set_alt
 from fgpo_core.core import dead_groups as dg
 from fgpo_core.core.estimators import grpo_advantages
-from fgpo_core.reports.tables import settings_table, show
+from fgpo_core.reports.tables import show
 from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 set_style()
@@ -155,11 +155,30 @@ claim("closed-form-matches-mc", worst < 4, "the closed form agrees with Monte Ca
 # {doc}`reward_table`, not data.
 
 # %% tags=["remove-input", "hide-output"]
-show(settings_table(SyntheticTableConfig), verbatim=["setting"])
+synthetic = SyntheticTableConfig(n_questions=n_questions)
+setting_labels = {  # every field of SyntheticTableConfig, in words
+    "n_questions": "questions",
+    "n_tools": "tools in the library",
+    "n_families": "question families, each with one decisive tool",
+    "base_mean": "mean base logit of a question (sets No-Tool accuracy)",
+    "base_std": "spread of the base logit (sets how many questions no tool can change)",
+    "decisive_effect": "logit added by the family's decisive tool",
+    "side_effect": "logit added by each other tool",
+    "utility_std": "question-specific spread of every tool's effect",
+    "noise_std": "noise per question and subset (the reasoner's fickleness)",
+    "crowding": "logit lost for each tool beyond the first (crowded evidence)",
+}
+missing = set(vars(synthetic)) - set(setting_labels)
+if missing:
+    raise KeyError(f"label the new settings {sorted(missing)}")
+show(pd.DataFrame({"setting": list(setting_labels.values()),
+                   "value": [f"{v:,}" if isinstance(v, int) else f"{v:g}".replace("-", "\u2212")
+                             for v in (getattr(synthetic, k) for k in setting_labels)]}))
 
-# %% tags=["hide-input"]
-table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
+# %% tags=["remove-input"]
+table = make_synthetic_table(synthetic, seed=seed)
 ceil = table.ceilings()
+glue_number("lam", table.lam, 2)
 labels = {"no_tool": "No-Tool accuracy", "random": "Random subset", "all_tools": "All-Tools",
           "best_fixed": "Best fixed subset", "oracle": "Oracle (some subset is right)",
           "empty_optimal": "Questions whose best subset is empty",
@@ -168,7 +187,16 @@ show(paper_vs_book({labels[k]: (paper.GENOMEQA_CEILINGS[k], ceil[k]) for k in la
                    paper_label="paper (GenomeQA, %)", book_label="synthetic table (%)"))
 
 # %% [markdown]
-# Eq. 1 ties two of these together. The empty subset is reward-optimal when it is
+# The reward the paper's FGPO trains on, its Eq. 1, pays for a right answer and charges a
+# little for each tool: with $y$ the answer the reasoner gives with subset $a$ of the $n$
+# tools, $y^*$ the right one and $\lambda =$ {glue:text}`lam`,
+#
+# $$
+# r(s,a) = \big(2 \cdot 1[y = y^*] - 1\big) + \lambda \Big(1 - \frac{2|a|}{n}\Big).
+# $$
+#
+# Correctness always dominates; among subsets alike in correctness, fewer tools score higher.
+# Eq. 1 ties two of the numbers above together. The empty subset is reward-optimal when it is
 # already right, or when no subset is right (then only the parsimony bonus counts, largest
 # for the empty subset). So the empty-optimal share is No-Tool accuracy plus the share no
 # subset can rescue, $1 - \text{oracle}$.

@@ -31,7 +31,7 @@ study_questions = 200  # questions in the gradient-estimator study
 study_draws = 200  # visits simulated per question and estimator
 extra_arms = "rloo,grpo-clip-u2"  # more arms: any registered method name, comma-separated ("": none)
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -43,7 +43,8 @@ from fgpo_core.book.claims import claim, glue_number
 from fgpo_core.book.plots import plot_estimator_study, plot_race, set_style
 from fgpo_core.core import estimators as obj
 from fgpo_core.core.dead_groups import dead_group_grid
-from fgpo_core.reports.tables import settings_table, show
+from fgpo_core.core.registry import resolve_regularizer
+from fgpo_core.reports.tables import show
 from fgpo_core.table.synthetic import SyntheticTableConfig, make_synthetic_table
 
 set_style()
@@ -158,14 +159,9 @@ show(pd.DataFrame({"group": ["live", "dead", "one wrong"], "paper A_1": a_paper,
 # - **GRPO (Eq. 1)**: $G = 6$ samples from the policy, the Eq. 1 reward;
 # - **GRPO (differential)**: the paper's GRPO arm, $0.95\, r_\text{diff} + 0.05\,
 #   r_\text{fmt}$ (every tabular completion parses);
-# - any other method of the estimator registry named in the parameter `extra_arms` (by
-#   default RLOO and GRPO with PPO's clipped ratio, two updates per draw), read from the
-#   registry, so a newly registered estimator joins without another edit.
+# - **RLOO** and **GRPO with PPO's clipped ratio**, on the differential reward.
 #
-# A run's settings (`BanditConfig`, folded):
-
-# %% tags=["remove-input", "hide-output"]
-show(settings_table(BanditConfig), verbatim=["setting"])
+# The settings every arm shares, and the few that differ (folded):
 
 # %% tags=["hide-input"]
 table = make_synthetic_table(SyntheticTableConfig(n_questions=n_questions), seed=seed)
@@ -176,14 +172,48 @@ arms += [BanditConfig(method=m.strip(), epochs=epochs) for m in extra_arms.split
 race = run_race(table, arms, n_seeds=n_seeds, seed=seed)
 ceil = table.ceilings()
 
+# %% tags=["remove-input", "hide-output"]
+first, resolved = arms[0], {cfg.name: cfg.resolved() for cfg in arms}
+sampled = {n: s for n, (est, s, _) in resolved.items() if est.kind == "sampled"}
+clipped = [s for n, s in sampled.items() if "clipped" in n]
+variant = {"paper": "population (the paper's)", "trl": "Bessel-corrected (TRL's)"}
+shared = {
+    "passes over the questions (epochs)": f"{first.epochs}",
+    "questions per minibatch": f"{first.batch_size}",
+    "step size (plain SGD, per question visit)": f"{first.lr:g}",
+    "entropy bonus β (FGPO and k-subset)": f"{resolve_regularizer(*resolved['FGPO'][:2])[1]:g}",
+    "group size G (sampled arms)": ", ".join(sorted({f"{s.G}" for s in sampled.values()})),
+    "GRPO's standard deviation (Eq. 3)": ", ".join(sorted({variant[s.grpo_variant] for s in sampled.values()})),
+    "regularizer of the sampled arms": "none (as in the paper)",
+    "clipped arm: updates per draw, clip ε": ", ".join(f"{s.updates}, {s.clip:g}" for s in clipped) or "–",
+    "runs per arm (seeds)": f"{n_seeds}",
+}
+show(pd.Series(shared, name="value").rename_axis("setting").reset_index())
+
+# %% tags=["remove-input"]
+claim("extra-arms-as-said", any(n.startswith("RLOO (differential") for n in race.order)
+      and any(n.startswith("GRPO (clipped ratio; differential") for n in race.order)
+      and all(resolve_regularizer(*resolved[n][:2])[1] == 0 or resolve_regularizer(*resolved[n][:2])[0].name == "none"
+              for n in sampled),
+      "the race includes RLOO and clipped GRPO on the differential reward, and no sampled arm is regularized");
+
 # %% tags=["hide-input"]
 plot_race(race)
 plt.show()
 
 # %% [markdown]
-# The solid dead-group curves score each arm's *current* policy with Eq. 7 under Eq. 1's
-# classes, whatever it trains on; the dotted ones are what GRPO observed in its own groups
-# under its own reward (TRL's `frac_reward_zero_std`), smoothed over half an epoch.
+# The closed-form dead-group panel scores each arm's *current* policy with Eq. 7 under
+# Eq. 1's classes, whatever it trains on; the panel below it is what each sampled arm observed
+# in its own groups under its own reward (TRL's `frac_reward_zero_std`), first run, smoothed
+# over half an epoch. There the two GRPO arms on the differential reward, with and without the
+# clipped ratio, lie on each other.
+
+# %% tags=["remove-input"]
+_obs = race.steps.dropna(subset=["dead_observed"])
+_obs = _obs[_obs.run == 0].assign(e=lambda d: d.epoch.astype(int)).groupby(["arm", "e"]).dead_observed.mean().unstack(0)
+_pair = [n for n in race.order if n.startswith("GRPO (differential") or n.startswith("GRPO (clipped ratio; differential")]
+claim("clipped-on-plain", len(_pair) == 2 and float((_obs[_pair[0]] - _obs[_pair[1]]).abs().mean()) < 3,
+      "GRPO on the differential reward observes about the same dead groups with and without the clipped ratio");
 
 # %% tags=["remove-cell"]
 glue_number("oracle", ceil["oracle"])
@@ -194,7 +224,7 @@ _ = glue_number("no_tool", ceil["no_tool"])
 # for scale, the oracle scores {glue:text}`oracle`% on this table and No-Tool
 # {glue:text}`no_tool`%.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 summary = race.summary()
 look = summary["reward look-ups"]
 if (look == look.round()).all():  # a count: every run of an arm pays the same look-ups
@@ -211,7 +241,7 @@ show(summary.loc[not_k, SHOWN].rename(columns={"dead at G=6 (%)": "dead at G = 6
 # rose strictly with $k$, even $k = 2$ above GRPO. In the race the dial shows most clearly
 # early, before every arm has had the visits to find each question's best subset.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 k_of = {cfg.name: (cfg.k or table.n_actions) for cfg in arms if cfg.estimator_family in ("fgpo", "fgpo-k")}
 dial = summary.loc[list(k_of), ["accuracy after 1 epoch (%)", "final accuracy (%)"]]
 dial.index = pd.Index([k_of[n] for n in dial.index], name="k")
@@ -289,13 +319,15 @@ claim("estimator-quality",
 # %% [markdown]
 # ## Dead groups of trained policies (the shape of Table 15)
 #
-# Table 15 with trained policies (each arm's first run, Eq. 7 under Eq. 1's classes, %
-# dead), with the paper's trained rows below:
+# Table 15 with trained policies (each arm's final policy, Eq. 7 under Eq. 1's classes, %
+# dead, mean over the {glue:text}`n_seeds` seeds), with the paper's trained rows below:
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 trained = {"uniform": np.full((table.n_questions, table.n_actions), 1 / table.n_actions)}
-trained.update({name: race.final_policy(name) for name in race.order if not name.startswith("k-subset")})
 t15 = dead_group_grid(trained, table.rewards("eq1"))
+for name in (n for n in race.order if not n.startswith("k-subset")):
+    grids = [dead_group_grid({name: race.final_policy(name, i)}, table.rewards("eq1")) for i in range(n_seeds)]
+    t15 = pd.concat([t15, sum(grids) / n_seeds])
 GRID = ["G=2", "G=4", "G=6", "G=16"]
 both = pd.concat([t15[GRID], paper.TABLE15.loc[["GRPO", "FGPO"], GRID].rename(index=lambda n: f"paper: {n}")])
 both.columns = [c.replace("=", " = ") for c in both.columns]
@@ -305,17 +337,22 @@ show(both.rename_axis("policy"))
 # One difference is structural: the paper's FGPO row is its *generation* distribution
 # $p_\text{gen}$, which it never samples from and which ended almost deterministic. The
 # bandit has one distribution, $q$, which FGPO's entropy bonus keeps spread over subsets
-# that tie on correctness; GRPO, whose samples are its only signal, concentrates further,
+# that tie on correctness; GRPO (Eq. 1), whose samples are its only signal, concentrates further,
 # and its row lies above FGPO's.
 
 # %% tags=["remove-input"]
 claim("grpo-row-above-fgpo", bool((t15.loc[grpo_name, ["G=2", "G=4", "G=6"]] > t15.loc["FGPO", ["G=2", "G=4", "G=6"]]).all()),
       "the trained GRPO (Eq. 1) policy leaves more groups dead than FGPO's at G = 2, 4 and 6")
 
+# %% tags=["remove-input"]
+claim("t15-is-summary", bool(np.allclose(t15.loc[[n for n in not_k if n in t15.index], "G=6"],
+                                         summary.loc[[n for n in not_k if n in t15.index], "dead at G=6 (%)"])),
+      "the Table 15 grid's G = 6 column is the race summary's dead rate (both means over seeds)")
+
 # %% [markdown]
 # ## Paper versus this book
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 fg, gr = summary.loc["FGPO"], summary.loc[grpo_name]
 gr_diff = summary.loc[next(n for n in race.order if "differential" in n)]
 steps = race.steps
@@ -323,19 +360,22 @@ last_epoch = steps[(steps.arm == gr_diff.name) & (steps.epoch > steps.epoch.max(
 uniform_dead = dead_group_grid({"u": trained["uniform"]}, table.rewards("eq1")).iloc[0]["G=6"]
 show(paper_vs_book({
     "FGPO accuracy (%)": (paper.MAIN_GENOMEQA["FGPO"], fg["final accuracy (%)"]),
-    "GRPO accuracy (%)": (paper.MAIN_GENOMEQA["GRPO"], gr_diff["final accuracy (%)"]),
+    "GRPO (differential) accuracy (%)": (paper.MAIN_GENOMEQA["GRPO"], gr_diff["final accuracy (%)"]),
     "Oracle (%)": (paper.MAIN_GENOMEQA["Oracle"], ceil["oracle"]),
-    "Uniform policy, dead at G=6 (%)": (paper.DEAD_GROUPS["uniform_G6"], uniform_dead),
-    "GRPO, dead at G=6, Eq. 1 classes (%)": (paper.DEAD_GROUPS["grpo_converged_G6"], gr["dead at G=6 (%)"]),
+    "Uniform policy, dead at G = 6 (%)": (paper.DEAD_GROUPS["uniform_G6"], uniform_dead),
+    "GRPO (Eq. 1), closed-form dead at G = 6 (%)": (paper.DEAD_GROUPS["grpo_converged_G6"], gr["dead at G=6 (%)"]),
     "GRPO (differential), observed dead groups, last epoch (%)": (paper.DEAD_GROUPS["live_dead_end"],
                                                                    last_epoch["dead_observed"].mean()),
-    "share of dead mass on wrong answers, GRPO (%)": (paper.DEAD_GROUPS["dead_mass_on_wrong_answers"],
+    "GRPO (Eq. 1), share of dead mass on wrong answers (%)": (paper.DEAD_GROUPS["dead_mass_on_wrong_answers"],
                                                        gr["dead mass on wrong answers (%)"]),
     "FGPO top-action mass": (paper.DEAD_GROUPS["fgpo_top_action_mass"], fg["top-action mass"]),
 }, paper_label="paper (GenomeQA)", book_label="this book (tabular bandit)", digits=2), 2)
 
 # %% [markdown]
-# The GRPO rows are the differential-reward arms. Accuracies are not comparable in level
+# Each GRPO row names its arm: accuracy and the observed dead groups are the differential arm,
+# the paper's GRPO; the closed-form dead rate and the dead mass on wrong answers are the Eq. 1
+# arm (the differential arm's closed-form rate is in the Table 15 grid above). The paper's
+# column is its one GRPO run throughout. Accuracies are not comparable in level
 # (held-out questions and a language-model policy there, training questions of a tabular
 # policy here, where enough visits let any unbiased method find each question's best
 # subset); what carries over is the mechanism.
@@ -360,13 +400,13 @@ _ = glue_number("gr_dead_wrong", gr["dead mass on wrong answers (%)"])
 #   $r(s,a) - \bar r(s)$, so one exact step already orders each question's subsets.
 # - At the end, FGPO reaches the oracle's {glue:text}`fg_final`%; GRPO (Eq. 1) ends at
 #   {glue:text}`gr_final`% and GRPO (differential) at {glue:text}`gr_diff_final`%.
-# - FGPO read {glue:text}`fg_lookups` rewards, GRPO {glue:text}`gr_lookups` (per look-up: the
-#   upper-right panel).
-# - GRPO's policy is the more concentrated (entropy {glue:text}`gr_entropy` nats against
-#   FGPO's {glue:text}`fg_entropy`), and its closed-form dead-group rate at $G = 6$ is
-#   {glue:text}`gr_dead6`% against FGPO's {glue:text}`fg_dead6`%; of GRPO's dead mass,
-#   {glue:text}`gr_dead_wrong`% sits on wrong answers, questions GRPO can no longer learn
-#   from.
+# - FGPO read {glue:text}`fg_lookups` rewards, each GRPO arm {glue:text}`gr_lookups` (per
+#   look-up: the upper-right panel).
+# - GRPO (Eq. 1)'s policy is the more concentrated (entropy {glue:text}`gr_entropy` nats
+#   against FGPO's {glue:text}`fg_entropy`), and its closed-form dead-group rate at $G = 6$
+#   (mean over seeds) is {glue:text}`gr_dead6`% against FGPO's {glue:text}`fg_dead6`%; of
+#   its dead mass, {glue:text}`gr_dead_wrong`% sits on wrong answers, questions it can no
+#   longer learn from.
 
 # %% tags=["remove-input"]
 claim("fgpo-first-visit-ahead", fg_first > gr_first, "after one visit per question FGPO is ahead of GRPO (Eq. 1)")

@@ -71,9 +71,11 @@ from fgpo_core.reports.lm_reading import (fixed_subset_matches, group_label, ide
                                           tool_value_table)
 from fgpo_core.reports.lm_runs import (dev_table, format_summary, grpo_dead_groups, load_chosen, method_grid,
                                        stopped_runs, training_cost, warmup_chain, warmup_curve, warmup_format_checks)
+from fgpo_core.book.claims import fmt_number
+from fgpo_core.reports.benchmark_page import family_label
 from fgpo_core.reports.pool import (POOL_RUNS, accuracy_by_part, book_parts, checkpoint_costs, dev_course,
-                                    interval_table, pick_routing, pool_comparisons, pool_configs, pool_snapshots,
-                                    question_answers, versus_intervals)
+                                    interval_table, interval_text, pick_routing, pool_comparisons, pool_configs,
+                                    pool_snapshots, question_answers, versus_intervals)
 from fgpo_core.reports.tables import show
 from fgpo_core.selectors import LMSelector
 from fgpo_core.selectors.lm import load_selector
@@ -129,8 +131,7 @@ print(sel.prompt_text(dev_qs[0]))
 bare = LMSelector(sel.model, sel.tokenizer, n_tools=4, keep=sel.keep, prefill="")
 mass_bare = np.array([float(bare.scores_and_p_gen(q)[1].sum()) for q in dev_qs])
 mass_pre = np.array([float(sel.scores_and_p_gen(q)[1].sum()) for q in dev_qs])
-glue_text("mass_bare", f"{mass_bare.mean():.1e}")
-glue_text("mass_pre", f"{mass_pre.mean():.2f}")
+glue_text("mass_bare", f"{100 * mass_bare.mean():.1g}")
 glue_number("n_mass", len(dev_qs), digits=0);
 
 # %% tags=["remove-input"]
@@ -155,17 +156,20 @@ fmt = format_summary(frames) if frames else None
 if fmt is not None:
     glue_number("fmt_untrained", fmt.loc["untrained", "canonical_mass"])
     glue_number("fmt_warm", fmt.iloc[-1]["canonical_mass"])
-    glue_number("fmt_warm_parse", fmt.iloc[-1]["parse_rate"]);
+    glue_number("fmt_warm_parse", fmt.iloc[-1]["parse_rate"])
+    glue_number("fmt_n", fmt.iloc[-1]["questions"], digits=0)
+glue_number("n_dev", warm.manifest["n_dev"], digits=0);
 
 # %% [markdown]
 # Without the pre-fill the untrained model answers the question itself: on {glue:text}`n_mass` dev
-# questions it puts a mean {glue:text}`mass_bare` of its generation mass on the 16 policy strings;
-# with it, {glue:text}`mass_pre`. Even so, GRPO sampling from $p_{\text{gen}}$ would start with mostly
-# format failures, and plain FGPO pushes on the ending the strings share (`</answer>`, Eq. 8) until
-# the model stops closing its answer (at the rate {glue:text}`stop_lr` free generation failed the
-# format on {glue:text}`stop_gen_ff`% of dev). So every method starts from one **format warm-up**:
-# policy strings drawn *uniformly*, nothing about tools, until they hold {glue:text}`fmt_warm`% of the
-# generation mass on dev (before: {glue:text}`fmt_untrained`%).
+# questions it puts a mean {glue:text}`mass_bare`% of its generation mass on the 16 policy strings,
+# and the pre-fill raises that on each of them. Even so, GRPO sampling from $p_{\text{gen}}$ would
+# start with mostly format failures, and plain FGPO pushes on the ending the strings share
+# (`</answer>`, Eq. 8) until the model stops closing its answer (at the rate {glue:text}`stop_lr`
+# free generation failed the format on {glue:text}`stop_gen_ff`% of dev). So every method starts
+# from one **format warm-up**: policy strings drawn *uniformly*, nothing about tools. On
+# {glue:text}`fmt_n` dev questions it took the strings' share of the generation mass (pre-fill
+# included) from {glue:text}`fmt_untrained`% to {glue:text}`fmt_warm`%.
 
 # %% tags=["remove-input"]
 claim("stopped-run-drained", stop is not None and len(drained) > 0 and stop_later.gen_format_failures.min() >= 90,
@@ -191,8 +195,10 @@ display(show_source(TableReward.__call__))
 #
 # Both runs train on the whole training pool ({glue:text}`pool_n_train` questions of five families,
 # the regulator's {glue:text}`pool_n_reg` among them) with {glue:text}`pool_batch` questions a step at
-# one rate, and keep a snapshot at each dev evaluation; each snapshot is evaluated by free generation
-# on every test question (a completion that does not parse counts as wrong). The table compares them
+# one rate, and keep a snapshot at each dev evaluation. Each snapshot is evaluated by free generation
+# (a completion that does not parse counts as wrong) on {glue:text}`lm_n_test` test questions: all
+# {glue:text}`lm_n_core` of core and the first {glue:text}`lm_n_cross` of microbe and of mosaic,
+# for CPU time ({doc}`../book/rerun`). The table compares them
 # at **equal visits** (as many question visits each) and at **equal CPU time** (GRPO's last snapshot
 # and FGPO's nearest it in training time). A question is in domain when the pool holds its family and
 # its organism (the book's rule, {doc}`benchmarks`); TF-motif questions are out of domain, but they
@@ -237,6 +243,14 @@ paper_row = {"comparison (points)": "paper: FGPO − GRPO on GenomeQA (7B select
 table = pd.concat([table, pd.DataFrame([paper_row])], ignore_index=True)
 
 # %% tags=["remove-input"]
+n_eval = {s: len(warm.evals[s]) for s in TEST}  # the questions each run was evaluated on, per suite
+first_n = all(list(warm.evals[s]["question_id"]) == [q.id for q in suites[s][:n_eval[s]]] for s in TEST)
+glue_number("lm_n_test", sum(n_eval.values()), digits=0)
+glue_number("lm_n_core", n_eval["core"], digits=0)
+glue_number("lm_n_cross", n_eval["microbe"], digits=0)
+claim("lm-test-questions", first_n and TEST == ["core", "microbe", "mosaic"] and n_eval["core"] == len(suites["core"])
+      and n_eval["microbe"] == n_eval["mosaic"] < len(suites["microbe"]) and sum(n_eval.values()) == n_part["all"],
+      "the LM runs are evaluated on all of core and the same first share of microbe and mosaic")
 show(table, caption="The first minus the second, in points, with its 95% interval (two-level paired bootstrap, "
      "questions resampled within suite and family); * where the Holm-adjusted p-value over the table's "
      f"{len(iv)} comparisons is below 0.05. GRPO's snapshots answer every test question as the best fixed subset does.")
@@ -244,7 +258,7 @@ show(table, caption="The first minus the second, in points, with its 95% interva
 # %% tags=["remove-cell"]
 def itext(key, part):
     r = iv.loc[(key, part)]
-    return f"{r.gap:+.1f} [{r.low:+.1f}, {r.high:+.1f}]".replace("-", "\u2212")
+    return interval_text(r.gap, r.low, r.high, r.same)
 
 
 glue_text("ev_all", itext("ev", "all"))
@@ -280,15 +294,19 @@ if kp is not None:
 
 # %% [markdown]
 # At equal visits FGPO minus GRPO is {glue:text}`ev_all` points over all test questions,
-# {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain: no difference, and not level
-# within a point either. Each run gives every test question one fixed subset, FGPO
+# {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain: no difference detected (out of
+# domain the interval's lower end is on the boundary, and a difference needs an interval that
+# excludes 0), and not level within a point either. Each run gives every test question one fixed subset, FGPO
 # {glue:text}`ev_f_subset` and GRPO {glue:text}`ev_g_subset`, each the subset its own reward ranks
 # first over the pool; GRPO's is also the best fixed subset, so this row is FGPO against the best
 # fixed subset too (the paper: {glue:text}`paper_gap_best` points). Both are well above the warm-up
 # ({glue:text}`f_warm_all` and {glue:text}`g_warm_all` points): each learned which subset pays on
 # average, not which question needs which tool. The checkpoints the runs kept (FGPO's step
 # {glue:text}`kp_f_step`, GRPO's step {glue:text}`kp_g_step`) answer every test question as these do;
-# they were chosen on the old dev, which holds out-of-domain families.
+# they were chosen on the former dev ({glue:text}`n_dev` questions of mixed domains, not the
+# in-domain dev; {doc}`benchmarks`). Every language-model run on this page chose its checkpoint, and
+# FGPO its early stop, on that dev; they cannot be re-selected on the in-domain dev without
+# retraining, because only each run's kept adapter and the compared snapshots are committed.
 #
 # At equal CPU time FGPO has made {glue:text}`et_visit_ratio` times GRPO's visits and begun to route:
 # in domain it is ahead, {glue:text}`et_id` (a difference by its interval, though not once Holm's
@@ -298,6 +316,8 @@ if kp is not None:
 # %% tags=["remove-input"]
 claim("ev-not-a-difference", not any(iv.loc[("ev", p), "verdict"] == "a difference" for p in ("all", "in domain", "out of domain")),
       "at equal visits FGPO and GRPO are no difference on all, in-domain and out-of-domain questions")
+claim("ev-ood-on-boundary", -0.05 < iv.loc[("ev", "out of domain"), "low"] <= 0,
+      "at equal visits the out-of-domain interval's lower end is on the boundary, 0 to two decimals")
 claim("ev-not-level", iv.loc[("ev", "all"), "verdict"] == "undecided" and iv.loc[("ev", "in domain"), "verdict"] == "undecided"
       and iv.loc[("ev", "out of domain"), "verdict"] == "undecided", "nor are they level within a point")
 claim("ev-one-subset-each", len(fixed_pick[EVF]) == 1 and len(fixed_pick[EVG]) == 1
@@ -338,7 +358,7 @@ claim("et-ood-is-tf", n_part["TF-motif"] * iv.loc[("et", "TF-motif"), "gap"]
 # {glue:text}`et_g_hours` CPU hours, a visit costing it {glue:text}`cost_ratio` times FGPO's CPU time
 # (it samples and back-propagates six completions where FGPO scores 16 strings in one pass). By then
 # {glue:text}`dead_last`% of its groups were dead, against {glue:text}`dead_first`% over its first
-# five steps, so more visits would have bought it less and less signal. Dev accuracy on the old dev
+# five steps, so more visits would have bought it less and less signal. Accuracy on the former dev
 # (★ the kept evaluation):
 
 # %% tags=["remove-input"]
@@ -417,8 +437,10 @@ claim("et-drops-t2", et_row[T2_TF] < 25 and routing.loc["Warm-up", T2_TF] > 75,
 # %% [markdown]
 # ## The first pool, briefly
 #
-# Before the whole pool, every method trained on the first {glue:text}`n_train` training questions,
-# four families without the regulator, for {glue:text}`first_visits` visits from the warm-up. There
+# The training set puts the regulator family last: its first {glue:text}`first_pool_n` questions,
+# four families without the regulator, are the *first pool* ({doc}`head_study` trains on all of
+# it). Before the whole pool, every language-model method trained on the first
+# {glue:text}`n_train` of them (to save CPU time), {glue:text}`first_visits` visits from the warm-up. There
 # the motif scan pays on no training family, and every FGPO and GRPO update lowered dev accuracy by
 # dropping it, so each RL run kept the warm-up's adapter. SFT and DPO imitate the table's best subset
 # for each question, which for many questions is no tool at all: both call no tool and score what
@@ -442,7 +464,9 @@ n_q = {s: int(grid[grid.suite == s].n.iloc[0]) for s in TEST}
 W = rep["FGPO"]  # the warm-up's row: FGPO, FGPO + format term and GRPO included
 sft_row = rep.get("SFT")
 glue_number("sft_core", acc.loc[sft_row, "core"])
-glue_number("n_train", train_table.n_questions, digits=0)
+glue_number("n_train", warm.manifest["n_train"], digits=0)
+first_pool_n = int(np.argmax(np.asarray(train_pool.family) == "regulator"))  # the questions before the regulator's
+glue_number("first_pool_n", first_pool_n, digits=0)
 first_cost = training_cost({n: r.manifest for n, r in trained.items()})
 glue_number("first_visits", first_cost.loc["FGPO", "visits"], digits=0)
 curves = {f"{n} (lr={r.manifest['config']['lr']:g})": r.manifest for n, r in trained.items()
@@ -464,6 +488,8 @@ claim("sft-is-no-tool", sft_row is not None and core_rows.loc[sft_row, "tools"] 
       and abs(acc.loc[sft_row, "core"] - acc.loc["No-Tool", "core"]) < 1e-9 and rep.get("DPO") == sft_row,
       "SFT and DPO call no tool and score what No-Tool scores")
 claim("first-pool-no-regulator", set(train_table.family) == set(train_pool.family) - {"regulator"}
+      and train_table.n_questions == warm.manifest["n_train"] < first_pool_n == train_all.n_questions
+      and (np.asarray(train_pool.family)[first_pool_n:] == "regulator").all()
       and (first_cost.visits == first_cost.loc["FGPO", "visits"]).all(),
       "the first pool holds the four families without the regulator, and every method trained for the same visits");
 
@@ -504,7 +530,7 @@ claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table'
 # at step {glue:text}`f_last` (dev not bettered for an epoch; its dev accuracy then
 # {glue:text}`f_last_dev`%, below the warm-up's {glue:text}`pool_start`%); GRPO was stopped for CPU
 # time after its evaluation at step {glue:text}`g_last`, resumable. Among the evaluations tied at
-# {glue:text}`pool_kept_dev`% on the old dev, FGPO keeps step {glue:text}`kp_f_step` (ties go to the
+# {glue:text}`pool_kept_dev`% on the former dev, FGPO keeps step {glue:text}`kp_f_step` (ties go to the
 # higher expected reward J) and GRPO step {glue:text}`kp_g_step` (ties go to the earlier step). A visit
 # cost GRPO {glue:text}`g_per_visit` CPU seconds and FGPO {glue:text}`f_per_visit`. The table both read
 # cost {glue:text}`pool_table_calls` reasoner calls, once; GRPO as the paper runs it, calling the
@@ -568,9 +594,9 @@ claim("pool-table-calls-beyond-fgpo-run", table_calls / pool_cfg[G]["G"] > cf.vi
 # %% [markdown]
 # :::{dropdown} The format warm-up
 # The warm-up ran in {glue:text}`warm_stages` stages (each later one from the earlier's adapter, with a
-# larger weight on the strings' mass) until the policy strings held {glue:text}`warm_target`% of the
-# mass on dev; {glue:text}`fmt_warm_parse`% of
-# completions sampled at temperature 1 then name a subset. Its course is in the figure below. FGPO at
+# larger weight on the strings' mass) and stopped once their mean mass on dev passed its target,
+# {glue:text}`warm_target`%. After it, {glue:text}`fmt_warm_parse`% of completions sampled at
+# temperature 1 name a subset. Its course is in the figure below. FGPO at
 # the rate {glue:text}`stop_lr` on the first pool drained the strings' mass below 0.001 by step
 # {glue:text}`stop_drained_step` and was stopped.
 # :::
@@ -586,24 +612,34 @@ claim("warm-stages-rising-weight", len(chain) >= 2 and all(
 
 # %% [markdown]
 # :::{dropdown} The first pool
+# Two terms first. *Controlled scoring* (the paper's Eq. 6) picks the subset whose policy string the
+# model scores highest, so no answer can fail the format; everything else here is free generation.
+# *Tools w/ Desc* is the paper's prompted baseline: the warm-up's model with the tools' names and
+# descriptions in its prompt, not trained on them. *FGPO (named tools)* is FGPO trained from the
+# warm-up with that named prompt, evaluated on core only.
+#
 # FGPO and GRPO kept their best dev evaluation's adapter, step 0 included; SFT and DPO kept TRL's
 # last. The three RL runs start at {glue:text}`dev_start`% on dev with {glue:text}`dev_start_tools`
 # tools per question, and every later evaluation scores {glue:text}`dev_after_min`% to
 # {glue:text}`dev_after_max`%. By controlled scoring FGPO gives every dev question
-# {glue:text}`fgpo_subset` after step 0, the subset with the highest mean Eq. 1 reward over the
-# training questions, and GRPO {glue:text}`grpo_subset`; neither holds the motif scan, which is
-# worth {glue:text}`t2_tf_added` points on TF-motif questions on top of {glue:text}`fgpo_subset`,
-# {glue:text}`tf_share`% of dev. TRL counted {glue:text}`dead_trl`% of GRPO's groups of
-# {glue:text}`G` dead over its {glue:text}`grpo_steps` steps; an exact recount finds
-# {glue:text}`dead_recount`% against TRL's {glue:text}`dead_trl_same`% on the
-# {glue:text}`dead_recount_steps` steps it covers (TRL's float32 group mean can miss a tie). FGPO told
-# the tools' names and descriptions kept step {glue:text}`named_kept`: {glue:text}`named_core`% on
-# core against its start's (Tools w/ Desc) {glue:text}`named_start`%, {glue:text}`named_vs_start`
-# points, and {glue:text}`named_vs_warm` against the anonymous warm-up ({glue:text}`named_verdict`;
-# the paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named). Below: each run's
-# dev course (★ the kept evaluation; dashed, the stopped run), the first pool's table (free
-# generation; selectors with the same pick on every test question share a row) and what the motif
-# scan is worth per family.
+# {glue:text}`fgpo_subset` after step 0 (the subset with the highest mean Eq. 1 reward over its
+# training questions) and GRPO {glue:text}`grpo_subset`. Neither holds the motif scan, which adds
+# {glue:text}`t2_tf_added` points to {glue:text}`fgpo_subset` on TF-motif questions,
+# {glue:text}`tf_share`% of dev.
+#
+# TRL counted {glue:text}`dead_trl`% of GRPO's groups of {glue:text}`G` dead over its
+# {glue:text}`grpo_steps` steps; an exact recount finds {glue:text}`dead_recount`% against TRL's
+# {glue:text}`dead_trl_same`% on the {glue:text}`dead_recount_steps` steps it covers (TRL's float32
+# group mean can miss a tie).
+#
+# FGPO (named tools) kept its step {glue:text}`named_kept`: {glue:text}`named_core`% on core against
+# Tools w/ Desc's {glue:text}`named_start`%, {glue:text}`named_vs_start` points, and
+# {glue:text}`named_vs_warm` against the anonymous warm-up ({glue:text}`named_verdict`; the paper:
+# {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
+#
+# Below: each run's dev course (★ the kept evaluation; dashed, the stopped run), the first pool's
+# table (selectors with the same pick on every test question share a row) and what the motif scan
+# is worth per family.
 # :::
 
 # %% tags=["remove-input", "hide-output"]
@@ -614,7 +650,7 @@ plt.show()
 main = selector_table(grid, scoring, row_order, label, TEST)
 main = main.rename(index={"BestFixed*": "best fixed subset (each suite's)"})
 show(main.rename_axis("selector"), caption="Accuracy (%) by free generation (questions per suite); "
-     "tools per question; format failures; controlled scoring (Eq. 6) on core",
+     "tools per question; format failures; accuracy (%) by controlled scoring (Eq. 6) on core",
      **{c: "{:.2f}" for c in main.columns if c.startswith("tools")})
 
 # %% tags=["remove-cell"]
@@ -676,11 +712,14 @@ claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].man
       "FGPO with named tools kept a trained adapter that beats its start, a difference");
 
 # %% tags=["remove-input", "hide-output"]
-value = tool_value_table({"training families": train_all, "dev": dev_table_}, T2, base, subset_label(base),
-                         reward_on=["training families"])
+POOL_NAME = f"the first pool ({train_all.n_questions:,})"
+value = tool_value_table({POOL_NAME: train_all, "dev": dev_table_}, T2, base, subset_label(base),
+                         reward_on=[POOL_NAME])
 added_col = f"T2 added to {subset_label(base)} (points)"
-show(value, caption="What the motif scan is worth per family, on the first pool's training families and on dev",
-     **{"T2 alone vs no tool (points)": "{:+.1f}", added_col: "{:+.1f}", "Eq. 1 reward of adding T2": "{:+.3f}"})
+shown_value = value.rename(index=family_label, level="family")
+signed = {c: (lambda v, d=d: fmt_number(v, d, signed=True)) for c, d in
+          (("T2 alone vs no tool (points)", 1), (added_col, 1), ("Eq. 1 reward of adding T2", 3))}
+show(shown_value, caption="What the motif scan is worth per family, on the first pool and on dev", **signed)
 dv = value.loc["dev"]
 glue_number("t2_tf_added", dv.loc["tf_motif", added_col])
 glue_number("tf_share", 100 * dv.loc["tf_motif", "questions"] / dv.questions.sum(), digits=0)
@@ -692,7 +731,7 @@ claim("t2-worth-on-tf-motif", dv.loc["tf_motif", added_col] >= 40, "T2 is worth 
 # ```bash
 # make lm             # the first pool: warm-up, every method, evaluations, runs/cpu/chosen.json
 # make -j2 lm-pool    # the whole pool: FGPO (format term) and GRPO side by side, resumable
-# make lm-pool-eval   # the compared snapshots, evaluated on every test question
+# make lm-pool-eval   # the compared snapshots, evaluated on the test questions
 # ```
 #
 # ## References

@@ -43,12 +43,15 @@
 profile = "cpu"  # which profile these parameters came from
 fair_dir = "../runs/cpu/fair"  # the fair test (`make fair`)
 fair_seeds_dir = "../runs/cpu/fair-seeds"  # the cells this page quotes, with 10 seeds
+signal_dir = "../runs/cpu/fair-signal"  # dead groups and gradient signal at the fair test's policies
 study_dir = "../runs/cpu/study"  # every estimator at its default settings (`fgpo study`)
 study_tables = "../data/tables/cpu/reader"  # the training reader's tables, one subfolder per suite
 study_bench = "../data/benchmarks/cpu"  # the benchmark they were made from
 pool_dir = "../runs/cpu/lm-pool"  # the language-model selector's runs on the whole pool ("": leave them out)
 
 # %% tags=["remove-cell"]
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -58,7 +61,7 @@ from fgpo_core.evaluation.bootstrap import MARGIN, strata_codes
 from fgpo_core.evaluation.domains import question_domains
 from fgpo_core.experiments.study import load_study
 from fgpo_core.genomics.benchmarks import load_benchmark
-from fgpo_core.reports import fair
+from fgpo_core.reports import fair, fair_tables
 from fgpo_core.reports.tables import show
 from fgpo_core.table import load_tables
 
@@ -82,7 +85,10 @@ def add(key, h, rival):
 for reg, key in (("ent", "matched, entropy bonus on both"), ("none", "matched, no regularizer")):
     a, b = ft10.pairs[f"FGPO vs best sampled, {reg}"]
     add(("policy head, 4 tools", key),
-        fair.headline_row(ft10.correct[a], ft10.correct[b], fixed_ft[:, best], strata10), fair.cell_label(b))
+        fair.headline_row(ft10.correct[a], ft10.correct[b], fixed_ft[:, best], strata10), fair_tables.estimator_of(b))
+    glue_number(f"acc10_fgpo_{reg}", ft10.accuracy(a))
+    glue_number(f"acc10_rival_{reg}", ft10.accuracy(b))
+    glue_text(f"best_sampled_{reg}", fair.cell_label(b))
 st = load_study(study_dir)
 c, fx, sx = fair.study_correct(st, tables, ["fgpo", "grpo"], TEST)
 add(("policy head, 4 tools", "defaults: bonus for FGPO only"), fair.headline_row(c["fgpo"], c["grpo"], fx, sx), "GRPO")
@@ -105,20 +111,28 @@ if pool_dir:  # the LM selector: FGPO (with the format term) against GRPO at equ
 MATCHED = ("policy head, 4 tools", "matched, entropy bonus on both")
 NOREG = ("policy head, 4 tools", "matched, no regularizer")
 DEFAULT = ("policy head, 4 tools", "defaults: bonus for FGPO only")
-for key, short in ((MATCHED, "m"), (NOREG, "n"), (DEFAULT, "d")):
+for key, short in ((MATCHED, "ex_ent"), (NOREG, "ex_none"), (DEFAULT, "def_grpo")):
     h = rows[key]
-    glue_number(f"{short}_gap", h["iv_other"].gap, signed=True)
+    glue_number(short, h["iv_other"].gap, signed=True)
     glue_text(f"{short}_ci", fair.interval_text(h["iv_other"].gap, h["iv_other"].low, h["iv_other"].high).split(" ", 1)[1])
     glue_text(f"{short}_verdict", h["iv_other"].verdict)
-glue_text("m_rival", labels_of[MATCHED])
 glue_number("seeds10", rows[MATCHED]["seeds"], digits=0)
+glue_number("fair_seeds", ft.study.manifest["config"]["seeds"], digits=0)
 glue_number("n_test", rows[MATCHED]["questions"], digits=0)
 glue_number("margin", MARGIN, digits=0)
 cmp5 = ft.comparisons({k: ft.pairs[k] for k in ("fgpo: best regularizer vs none", "grpo: best regularizer vs none")})
 reg = {r.comparison.split(":")[0]: r for r in cmp5.itertuples() if r.split == "pooled"}
+reg_ood = {r.comparison.split(":")[0]: r for r in cmp5.itertuples() if r.split == "out of domain"}
 for e in ("fgpo", "grpo"):
     glue_number(f"reg_{e}", reg[e].gap, signed=True)
     glue_text(f"reg_{e}_ci", fair.interval_text(reg[e].gap, reg[e].low, reg[e].high).split(" ", 1)[1])
+    glue_number(f"reg_{e}_ood", reg_ood[e].gap, signed=True)
+    glue_text(f"reg_{e}_ood_ci", fair.interval_text(reg_ood[e].gap, reg_ood[e].low, reg_ood[e].high).split(" ", 1)[1])
+signal = pd.read_parquet(Path(signal_dir) / "signal.parquet")
+S = fair.signal_summary(signal, {e: fair.estimator_label(e) for e in signal.estimator.unique()}).set_index(
+    ["policy trained by", "regularizer"])
+glue_number("dead_grpo_none", S.loc[("GRPO", "none"), "dead groups (%)"])
+glue_number("dead_grpo_ent", S.loc[("GRPO", "entropy bonus"), "dead groups (%)"])
 glue_number("paper_gap", paper.MAIN_GENOMEQA["FGPO"] - paper.MAIN_GENOMEQA["GRPO"], digits=2, signed=True)
 glue_number("paper_cells", paper.TRANSFER["cells"], digits=0)
 glue_number("paper_wins", paper.TRANSFER["fgpo_wins"], digits=0)
@@ -143,29 +157,41 @@ glue_number("above_best", above_best, digits=0)
 #
 # **At matched regularization, enumerating buys no accuracy we can detect.** FGPO's
 # objective (the paper's Eq. 5) carries an entropy bonus; GRPO at its defaults carries none.
-# Given the same bonus, exact FGPO against the best sampled estimator ({glue:text}`m_rival`,
-# every choice made on an in-domain dev) is {glue:text}`m_gap` points {glue:text}`m_ci` over
-# all {glue:text}`n_test` test questions and {glue:text}`seeds10` seeds ({glue:text}`m_verdict`
-# by the book's rule below); with no regularizer on either side, {glue:text}`n_gap`
-# {glue:text}`n_ci` ({glue:text}`n_verdict`).
+# Given the same bonus, exact FGPO against the best sampled estimator ({glue:text}`best_sampled_ent`,
+# every choice made on an in-domain dev) is {glue:text}`ex_ent` points {glue:text}`ex_ent_ci` over
+# all {glue:text}`n_test` test questions and {glue:text}`seeds10` seeds ({glue:text}`ex_ent_verdict`
+# by the book's rule below); with no regularizer on either side, {glue:text}`ex_none`
+# {glue:text}`ex_none_ci` ({glue:text}`ex_none_verdict`).
 #
-# **Is it the entropy bonus? Yes.** The bonus lifts FGPO by {glue:text}`reg_fgpo` points
-# {glue:text}`reg_fgpo_ci` and GRPO by {glue:text}`reg_grpo` {glue:text}`reg_grpo_ci`.
-# Compared as the paper compares them, FGPO with its bonus against GRPO without, FGPO leads by
-# {glue:text}`d_gap` {glue:text}`d_ci` (the paper: {glue:text}`paper_gap` on GenomeQA), and
-# that lead is the bonus's.
+# **Is it the entropy bonus? Yes, in domain.** Pooled over the test questions the bonus lifts
+# FGPO by {glue:text}`reg_fgpo` points {glue:text}`reg_fgpo_ci` and GRPO by {glue:text}`reg_grpo`
+# {glue:text}`reg_grpo_ci`, and the lift is made in domain. Out of domain it is undecided:
+# {glue:text}`reg_fgpo_ood` {glue:text}`reg_fgpo_ood_ci` for FGPO and {glue:text}`reg_grpo_ood`
+# {glue:text}`reg_grpo_ood_ci` for GRPO. Compared as the paper compares them, FGPO with its bonus
+# against GRPO without, FGPO leads by {glue:text}`def_grpo` {glue:text}`def_grpo_ci` (the paper:
+# {glue:text}`paper_gap` on GenomeQA), and that lead is the bonus's.
 
 # %% tags=["remove-input"]
-table = pd.DataFrame([{"selector": k[0], "comparison": k[1], "FGPO against": labels_of[k],
-                       "FGPO (%)": h["fgpo"], "it (%)": h["other"],
-                       "FGPO − it": fair.interval_text(h["iv_other"].gap, h["iv_other"].low, h["iv_other"].high),
+SETTING = {MATCHED: "policy head, entropy bonus on both", NOREG: "policy head, no regularizer",
+           DEFAULT: "policy head, bonus for FGPO only", ("language model (SmolLM2-135M)", "equal question visits"):
+           "language model, equal question visits"}
+table = pd.DataFrame([{"setting": SETTING[k], "rival": labels_of[k], "FGPO (%)": h["fgpo"], "rival (%)": h["other"],
+                       "FGPO − rival": fair.interval_text(h["iv_other"].gap, h["iv_other"].low, h["iv_other"].high),
                        "best fixed (%)": h["fixed"],
                        "FGPO − best fixed": fair.interval_text(h["iv_fixed"].gap, h["iv_fixed"].low,
-                                                               h["iv_fixed"].high),
-                       "questions": h["questions"], "seeds": h["seeds"]} for k, h in rows.items()])
-show(table, caption="Pooled test accuracy (%), mean over seeds; gaps in points with their 95% interval "
-     "(two-level paired bootstrap). The best fixed subset is chosen with hindsight on the same questions. "
-     "The language model: FGPO with a format term against GRPO, each at the snapshot of equal question visits.")
+                                                               h["iv_fixed"].high)} for k, h in rows.items()])
+lm_note = ""
+if pool_dir:
+    h = rows[("language model (SmolLM2-135M)", "equal question visits")]
+    runs = "one run each" if h["seeds"] == 1 else f"{h['seeds']} seeds"
+    lm_note = (f" Row 4: the language model, {runs} ({h['questions']:,} test questions), FGPO with a format "
+               "term against GRPO, each at the snapshot of equal question visits.")
+show(table, caption=f"Pooled test accuracy (%), mean over seeds; gaps in points with their 95% interval "
+     f"(two-level paired bootstrap). Rows 1–2: the fair test's cells re-run with {rows[MATCHED]['seeds']} seeds "
+     f"({rows[MATCHED]['questions']:,} test questions); row 3: every method at its defaults, "
+     f"{rows[DEFAULT]['seeds']} seeds; the lifts from the entropy bonus in the text are from the "
+     f"{ft.study.manifest['config']['seeds']}-seed factorial." + lm_note
+     + " The best fixed subset is chosen with hindsight on the same questions.")
 
 # %% [markdown]
 # **Where the paper's claim holds, and where it does not.** FGPO is ahead of its sampled
@@ -174,10 +200,11 @@ show(table, caption="Pooled test accuracy (%), mean over seeds; gaps in points w
 # FGPO led GRPO in {glue:text}`paper_wins` of its {glue:text}`paper_cells` reasoner-benchmark
 # settings and the best fixed subset in {glue:text}`paper_beats_best`. It holds in the form the
 # paper ran it, with the bonus on one side. It does not hold at matched regularization, nor for
-# the language-model selector. Why, as far as the book can tell: with 16 subsets and most
-# questions answered alike whatever the tools, a group of six draws sees most of what matters,
-# and what a sampled estimator loses is the groups that stop varying once its policy
-# concentrates; an entropy bonus keeps them varying ({doc}`head_study` measures both).
+# the language-model selector. Why, as far as the book can tell: what a sampled estimator loses
+# is the groups that stop varying once its policy concentrates (at GRPO's unregularized policy
+# {glue:text}`dead_grpo_none`% of its groups of six are dead; with the entropy bonus,
+# {glue:text}`dead_grpo_ent`%), and the entropy bonus, which keeps more of them varying, lifts
+# the sampled and the exact estimator both ({doc}`head_study` measures this).
 # Whether the paper's 7B selector and LLM reasoners behave otherwise this book cannot test.
 
 # %% tags=["remove-input"]
@@ -185,6 +212,10 @@ claim("matched-not-ahead", rows[MATCHED]["iv_other"].low <= 0 and rows[NOREG]["i
       "at matched regularization FGPO is not ahead of the best sampled estimator")
 claim("bonus-lifts-both", reg["fgpo"].low > 0 and reg["grpo"].low > 0,
       "the entropy bonus lifts FGPO and GRPO, a difference each")
+claim("bonus-ood-undecided", all(reg_ood[e].verdict == "undecided" for e in ("fgpo", "grpo")),
+      "out of domain the entropy bonus's lift of FGPO and of GRPO is undecided")
+claim("bonus-fewer-dead", S.loc[("GRPO", "entropy bonus"), "dead groups (%)"] < S.loc[("GRPO", "none"), "dead groups (%)"],
+      "with the entropy bonus fewer of GRPO's groups are dead")
 claim("default-lead", rows[DEFAULT]["iv_other"].low > 0,
       "with the bonus on FGPO alone, FGPO is ahead of GRPO, a difference")
 if pool_dir:
@@ -193,30 +224,32 @@ if pool_dir:
 
 # %% [markdown]
 # **Out of domain means two things here.** The test suites hold families training never saw.
-# One of them, TF-motif, is a reworded twin of the training family regulator (same sequences,
-# same planted sites, other wording; {doc}`benchmarks` measures how near); the taxonomy of
+# One of them, TF-motif, is the training family regulator reworded: the same generator and kind
+# of planted site, with other factors, other sequences and other wording; only its *describe*
+# questions are close twins of regulator's ({doc}`benchmarks` measures how near). The taxonomy of
 # unseen organisms has no twin. What a selector carries out of domain comes mostly through the
 # twin ({doc}`head_study`).
 #
 # ## How to read it
 #
-# - Every chapter is a notebook (`notebooks/NAME.py`, paired with `NAME.ipynb`) that
-#   narrates and plots; the work is done by the small, tested library `fgpo_core`, and
-#   the code the chapters show is quoted from it.
+# - Every chapter is a notebook that narrates and plots; the work is done by a small, tested
+#   library, and the code the chapters show is quoted from it.
 # - Every number on these pages was computed when the chapter was executed. Numbers the
 #   paper reports appear beside ours, labelled *paper*. A sentence that depends on a
 #   result is checked when the chapter runs: if the numbers change, the page shows a
 #   warning instead of silently saying something false.
-# - Every choice of a learning rate, a regularizer's weight or a checkpoint reads only the
-#   in-domain dev: questions of the training families and organisms, sequence-disjoint from
-#   every test suite.
-# - One rule decides what counts as a difference between two methods: the 95% interval of a
-#   two-level paired bootstrap (test questions resampled within suite and family, seeds
-#   resampled) excludes zero (`fgpo_core.evaluation.bootstrap`). Two methods are called
-#   *level* only when that interval lies within ±{glue:text}`margin` point; a page with many
-#   comparisons marks those that survive Holm's adjustment.
-# - The pages were executed under the `cpu` profile. {doc}`../book/rerun` explains how to
-#   execute any chapter again at another scale.
+# - Every choice for the policy head, of a learning rate, a regularizer's weight or a
+#   checkpoint, reads only the in-domain dev: questions of the training families and
+#   organisms, sequence-disjoint from every test suite. The language-model selector's kept
+#   checkpoints were chosen on the former dev, which holds out-of-domain families;
+#   {doc}`fgpo_vs_grpo` says where.
+# - On every page one rule decides what counts as a difference between two methods: the 95% interval of a two-level paired
+#   bootstrap (test questions resampled within suite and family, seeds resampled) excludes
+#   zero. Two methods are called *level* only when that interval lies within
+#   ±{glue:text}`margin` point; a page with many comparisons marks those that survive Holm's
+#   adjustment.
+# - The pages were executed on two CPU cores from the committed runs; {doc}`../book/rerun`
+#   explains how to execute any chapter again, at a tiny scale for testing or at a GPU's.
 #
 # The first part needs no model: it derives the dead-group probability in closed form
 # ({doc}`dead_groups`) and races the exact gradient against sampled estimators on a

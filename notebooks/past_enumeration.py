@@ -50,12 +50,15 @@ from fgpo_core.book import paper
 from fgpo_core.book.chapter import show_source
 from fgpo_core.book.claims import claim, glue_number, glue_text
 from fgpo_core.book.plots import plot_budget, plot_shortlist_coverage, set_style
-from fgpo_core.experiments.domains import SPLITS, domain_accuracy, domain_verdicts, split_scores, study_training_table
+from fgpo_core.evaluation.domains import question_domains
+from fgpo_core.experiments.domains import SPLITS, split_scores, study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
 from fgpo_core.genomics.tools.registry import make_tool
-from fgpo_core.reports.ablation import verdicts
-from fgpo_core.reports.larger import (budget_table, dead_by_epoch, family_name, gap_cell, gaps_table, library_rows,
-                                      nearest_budget, seen_by_epoch, tool_effects, tool_rates, uniform_dead)
+from fgpo_core.genomics.benchmarks import load_benchmark
+from fgpo_core.reports.ablation_intervals import interval_table, study_test
+from fgpo_core.reports.fair import interval_text
+from fgpo_core.reports.larger import (budget_table, dead_by_epoch, family_name, library_rows, nearest_budget,
+                                      seen_by_epoch, tool_effects, tool_rates, uniform_dead)
 from fgpo_core.reports.study import label
 from fgpo_core.reports.tables import show
 from fgpo_core.table import load_table
@@ -99,11 +102,20 @@ claim("larger-spread-pool", all(st.manifest["config"].get("train_spread") for st
       and train_families == set(train_pool.family),
       "the larger libraries' studies trained on questions spread over the whole pool, every family");
 glue_text("pe_train_families", ", ".join(sorted(family_name(f) for f in train_families)))
-ood_families = sorted(set(core[12].family) - train_families)
-glue_text("pe_ood_families", " and ".join(family_name(f) for f in ood_families))
+_, bench_questions = load_benchmark(larger_bench)
+train_ids = set(study_training_table(studies[8], train_pool).question_ids)
+domains = question_domains({"core": [q for q in bench_questions["core"] if q.id in set(ids)]},
+                           [q for q in bench_questions["train"] if q.id in train_ids])
+ood = {i for i, d in domains["core"].items() if d == "OOD"}
+ood_families = sorted({f for i, f in zip(core[12].question_ids, core[12].family) if i in ood})
+glue_text("pe_ood_families", ", ".join(family_name(f) for f in ood_families))
 glue_number("pe_n_test", len(ids), 0)
-glue_number("pe_n_id", int(np.isin(core[12].family, list(train_families)).sum()), 0)
-glue_number("pe_n_ood", int((~np.isin(core[12].family, list(train_families))).sum()), 0)
+glue_number("pe_n_id", len(ids) - len(ood), 0)
+glue_number("pe_n_ood", len(ood), 0)
+devs = {n: st.manifest["config"].get("dev_suite", "dev") for n, st in studies.items()}
+glue_text("pe_dev", "the in-domain dev" if set(devs.values()) == {"indev"} else
+          " and ".join(f"{'the in-domain dev' if d == 'indev' else 'the former dev (mixed domains)'} at {n} tools"
+                       for n, d in devs.items()))
 seeds = {n: st.manifest["config"]["seeds"] for n, st in studies.items()}
 glue_text("pe_seeds", f"{seeds[8]} seeds at both sizes" if seeds[8] == seeds[12]
           else f"{seeds[8]} seeds at 8 tools and {seeds[12]} at 12");
@@ -112,9 +124,9 @@ glue_text("pe_seeds", f"{seeds[8]} seeds at both sizes" if seeds[8] == seeds[12]
 # Each study trains on {glue:text}`pe_n_train` questions spread over the pool's families
 # ({glue:text}`pe_train_families`) and is tested on the same {glue:text}`pe_n_test` core
 # questions, {glue:text}`pe_seeds`: {glue:text}`pe_n_id` in domain and {glue:text}`pe_n_ood` out
-# of domain ({glue:text}`pe_ood_families`, first met at test time). A gap is a **difference**
-# here when a paired t-test over seeds and, in at least half the seeds, McNemar's test on the
-# questions both give p < 0.05; a gap that is not one is not shown to be a tie.
+# of domain by the book's rule (of {glue:text}`pe_ood_families`; {doc}`benchmarks`). Gaps carry
+# the book's 95% interval (two-level paired bootstrap, {doc}`intro`); a gap is a **difference**
+# when its interval excludes zero, and one that is not is not shown to be a tie.
 #
 # ## Twelve tools
 #
@@ -200,7 +212,8 @@ display(show_source(shortlist_grow))
 # %% [markdown]
 # Beside them run the **coverage dial** (FGPO on $k$ subsets drawn uniformly at every visit) and
 # **GRPO** ($G = 6$ draws from $q$) for 20 epochs and, to buy more calls, 40 and 80. All train
-# the same linear head on the same frozen features, each at its learning rate chosen on dev.
+# the same linear head on the same frozen features, each at its learning rate chosen on
+# {glue:text}`pe_dev`.
 #
 # ## Accuracy against reasoner calls
 #
@@ -208,48 +221,44 @@ display(show_source(shortlist_grow))
 # training question; the dashed line is the exhaustive table.
 
 # %% tags=["remove-input"]
-scores, budgets, V, VG, VB, BF = {}, {}, {}, {}, {}, {}
+scores, budgets, FT, C = {}, {}, {}, {}
 for n, st in studies.items():
-    scores[n] = split_scores(st, {"core": core[n]}, ["core"], train_families)
+    scores[n] = split_scores(st, {"core": core[n]}, ["core"], train_families, domains=domains)
     budgets[n] = budget_table(st, scores[n], suite="pooled")
     for sp in SPLITS[1:]:
         budgets[n][sp] = budget_table(st, scores[n], suite=sp).accuracy
-    V[n] = {sp: verdicts(scores[n], "fgpo", list(budgets[n].index), suite=sp) for sp in SPLITS}
-    VG[n] = {m: verdicts(scores[n], r, [m], suite="pooled").iloc[0].to_dict() | {"rival": r} for m in budgets[n].index
-             if (r := nearest_budget(budgets[n], m, "grpo")) is not None}
-    VB[n] = domain_verdicts(st, {"core": core[n]}, "fgpo", [], ["core"], train_families)  # FGPO − BestFixed*
-    BF[n] = domain_accuracy(st, {"core": core[n]}, [], ["core"], train_families).loc["BestFixed*"]
+    FT[n] = study_test(st, {"core": tables[n]}, domains, {"BestFixed*": "best"})
+    pairs = {m: (m, "fgpo") for m in budgets[n].index if m != "fgpo"} | {"BestFixed*": ("BestFixed*", "fgpo")}
+    pairs |= {f"{m} | GRPO": (m, r) for m in budgets[n].index if (r := nearest_budget(budgets[n], m, "grpo"))}
+    C[n] = FT[n].comparisons(pairs).set_index(["comparison", "split"])
 fig = plot_budget(budgets, {n: float(core[n].ceilings()["no_tool"]) for n in budgets})
 plt.show()
 
 # %% [markdown]
-# Each method minus exact FGPO, in points (\* a difference by the rule); the best fixed subset is
-# chosen with hindsight on the test questions. Every number, with p-values and each method
-# against the GRPO run nearest it in calls, is in the full table folded below.
+# Each method minus exact FGPO, in points, with its 95% interval (\* a difference after Holm's
+# adjustment over the library size's comparisons); the best fixed subset is chosen with hindsight
+# on the test questions. Each method against the GRPO run nearest it in calls is in the table
+# folded below.
 
 # %% tags=["remove-input"]
-best_fixed_row = {"best fixed subset": {n: {sp: (-VB[n][("BestFixed*", sp)].gap, VB[n][("BestFixed*", sp)].is_difference)
-                                            for sp in SPLITS} for n in studies}}
-show(gaps_table(V, budgets, SPLITS[1:], best_fixed_row, calls=False), 1)
+GAP_ROWS = {n: {m: label(m) for m in budgets[n].index if m != "fgpo"} | {"BestFixed*": "best fixed subset"}
+            for n in studies}
+show(pd.concat({f"{n} tools": interval_table(C[n].reset_index(), GAP_ROWS[n], SPLITS) for n in studies},
+               names=["library", "method"]))
 
 # %% tags=["remove-input", "hide-output"]
 def full_rows(n):
-    """Every number of one library size: accuracy per split, sd, tools, and the tests."""
+    """Every number of one library size: calls, accuracy per split, sd, tools, and each method
+    against the GRPO run nearest it in calls (pooled, with its interval)."""
     b = budgets[n]
     rows = {}
     for m in b.index:
+        r = C[n].loc[(f"{m} | GRPO", "pooled")] if (f"{m} | GRPO", "pooled") in C[n].index else None
         rows[label(m)] = {"calls per training question": b.loc[m, "calls_per_question"]} | {
             f"{sp} (%)": b.loc[m, "accuracy" if sp == "pooled" else sp] for sp in SPLITS} | {
             "sd over seeds, pooled": b.loc[m, "accuracy_sd"], "tools per question": b.loc[m, "tools"],
-            "vs exact FGPO, pooled (p)": gap_cell(*V[n]["pooled"].loc[m, ["gap (points)", "difference", "p over seeds"]])
-            if m in V[n]["pooled"].index else "–",
-            "vs nearest GRPO (p)": (gap_cell(VG[n][m]["gap (points)"], VG[n][m]["difference"], VG[n][m]["p over seeds"])
-                                    + ", " + label(VG[n][m]["rival"])) if m in VG[n] else "–"}
-    v = VB[n][("BestFixed*", "pooled")]
-    rows["best fixed subset"] = {"calls per training question": np.nan} | {
-        f"{sp} (%)": BF[n][sp] for sp in SPLITS} | {"sd over seeds, pooled": np.nan, "tools per question": np.nan,
-                                                   "vs exact FGPO, pooled (p)": gap_cell(-v.gap, v.is_difference, v.p_seeds),
-                                                   "vs nearest GRPO (p)": "–"}
+            "minus the nearest GRPO, pooled (points)": "–" if r is None else
+            f"{interval_text(r.gap, r.low, r.high)} ({label(r.b)})"}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -257,56 +266,82 @@ show(pd.concat({f"{n} tools": full_rows(n) for n in studies}, names=["library", 
 
 # %% tags=["remove-input"]
 B8, B12 = budgets[8], budgets[12]
+
+
+def gap(n, m, sp="pooled"):
+    """Method ``m`` minus exact FGPO (points, interval) at ``n`` tools on split ``sp``."""
+    return C[n].loc[(m, sp)]
+
+
+def behind(n, m, sp="pooled"):
+    return bool(gap(n, m, sp).high < 0)
+
+
+def ahead(n, m, sp="pooled"):
+    return bool(gap(n, m, sp).low > 0)
+
+
+def no_diff(n, m, sp="pooled"):
+    return not (behind(n, m, sp) or ahead(n, m, sp))
+
+
 for n, B in ((8, B8), (12, B12)):
     glue_number(f"pe_f{n}", B.loc["fgpo", "accuracy"])
-    for sp, short in (("pooled", "p"), ("in domain", "id")):
-        glue_number(f"pe_g{n}_{short}", -V[n][sp].loc["grpo", "gap (points)"])
-glue_number("pe_b12_p", VB[12][("BestFixed*", "pooled")].gap)
+    for sp, short in (("pooled", "p"), ("in domain", "id"), ("out of domain", "ood")):
+        g = gap(n, "grpo", sp)
+        glue_text(f"pe_g{n}_{short}", interval_text(-g.gap, -g.high, -g.low))
+        b = gap(n, "BestFixed*", sp)
+        glue_text(f"pe_b{n}_{short}", interval_text(-b.gap, -b.high, -b.low))
 glue_number("pe_top16_8", B8.loc["shortlist-top16", "accuracy"])
 glue_number("pe_top16_8_share", 100 * B8.loc["shortlist-top16", "calls_per_question"] / 2 ** 8, 0)
 glue_number("pe_top64_12", B12.loc["shortlist-top64", "accuracy"])
 glue_number("pe_top64_12_share", 100 * B12.loc["shortlist-top64", "calls_per_question"] / 2 ** 12, 0)
-glue_number("pe_grow_ood_gap", -max(V[12]["out of domain"].loc[m, "gap (points)"]
-                                    for m in ("shortlist-grow4", "shortlist-grow16")), 0)
+TOPS = ((8, "shortlist-top16"), (12, "shortlist-top64"))
 
 
-def is_diff(n, sp, m, sign=-1):
-    v = V[n][sp].loc[m]
-    return bool(v["difference"]) and sign * v["gap (points)"] > 0
+def versus(n, comp):
+    """How a comparison of ``C[n]`` reads split by split: where its interval excludes zero, the
+    direction and the gap; else that no split differs."""
+    said = []
+    for sp in SPLITS:
+        r = C[n].loc[(comp, sp)]
+        if r.low > 0 or r.high < 0:
+            said.append(f"{'ahead' if r.low > 0 else 'behind'} {sp} ({interval_text(r.gap, r.low, r.high)})")
+    return ", ".join(said) if said else "no difference on any split"
 
 
-claim("beats_grpo", all(is_diff(n, "pooled", "grpo") and is_diff(n, "in domain", "grpo")
-                        and not V[n]["out of domain"].loc["grpo", "difference"] for n in (8, 12)),
-      "at 8 and 12 tools exact FGPO beats GRPO pooled and in domain, no difference out of domain")
-claim("vs_best_fixed", all(VB[n][("BestFixed*", "in domain")].a_better
-                           and not VB[n][("BestFixed*", "out of domain")].is_difference for n in (8, 12))
-      and VB[12][("BestFixed*", "pooled")].a_better and not VB[8][("BestFixed*", "pooled")].is_difference,
-      "exact FGPO is ahead of the best fixed subset in domain at 8 and 12 tools and pooled at 12, no difference out of domain")
-claim("top_shortlists", not any(V[n][sp].loc[m, "difference"] for n, m in ((8, "shortlist-top16"), (12, "shortlist-top64"))
-                                for sp in SPLITS)
-      and all(VG[n][m]["difference"] and VG[n][m]["gap (points)"] > 0 for n, m in ((8, "shortlist-top16"),
-                                                                                  (12, "shortlist-top64")))
+for n in studies:  # FGPO against the best fixed subset, in words, split by split
+    said = ["ahead" if behind(n, "BestFixed*", sp) else "behind" if ahead(n, "BestFixed*", sp) else "undecided"
+            for sp in SPLITS]
+    glue_text(f"pe_b{n}_verdicts", ", ".join(f"{v} {sp}" for v, sp in zip(said, SPLITS)))
+for n, m in TOPS:
+    glue_text(f"pe_top{n}_vs_fgpo", versus(n, m))
+    glue_text(f"pe_top{n}_vs_grpo", versus(n, f"{m} | GRPO"))
+dial_behind = [k for k in (4, 16, 64) if behind(12, f"fgpo-k{k}", "in domain")]
+glue_text("pe_dial12", "every k is behind exact FGPO in domain" if len(dial_behind) == 3 else
+          f"{len(dial_behind)} of the 3 values of k are behind exact FGPO in domain")
+claim("vs_grpo", all(behind(n, "grpo", "in domain") for n in studies),
+      "at 8 and 12 tools exact FGPO is ahead of GRPO in domain, each a difference")
+claim("top12_no_gap", all(no_diff(12, "shortlist-top64", sp) for sp in SPLITS)
       and B12.loc["shortlist-top64", "calls_per_question"] < 0.2 * 2 ** 12,
-      "the top shortlists of 16 (8 tools) and 64 (12 tools) match exact FGPO on every split and beat the nearest GRPO")
-claim("dial_12", all(is_diff(12, "in domain", f"fgpo-k{k}") for k in (4, 16, 64)),
-      "at 12 tools every coverage dial is behind exact FGPO in domain")
-claim("grow_ood", all(is_diff(12, "out of domain", m) for m in ("shortlist-grow4", "shortlist-grow16")),
-      "the grow shortlists of 4 and 16 are behind exact FGPO out of domain at 12 tools");
+      "at 12 tools the top shortlist of 64 shows no difference from exact FGPO on any split, for under a fifth "
+      "of the calls");
 
 # %% [markdown]
 # **Exact FGPO** scores {glue:text}`pe_f8`% pooled at 8 tools and {glue:text}`pe_f12`% at 12.
-# It is ahead of GRPO pooled ({glue:text}`pe_g8_p` and {glue:text}`pe_g12_p` points) and in
-# domain ({glue:text}`pe_g8_id` and {glue:text}`pe_g12_id`), all differences, with no
-# difference out of domain. It is ahead of the best fixed subset in domain at both sizes, pooled
-# only at 12 tools ({glue:text}`pe_b12_p` points), with no difference out of domain.
+# Against GRPO it is ahead in domain at both sizes ({glue:text}`pe_g8_id` points at 8 tools,
+# {glue:text}`pe_g12_id` at 12); pooled the gaps are {glue:text}`pe_g8_p` and
+# {glue:text}`pe_g12_p`, out of domain {glue:text}`pe_g8_ood` and {glue:text}`pe_g12_ood`.
+# Against the best fixed subset, chosen with hindsight: {glue:text}`pe_b8_verdicts` at 8 tools,
+# {glue:text}`pe_b12_verdicts` at 12.
 #
 # **The top shortlists** of 16 (8 tools) and 64 (12 tools) reach {glue:text}`pe_top16_8`% and
 # {glue:text}`pe_top64_12`% for {glue:text}`pe_top16_8_share`% and
-# {glue:text}`pe_top64_12_share`% of the table's calls; neither differs from exact FGPO on any
-# split, and both beat the GRPO run nearest them in calls. The coverage dial, drawing its subsets
-# uniformly, does not: at 12 tools every $k$ is behind exact FGPO in domain. The grow shortlists
-# of 4 and 16 fall {glue:text}`pe_grow_ood_gap` points or more behind it out of domain at 12
-# tools.
+# {glue:text}`pe_top64_12_share`% of the table's calls. Against exact FGPO the first reads
+# {glue:text}`pe_top8_vs_fgpo`, the second {glue:text}`pe_top12_vs_fgpo`; against the GRPO run
+# nearest each in calls, {glue:text}`pe_top8_vs_grpo` and {glue:text}`pe_top12_vs_grpo`. The
+# coverage dial, drawing its subsets uniformly, does not keep up: at 12 tools
+# {glue:text}`pe_dial12`.
 #
 # ## Who calls the motif scan
 #
@@ -335,18 +370,19 @@ grow4 = studies[12].picks[studies[12].picks.method == "shortlist-grow4"]
 grow4_t2 = grow4.assign(t2=(grow4["mask"].to_numpy() >> tables[12].names().index(MOTIF)) & 1).groupby("seed").t2.mean()
 glue_number("pe_grow4_seeds_t2", int((grow4_t2 > 0.5).sum()), 0)
 glue_number("pe_grow4_seeds", len(grow4_t2), 0)
-claim("routing", all(fg[n][TF] > 90 and fg[n][CPG] == fg[n].min() and fg[n][CPG] < fg[n][middle].min() for n in fg)
+claim("routing", all(fg[n][TF] == fg[n].max() > 80 and fg[n][CPG] == fg[n].min() and fg[n][CPG] < fg[n][middle].min() for n in fg)
       and all(motif[n].loc["grpo"].min() > 85 for n in motif)
       and all(budgets[n].loc["grpo", "tools"] > budgets[n].loc["fgpo", "tools"] + 2 for n in budgets)
       and all(lib.loc[n, "all_tools"] < lib.loc[n, "best_fixed"] for n in (8, 12))
       and budgets[12].loc["shortlist-grow4", "tools"] < 2.5
       and (grow4_t2 == 0).sum() == len(grow4_t2) - (grow4_t2 > 0.5).sum() and (grow4_t2 > 0.5).sum() <= 1,
-      "FGPO calls the motif scan on nearly all TF-motif questions and least on CpG; GRPO on nearly all, with more "
+      "FGPO calls the motif scan on most TF-motif questions (its most) and least on CpG; GRPO on nearly all, with more "
       "tools; the grow shortlist of 4 at 12 tools holds it in at most one seed");
 
 # %% [markdown]
-# Exact FGPO calls the motif scan on nearly every TF-motif question ({glue:text}`pe_t2_tf8`% at
-# 8 tools, {glue:text}`pe_t2_tf12`% at 12), a family it never trained on; on
+# Exact FGPO calls the motif scan on most TF-motif questions ({glue:text}`pe_t2_tf8`% at
+# 8 tools, {glue:text}`pe_t2_tf12`% at 12), a family it never trained on (the twin of regulator, which
+# it did); on
 # {glue:text}`pe_t2_mid_lo`–{glue:text}`pe_t2_mid_hi`% of {glue:text}`pe_t2_mid_names`
 # questions; and least on CpG questions ({glue:text}`pe_t2_cpg8`% and
 # {glue:text}`pe_t2_cpg12`%). GRPO calls it on at least {glue:text}`pe_t2_grpo`% of every
@@ -356,8 +392,8 @@ claim("routing", all(fg[n][TF] > 90 and fg[n][CPG] == fg[n].min() and fg[n][CPG]
 # {glue:text}`pe_grow4_seeds_t2` of its {glue:text}`pe_grow4_seeds` seeds never hold the motif
 # scan.
 #
-# So a top shortlist holding a fraction of the table is as accurate as exact FGPO, as the paper
-# hoped of compact candidate sets.
+# So at 12 tools a top shortlist holding a fraction of the table shows no accuracy gap to exact
+# FGPO that this test can detect, as the paper hoped of compact candidate sets.
 
 # %% tags=["remove-input"]
 lr = {n: st.manifest["chosen_lr"] for n, st in studies.items()}
@@ -429,7 +465,7 @@ show(dead_t, 1)
 glue_text("pe_dead_diff", f"{dead_t['uniform, differential classes (%)'].min():.0f}–"
                           f"{dead_t['uniform, differential classes (%)'].max():.0f}")
 claim("dead", dead_t["uniform, Eq. 1 classes (%)"].max() < 1
-      and all(dead[n].iloc[-1] > 95 for n in dead) and all(dead[n].iloc[0] > 40 for n in dead),
+      and all(dead[n].iloc[-1] > 90 for n in dead) and all(dead[n].iloc[0] > 40 for n in dead),
       "uniform Eq. 1 groups are almost never dead; GRPO's own groups end nearly all dead");
 
 # %% [markdown]

@@ -38,8 +38,10 @@
 # reworded twin (same generator and site planting, other factors and wording), so transfer there
 # is near; the taxonomy of organisms never seen in training has no twin, and the tables report it
 # beside TF-motif. A gap is a *difference* when its 95% paired-bootstrap interval excludes zero,
-# *level* when the interval lies within ±{glue:text}`pt_margin` point; a star marks a difference
-# that survives Holm's adjustment over the page's {glue:text}`pt_n_tests` comparisons.
+# *level* when the interval lies within ±{glue:text}`pt_margin` point, otherwise *undecided*; a star
+# marks a difference that survives Holm's adjustment over the page's {glue:text}`pt_n_tests` gaps:
+# the {glue:text}`pt_n_shown` of the closing table and {glue:text}`pt_n_hidden` more between head
+# widths (section 3).
 
 # %% tags=["parameters"]
 profile = "cpu"  # which profile these parameters came from
@@ -67,6 +69,7 @@ from fgpo_core.evaluation.bootstrap import MARGIN
 from fgpo_core.experiments.domains import study_training_table
 from fgpo_core.experiments.study import StudyConfig, load_study, run_study
 from fgpo_core.reports import companion as C
+from fgpo_core.reports.ablation_intervals import signed_interval
 from fgpo_core.reports.tables import show, words
 from fgpo_core.table import load_tables
 
@@ -110,8 +113,8 @@ EPOCHS = (1, 2, 4, 8, 16, 32)
 SHARES = (0, 20, 50, 80, 100)
 BUDGET = {rl: dict(zip(SHARES, [f"{rl}-e20", f"{sft(4)}+{rl}-e16", f"{sft(10)}+{rl}-e10", f"{sft(16)}+{rl}-e4",
                                 sft(20)])) for rl in ("fgpo", "grpo")}
-ARMS = {"No-Tool": "No-Tool", "SFT, 1 epoch": sft(1), "SFT, 32 epochs": sft(32),
-        "SFT 1 epoch, then FGPO": f"{sft(1)}+fgpo-e8", "SFT 32 epochs, then FGPO": f"{sft(32)}+fgpo-e8",
+ARMS = {"No-Tool": "No-Tool", **{f"SFT, {e} epoch{'s' * (e > 1)}": sft(e) for e in EPOCHS},
+        **{f"SFT {e} epoch{'s' * (e > 1)}, then FGPO": f"{sft(e)}+fgpo-e8" for e in (1, 4, 32)},
         "FGPO alone (20 epochs)": BUDGET["fgpo"][0], "20% SFT, then FGPO": BUDGET["fgpo"][20],
         "GRPO alone (20 epochs)": BUDGET["grpo"][0], "20% SFT, then GRPO": BUDGET["grpo"][20]}
 HEAD_PAIRS = {
@@ -147,6 +150,9 @@ if lm_ready:
 else:
     head_gaps, width_gaps = C.with_holm(head_gaps, width_gaps)
 glue_number("pt_n_tests", sum(len(f) for f in (head_gaps, width_gaps, lm_gaps) if f is not None), 0)
+n_hidden = len(width_gaps) - 2  # the closing table shows one width pair (the largest gap), on both sides
+glue_number("pt_n_shown", sum(len(f) for f in (head_gaps, width_gaps, lm_gaps) if f is not None) - n_hidden, 0)
+glue_number("pt_n_hidden", n_hidden, 0)
 
 
 gap = C.gap_of
@@ -155,7 +161,7 @@ gap = C.gap_of
 def glue_gap(key, frame, name, part):
     """Glue a gap with its interval (``+3.5 [+1.8, +5.4]``) under ``key``; returns its :class:`Gap`."""
     r = gap(frame, name, part)
-    glue_text(key, f"{fmt_number(r.gap, 1, True)} [{fmt_number(r.low, 1, True)}, {fmt_number(r.high, 1, True)}]")
+    glue_text(key, signed_interval(r.gap, r.low, r.high))
     return r
 
 # %% [markdown]
@@ -211,7 +217,7 @@ glue_number("pt_rl_top_share", head.share(f"{sft(1)}+fgpo-e8", "top"), 0);
 # {glue:text}`pt_rl_id_gap` points ID and {glue:text}`pt_rl_ood_gap` OOD, and it transfers where SFT
 # did not: every RL head answers at least {glue:text}`pt_rl_tax`% of the taxonomy of unseen
 # organisms. A longer SFT start ends higher OOD, with FGPO ({glue:text}`pt_late_fgpo_ou`) and with
-# GRPO ({glue:text}`pt_late_grpo_ou`), and no higher ID (FGPO {glue:text}`pt_late_fgpo_in`, GRPO
+# GRPO ({glue:text}`pt_late_grpo_ou`), and level ID (FGPO {glue:text}`pt_late_fgpo_in`, GRPO
 # {glue:text}`pt_late_grpo_in`): that start keeps more of the motif scan, so TF-motif ends at
 # {glue:text}`pt_rl_twin_last`% against {glue:text}`pt_rl_twin_first`% from one epoch, where the
 # RL head settles on {glue:text}`pt_rl_top` for {glue:text}`pt_rl_top_share`% of test questions.
@@ -229,11 +235,11 @@ claim("rl_work", rl_id.starred and rl_ood.starred and rl_id.gap > 10 and rl_ood.
       and min(rl_tax) > acc["No-Tool"]["taxonomy, unseen organisms"] + 30,
       "RL adds over ten points on both sides from the 4-epoch SFT head and transfers to unseen-organism taxonomy")
 claim("rl_start", all(late[rl]["out of domain"].a_better for rl in ("fgpo", "grpo"))
-      and not any(late[rl]["in domain"].a_better for rl in ("fgpo", "grpo"))
+      and all(late[rl]["in domain"].is_level for rl in ("fgpo", "grpo"))
       and acc["SFT 32 epochs, then FGPO"]["TF-motif, the twin"] > acc["SFT 1 epoch, then FGPO"]["TF-motif, the twin"] + 5
       and head.share(f"{sft(1)}+fgpo-e8", "top") > 50 and acc["SFT 32 epochs, then FGPO"]["taxonomy, unseen organisms"]
       <= acc["SFT 1 epoch, then FGPO"]["taxonomy, unseen organisms"] + 1,
-      "from a longer SFT start both RL estimators end higher OOD and not higher ID, through TF-motif");
+      "from a longer SFT start both RL estimators end higher OOD and level ID, through TF-motif");
 
 # %% [markdown]
 # ## 2. A fixed budget of question visits
@@ -334,9 +340,12 @@ claim("width_none", len(width_gaps) > 0 and not width_gaps.difference.any(),
 # visits: pure SFT, pure FGPO, and 20% SFT then FGPO, at LoRA ranks 4, 16 and 64 (alpha twice the
 # rank, so a higher rank also takes larger steps). Every run starts from that chapter's format
 # warm-up with a fresh adapter (the **start**) and keeps its last adapter. It trained on the pool's
-# first questions, which hold no regulator question, so its OOD questions hold no TF-motif either:
-# its {glue:text}`lm_n_id` ID and {glue:text}`lm_n_ood` OOD questions are `core`'s first and
-# `microbe`'s. One seed; a format failure counts as wrong.
+# first {glue:text}`lm_budget` questions, which hold no regulator question, so TF-motif is a new
+# family to it, not a twin. Its test questions are `core`'s first {glue:text}`lm_n_core_a` of the
+# whole pool's families and first {glue:text}`lm_n_core_b` of the others, and `microbe`'s first
+# {glue:text}`lm_n_microbe`; against its own training questions the book's rule makes
+# {glue:text}`lm_n_id` of them ID and {glue:text}`lm_n_ood` OOD ({glue:text}`lm_n_tf` TF-motif).
+# One seed; a format failure counts as wrong.
 
 # %% tags=["remove-input"]
 if lm_ready:
@@ -344,9 +353,16 @@ if lm_ready:
     glue_number("lm_n_id", int(lm.part("in domain").sum()), 0)
     glue_number("lm_n_ood", int(lm.part("out of domain").sum()), 0)
     glue_number("lm_budget", lm_cfg["budget"], 0)
+    glue_number("lm_n_core_a", int(lm_cfg["eval_id"]), 0)
+    glue_number("lm_n_core_b", int(lm_cfg["eval_ood"]), 0)
+    glue_number("lm_n_microbe", int(lm_cfg["eval_microbe"]), 0)
+    glue_number("lm_n_tf", int(((lm.families == "tf_motif") & lm.part("out of domain")).sum()), 0)
     claim("lm_split", "regulator" not in set(tables["train"].family[: lm_cfg["budget"]])
-          and lm.part("TF-motif, the twin").sum() == 0,
-          "the LM selector trained on no regulator question and its test questions hold no TF-motif")
+          and lm.part("TF-motif, the twin").sum() == 0 and (lm.families == "tf_motif").sum() > 0
+          and (lm.suites == "core").sum() == lm_cfg["eval_id"] + lm_cfg["eval_ood"]
+          and (lm.suites == "microbe").sum() == lm_cfg["eval_microbe"],
+          "the LM selector trained on no regulator question, so its TF-motif questions are no twin; "
+          "it is read on the configured questions of core and microbe")
     lg = {(a, r, d): gap(lm_gaps, f"LM, rank {r}: {LM_LABELS[a]}, against the start", d)
           for a in ("sft", "fgpo", "sft20-fgpo80") for r in RANKS for d in ("in domain", "out of domain")}
     lmix = {(r, d): gap(lm_gaps, f"LM, rank {r}: 20% SFT then FGPO, against FGPO", d)
@@ -358,7 +374,7 @@ if lm_ready:
     glue_number("lm_fgpo_hi_fail", 100 * float((lm.masks[f"fgpo-r{RANKS[-1]}"] < 0).mean()))
     glue_gap("lm_mix_hi_ood", lm_gaps, f"LM, rank {RANKS[-1]}: 20% SFT then FGPO, against FGPO", "out of domain")
 else:
-    for k in ("lm_n_id", "lm_n_ood", "lm_budget"):
+    for k in ("lm_n_id", "lm_n_ood", "lm_budget", "lm_n_core_a", "lm_n_core_b", "lm_n_microbe", "lm_n_tf"):
         glue_text(k, "–")
     print("The LM selector's study has not been run into this profile's folder; `make lm-companion` runs it.")
 
@@ -370,7 +386,7 @@ else:
 # ({glue:text}`lm_fgpo_hi_ood`), where {glue:text}`lm_fgpo_hi_fail`% of its answers were format
 # failures; rank 4 against 64 is {glue:text}`lm_rank_gap` OOD. The study too found RL best at a
 # moderate rank; ours is the lowest tried, and rank and step size move together here. **20% SFT
-# then FGPO** gains ID over the start at every rank, never OOD, and beats pure FGPO only at rank
+# then FGPO** gains ID over the start at every rank, never OOD, and is above pure FGPO only at rank
 # 64 ({glue:text}`lm_mix_hi_ood` OOD), through pure FGPO's format failures. So the fixed-budget
 # finding holds for the LM selector only where pure RL broke.
 
@@ -412,7 +428,5 @@ if lm_ready:
 show(pd.concat(parts, ignore_index=True))
 
 # %% [markdown]
-# \* a difference after Holm's adjustment over the page.
-#
-# Re-running it: `fgpo study --methods companion --keep last --checkpoints 16 --dev-suite indev`
-# and `make lm-companion`; the method lists are `fgpo_core.experiments.study.COMPANION`.
+# \* a difference after Holm's adjustment over the page. {doc}`../book/rerun` says how to re-run
+# both studies.

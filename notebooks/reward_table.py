@@ -156,14 +156,16 @@ _ = glue_number("n_cur_checked", len(cur), 0)
 claim("curriculum-disjoint", len(leaks) == 0, "no curriculum question shares a 32-mer with the benchmarks")
 
 # %% [markdown]
-# Training shows each question with a random subset of the blocks (the decisive one in three
-# views of four) and minimises the answer's cross-entropy (`fgpo reader train`; the
-# adapter's manifest records the rest): {glue:text}`n_cur_train` questions,
+# Training shows each question with a random subset of the tool blocks, the decisive tool's
+# block in {glue:text}`p_decisive`% of the views (3 in 4) and the others drawn at random, and
+# minimises the answer's cross-entropy (`fgpo reader train`; the adapter's manifest records
+# the rest): {glue:text}`n_cur_train` questions,
 # {glue:text}`train_minutes` minutes on a CPU.
 
 # %% tags=["remove-cell"]
 reader_manifest = json.loads((Path(reader_dir) / "manifest.json").read_text())
 glue_number("n_cur_train", reader_manifest["curriculum"]["n_train"], 0)
+glue_number("p_decisive", 100 * reader_manifest["config"]["p_decisive"], 0)
 _ = glue_number("train_minutes", reader_manifest["train_seconds"] / 60, 0)
 
 # %% [markdown]
@@ -215,7 +217,15 @@ glue_number("fam_max", fam_dec.max(), 0)
 glue_text("fam_max_name", family_label(fam_dec.idxmax()))
 smollm2_tabs = readers.get(labels.get("smollm2", "smollm2"), {})
 glue_number("smollm2_slice", sum(t.n_questions for t in smollm2_tabs.values()), 0)
-_ = glue_number("smollm2_s", smollm2_s_per_call)
+glue_number("smollm2_s", smollm2_s_per_call)
+cpg = probes["evidence reader"][0].loc["cpg"]
+cpg_expert = 100 * np.mean(np.concatenate([tables[n].subset(tables[n].family == "cpg").correct[
+    :, 1 << library.names.index("expert")] for n in eval_names if "cpg" in set(tables[n].family)]))
+cpg_n = sum(int((np.asarray(tables[n].family) == "cpg").sum()) for n in eval_names)
+glue_number("cpg_dec", cpg["decisive tool only"])
+glue_number("cpg_irr", cpg["irrelevant tool only"])
+glue_number("cpg_all", cpg["all tools"])
+_ = glue_number("cpg_expert", cpg_expert)
 
 # %% [markdown]
 # Accuracy (%) under each condition, all families ({glue:text}`n_eval` evaluation
@@ -240,6 +250,11 @@ show(probes["evidence reader"][0].rename(index=family_label))
 # {glue:text}`smollm2_dec`% of its sample with the decisive tool, within chance on so few
 # questions, and picks "A" {glue:text}`smollm2_a`% of the time.
 #
+# On CpG the reader ignores composition, the tool meant to decide that family: composition
+# alone gives {glue:text}`cpg_dec`%, no more than an irrelevant tool ({glue:text}`cpg_irr`%),
+# and the lift to {glue:text}`cpg_all`% with every tool comes from the expert
+# ({glue:text}`cpg_expert`% alone).
+#
 # The book's tables come from the evidence reader; zero-shot MiniLM's tables and a SmolLM2
 # table of {glue:text}`smollm2_slice` questions (at {glue:text}`smollm2_s` s per call here, a
 # whole one is too slow) serve the transfer experiments.
@@ -250,6 +265,11 @@ claim("reader-follows-evidence", a["decisive tool only"] > a["no evidence"] + 15
       "the evidence reader follows decisive evidence, stays near chance without it, and beats zero-shot MiniLM")
 # the live sample is small (a handful of questions under the ci profile), so "no better than chance"
 # is tested against three binomial standard errors of 25% on the sample's size
+cpg_noise = 3 * np.sqrt(25 * 75 / cpg_n)  # three binomial standard errors of 25% on the CpG questions
+claim("cpg-ignores-composition", cpg["decisive tool only"] - cpg["no evidence"] < cpg_noise
+      and abs(cpg["decisive tool only"] - cpg["irrelevant tool only"]) < cpg_noise
+      and cpg["all tools"] > cpg["decisive tool only"] + 15 and cpg_expert > cpg["decisive tool only"] + 15,
+      "on CpG composition alone lifts the reader no more than noise, and the expert carries every tool's lift")
 claim("smollm2-at-chance", s_["decisive tool only"] < 25 + 3 * np.sqrt(25 * 75 / len(probe_qs)) and smollm2_a > 50,
       "SmolLM2 with the decisive tool is within sampling noise of chance, and mostly answers A")
 
@@ -324,14 +344,18 @@ show(ref.rename(index=POLICY).rename_axis(f"% of questions ({name0})"))
 # %% tags=["hide-input"]
 fam = pd.DataFrame({family_label(f): t_core.subset(t_core.family == f).fixed_subset_accuracy()
                     for f in np.unique(t_core.family)})
+fam.index = [t_core.space.label(m).replace("none", "no tool") for m in range(t_core.n_actions)]
+key = ", ".join(f"T{i + 1} {n.replace('_', ' ')}" for i, n in enumerate(t_core.names()))
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.9, 5.5))
 sns.heatmap(fam, annot=True, fmt=".0f", cmap="Blues", vmin=0, vmax=100, ax=ax, cbar_kws={"label": "accuracy (%)"})
-ax.set(title=f"Accuracy of each fixed subset by family ({name0})", xlabel="", ylabel="")
+ax.set(title=f"Accuracy of each fixed subset by family ({name0})\n{key}", xlabel="", ylabel="subset")
+ax.tick_params(axis="x", labelrotation=30)
+plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
 ax.grid(False)
-set_alt(fig, f"A heat map of tool subset against question family on {name0}: the accuracy (%) of always choosing "
-        "each subset on the family's questions.")
+set_alt(fig, f"A heat map of tool subset ({key}) against question family on {name0}: the accuracy (%) of always "
+        "choosing each subset on the family's questions.")
 plt.tight_layout()
 plt.show()
 
@@ -475,6 +499,6 @@ claim("lookup-equals-live", live["agreement"] == 100 and live["max_logprob_diff"
 #
 # ## References
 #
-# - Paper, Section 3.2 and Algorithm 1 (the exhaustive table), Figure 1a, Figure 5d,
-#   Table 12, Appendix G.4 (the reasoner prompt).
-# - Wang et al. (2020), MiniLM; Allal et al. (2025), SmolLM2.
+# The paper's Section 3.2 and Algorithm 1 (the exhaustive table), Figure 1a, Figure 5d,
+# Table 12 and Appendix G.4 (the reasoner prompt); MiniLM (Wang et al. 2020) and SmolLM2
+# (Allal et al. 2025). Full entries are in {doc}`../book/references`.

@@ -16,6 +16,7 @@ from fgpo_core.reports.ablation_intervals import (
     add_methods,
     interval_table,
     mean_tools,
+    signed_interval,
     study_test,
     weight_grid,
 )
@@ -122,6 +123,18 @@ def test_the_interval_table_marks_what_survives_holm():
     assert t.loc["B", "in domain (points)"] == "+1.2 [\u22120.5, +2.0]"
     with pytest.raises(ValueError, match="no comparison named 'x'"):
         interval_table(pd.DataFrame(rows), {"x": "X"})
+
+
+def test_a_gap_that_rounds_to_zero_reads_plus_zero_as_in_the_prose():
+    assert signed_interval(-0.04, -1.06, 0.96) == "+0.0 [\u22121.1, +1.0]"
+    # an end that would read 0.0 is written in two decimals, keeping its sign
+    assert signed_interval(-0.06, -0.04, 0.2) == "\u22120.06 [\u22120.04, +0.20]"
+    assert signed_interval(6.5, 0.04, 15.2) == "+6.50 [+0.04, +15.20]"
+    assert signed_interval(0.001, -0.001, 0.9) == "+0.00 [\u22120.00, +0.90]"
+    rows = [{"comparison": "a", "split": "pooled", "gap": -0.01, "low": -0.7, "high": 0.7, "p_holm": 1.0}]
+    assert interval_table(pd.DataFrame(rows), {"a": "A"}, ("pooled",)).loc["A", "pooled (points)"] == (
+        "+0.0 [\u22120.7, +0.7]"
+    )
 
 
 def test_the_appendix_figure_fits_the_page_and_refuses_look_alike_series():

@@ -202,6 +202,8 @@ def test_domain_gaps_are_the_paired_bootstrap_of_each_part_with_holm_over_the_pa
         assert (got.gap, got.low, got.high) == pytest.approx((want.gap, want.low, want.high))
     ind = C.gap_of(g, "a-b", "in domain")
     assert ind.b_better and ind.is_difference and not ind.a_better and ind.negated().a_better
+    assert C.Gap(0.0, -0.7, 0.7, 1.0).is_level and not C.Gap(0.0, -1.0, 0.5, 1.0).is_level
+    assert not ind.is_level
     h1, h2 = C.with_holm(g, g.iloc[:1])
     assert h2.p_holm.tolist() == pytest.approx(holm(np.r_[g.p, g.p.iloc[:1]])[2:].tolist())
     assert C.gap_table(g, {"a-b": "a against b"}).columns.tolist() == [
@@ -211,6 +213,20 @@ def test_domain_gaps_are_the_paired_bootstrap_of_each_part_with_holm_over_the_pa
     ]
     with pytest.raises(ValueError, match="no comparison"):
         C.gap_of(g, "b-a", "in domain")
+
+
+def test_the_gap_table_writes_a_zero_gap_as_the_prose_does_and_stars_holm():
+    g = pd.DataFrame(
+        [
+            {"comparison": "a-b", "split": "in domain", "gap": -0.02, "low": -0.7, "high": 0.7, "p_holm": 0.9},
+            {"comparison": "a-b", "split": "out of domain", "gap": 3.84, "low": 2.0, "high": 5.7, "p_holm": 0.01},
+        ]
+    )
+    t = C.gap_table(g, {"a-b": "a against b"}).set_index("comparison (points)")
+    assert t.loc["a against b", "in domain"] == "+0.0 [\u22120.7, +0.7]"
+    assert t.loc["a against b", "out of domain"] == "+3.8 [+2.0, +5.7]\u00a0*"
+    with pytest.raises(ValueError, match="no comparison named 'x'"):
+        C.gap_table(g, {"x": "X"})
 
 
 def test_setting_frame_gives_the_mean_and_sd_over_seeds():

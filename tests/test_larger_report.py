@@ -108,26 +108,3 @@ def test_uniform_dead_is_the_chance_that_every_draw_falls_in_one_reward_class():
         r = t.rewards(kind)
         direct = [sum((np.isclose(row, v).sum() / 8) ** 6 for v in np.unique(row)) for row in r]
         assert uniform_dead(t, kind) == pytest.approx(100 * np.mean(direct))
-
-
-def test_gaps_table_reads_each_gap_with_its_star_and_leaves_the_reference_out():
-    from fgpo_core.reports.larger import family_name, gap_cell, gaps_table
-
-    assert gap_cell(-3.04, True) == "−3.0\u00a0*" and gap_cell(0.26, False, 0.2).startswith("+0.3 (")
-    assert family_name("tf_motif") == "TF-motif" and family_name("new_family") == "new family"
-    budgets = {n: pd.DataFrame({"calls_per_question": [2.0**n, 3.0]}, index=["fgpo", "grpo"]) for n in (8, 12)}
-    verdicts = {
-        n: {
-            sp: pd.DataFrame({"gap (points)": [-5.0 - n], "difference": [sp == "in domain"]}, index=["grpo"])
-            for sp in ("in domain", "out of domain")
-        }
-        for n in (8, 12)
-    }
-    extra = {"best fixed subset": {n: {"in domain": (-1.0, False), "out of domain": (2.0, True)} for n in (8, 12)}}
-    t = gaps_table(verdicts, budgets, ["in domain", "out of domain"], extra)
-    assert list(t.index) == ["GRPO", "best fixed subset"]
-    assert t.loc["GRPO", "in domain, 12 tools"] == "−17.0\u00a0*" and t.loc["GRPO", "out of domain, 8 tools"] == "−13.0"
-    assert t.loc["GRPO", "calls per training question, 8 tools"] == 3.0
-    assert np.isnan(t.loc["best fixed subset", "calls per training question, 12 tools"])
-    assert t.loc["best fixed subset", "out of domain, 8 tools"] == "+2.0\u00a0*"
-    assert not any(c.startswith("calls") for c in gaps_table(verdicts, budgets, ["in domain"], calls=False).columns)

@@ -208,7 +208,11 @@ def test_the_race_and_the_estimator_study_fit_the_page():
     race = SimpleNamespace(
         evals=evals, steps=steps, order=order, table=SimpleNamespace(ceilings=lambda: {"oracle": 80.0, "no_tool": 35.0})
     )
-    check_page(plots.plot_race(race))
+    fig = plots.plot_race(race)
+    check_page(fig)
+    observed = fig.axes[4]  # the observed dead groups in a panel of their own, one line per sampled arm
+    assert "observed" in observed.get_title() and len(observed.get_lines()) == len(order[3:])
+    assert "closed form" in fig.axes[2].get_title() and "observed" not in fig.axes[2].get_title()
     est = ["GRPO G=2", "GRPO G=6", "k=2", "k=16 (exact)"]
     study = pd.DataFrame(
         [
@@ -299,8 +303,10 @@ def test_the_lm_figures_fit_the_page():
     logs = {r: pd.DataFrame({"visits": [16, 32], "p_gen_mass": [0.9, 0.95]}) for r in runs[:5]}
     fig = plots_lm.plot_lm_dev(d, logs)
     check_page(fig)
-    lines = fig.axes[0].get_lines()[:5]  # the five FGPO variants: one colour, five markers
-    assert len({ln.get_marker() for ln in lines}) == 5
+    lines = fig.axes[0].get_lines()[:6]  # five FGPO variants and GRPO: a colour and a marker each
+    assert len({ln.get_marker() for ln in lines}) == 6
+    assert len({ln.get_color() for ln in lines}) == 6
+    assert lines[0].get_color() == plots_lm.color("FGPO")  # the method's first run keeps its colour
     course = pd.DataFrame(
         [
             {"run": r, "step": s, "visits": 16 * s, "cpu_hours": s / 4, "generation": 40.0 + s, "kept": s == 3}

@@ -217,8 +217,20 @@ def test_versus_intervals_are_the_paired_bootstrap_with_holm_over_every_cell():
     table = interval_table(out, {"A vs B": "A minus B"}, {"all": "every question", "core": "core"})
     assert list(table.columns) == ["comparison (points)", "every question", "core"]
     assert table.loc[0, "core"].startswith(f"+{want.gap:.1f} [") and table.loc[0, "core"].endswith("*")
+    same_row = interval_table(out, {"A vs C": "A minus C"}, {"all": "every question"})
+    assert same_row.loc[0, "every question"].startswith("identical answers")
     with pytest.raises(ValueError, match="no interval"):
         interval_table(out, {"A vs B": "x"}, {"microbe": "microbe"})
+
+
+def test_interval_text_shows_two_decimals_where_an_end_touches_zero():
+    from fgpo_core.reports.pool import interval_text
+
+    assert interval_text(1.4, 0.1, 2.6) == "+1.4 [+0.1, +2.6]"
+    assert interval_text(-5.5, -6.9, -4.1) == "\u22125.5 [\u22126.9, \u22124.1]"
+    assert interval_text(0.93, 0.004, 1.84) == "+0.93 [+0.00, +1.84]"  # on the boundary, not clear of it
+    assert interval_text(-2.6, -5.5, -0.02) == "\u22122.60 [\u22125.50, \u22120.02]"
+    assert interval_text(0.0, 0.0, 0.0, same=True) == "identical answers"
 
 
 def test_book_parts_follow_family_and_organism_and_name_the_twin():

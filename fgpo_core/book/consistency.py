@@ -22,7 +22,14 @@ from typing import Mapping, Sequence
 __all__ = ["SAME_QUANTITY", "glued_values", "inconsistencies"]
 
 SAME_QUANTITY: dict[str, tuple[str, ...]] = {
-    "the entropy bonus's lift of FGPO in the fair test (points)": ("intro:reg_fgpo", "head_study:reg_fgpo"),
+    "the entropy bonus's lift of FGPO in the fair test (points)": (
+        "intro:reg_fgpo",
+        "head_study:reg_fgpo",
+        "appendix:ap_ent_fgpo",
+    ),
+    "the same lift in domain (points)": ("head_study:reg_fgpo_id", "appendix:ap_ent_fgpo_id"),
+    "the same lift out of domain (points)": ("head_study:reg_fgpo_ood", "appendix:ap_ent_fgpo_ood"),
+    "RLOO's lift from its best regularizer in the fair test (points)": ("head_study:reg_rloo", "appendix:ap_reg_rloo"),
     "the entropy bonus's lift of GRPO in the fair test (points)": ("intro:reg_grpo", "head_study:reg_grpo"),
     "the margin inside which two methods are called level (points)": (
         "intro:margin",
@@ -30,6 +37,7 @@ SAME_QUANTITY: dict[str, tuple[str, ...]] = {
         "post_training:pt_margin",
     ),
     "the fair test's seeds for the cells the first page quotes": ("intro:seeds10", "head_study:seeds10"),
+    "the first pool's training questions": ("head_study:first_n_train", "fgpo_vs_grpo:first_pool_n"),
 }
 """Quantities stated on more than one page: a description -> the ``chapter:name`` glues stating it."""
 

@@ -53,10 +53,11 @@ __all__ = [
 
 
 def plot_race(race, smooth_epochs: float = 0.5):
-    """Four panels of a bandit race, at the page's width: greedy accuracy per epoch and per reward
-    look-up, the closed-form dead-group rate at G=6 (solid) with GRPO's observed dead fraction
-    (dotted, first run, smoothed), and the policy entropy. Bands span the runs; each arm its colour
-    and its dash, one legend under the panels."""
+    """The panels of a bandit race, at the page's width: greedy accuracy per epoch and per reward
+    look-up, the closed-form dead-group rate at G=6 of every arm's current policy, and the policy
+    entropy; where the race logged it, a panel of its own for the dead fraction each sampled arm
+    observed in its own groups (first run, smoothed). Bands span the runs; each arm its colour and
+    its dash in every panel, one legend."""
     evals, steps, order = race.evals, race.steps, race.order
     pal = race_palette(order)
     ks = [n for n in order if n.startswith("k-subset")]
@@ -64,7 +65,9 @@ def plot_race(race, smooth_epochs: float = 0.5):
     ceil = race.table.ceilings()
     band = ("pi", 100)
     dashes = dict(zip(order, ["", (4, 1.5), (1, 1), (5, 1, 1, 1), (3, 1, 1, 1, 1, 1), (6, 2)] * 2))
-    fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.4), layout="constrained")
+    observed = "dead_observed" in steps and steps["dead_observed"].notna().any()
+    rows = 3 if observed else 2
+    fig, axes = plt.subplots(rows, 2, figsize=(PAGE_WIDTH, 3.7 * rows), layout="constrained")
     kw = {
         "hue": "arm",
         "hue_order": order,
@@ -88,23 +91,38 @@ def plot_race(race, smooth_epochs: float = 0.5):
     ax.set(xscale="log", title="... per reward look-up", xlabel="reward look-ups (log scale)", ylabel="accuracy (%)")
     ax = axes[1, 0]
     sns.lineplot(data=evals, x="epoch", y="dead_G6", ax=ax, legend=False, **kw)
-    if "dead_observed" in steps:
-        obs = steps.dropna(subset=["dead_observed"])
-        for arm, d in obs[obs.run == 0].groupby("arm"):
-            per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
-            ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), ls=":", c=pal[arm], lw=1.5)
-    ax.set(
-        title="Dead groups at G = 6\nclosed form (solid), GRPO's observed (dotted)", ylabel="dead-group probability (%)"
-    )
+    ax.set(title="Dead groups at G = 6, closed form\n(each arm's current policy)", ylabel="dead-group probability (%)")
     ax = axes[1, 1]
     sns.lineplot(data=evals, x="epoch", y="entropy", ax=ax, legend=False, **kw)
     ax.set(title="Policy entropy", ylabel="mean entropy (nats)")
-    legend_below(fig, ax=axes[0, 0])
+    if observed:
+        ax = axes[2, 0]
+        obs = steps.dropna(subset=["dead_observed"])
+        for arm in (a for a in order if a in set(obs.arm)):
+            d = obs[(obs.run == 0) & (obs.arm == arm)]
+            per_epoch = max(1, int(round(len(d) / max(d.epoch.max(), 1e-9) * smooth_epochs)))
+            (line,) = ax.plot(d.epoch, d.dead_observed.rolling(per_epoch, min_periods=1).mean(), c=pal[arm], lw=1.5)
+            if dashes[arm]:
+                line.set_dashes(dashes[arm])
+        ax.set(
+            title="Dead groups each sampled arm observed\n(its own reward, first run)",
+            xlabel="epoch",
+            ylabel="dead groups (%)",
+            ylim=(0, 103),
+        )
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        axes[0, 0].get_legend().remove()
+        axes[2, 1].axis("off")
+        axes[2, 1].legend(handles, labels, loc="center")
+    else:
+        legend_below(fig, ax=axes[0, 0])
     return set_alt(
         fig,
-        f"Four panels of the bandit race between {', '.join(order)}: greedy accuracy per epoch "
-        "and per reward look-up against the oracle and no-tool lines, the dead-group probability "
-        "at G = 6, and the policy entropy, per epoch.",
+        f"Panels of the bandit race between {', '.join(order)}: greedy accuracy per epoch "
+        "and per reward look-up against the oracle and no-tool lines, the closed-form dead-group "
+        "probability at G = 6, and the policy entropy, per epoch"
+        + ("; and the dead groups each sampled arm observed under its own reward" if observed else "")
+        + ".",
     )
 
 

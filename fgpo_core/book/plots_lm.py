@@ -6,7 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .palette import check_distinct, color, spare_colour, variant_styles
+from .palette import MARKERS, check_distinct, color, spare_colour, variant_styles
 from .plots_page import PAGE_WIDTH, legend_below, set_alt
 
 __all__ = ["plot_warmup", "plot_lm_dev", "plot_pool_course"]
@@ -48,24 +48,22 @@ def plot_warmup(dev: pd.DataFrame, steps: pd.DataFrame, target: float = 0.95):
 
 
 def plot_lm_dev(dev: pd.DataFrame, steps: dict | None = None):
-    """The LM selectors' training at a glance, against question visits, each run in its method's
-    colour (variants of one method apart by marker and line style): dev accuracy by free
+    """The LM selectors' training at a glance, against question visits, each run in a colour of its
+    own (the first run of a method in the method's colour, the others in spare colours kept apart
+    by :func:`~fgpo_core.book.palette.check_distinct`) and a marker of its own: dev accuracy by free
     generation (★ the kept checkpoint; dashed: a run stopped on purpose), dev format failures,
     p_gen's mass on the policy strings over each training batch (FGPO runs log it) and tools per
     question of greedy generation on dev. ``dev`` is :func:`fgpo_core.reports.lm_runs.dev_table`;
     ``steps`` maps a run's label to its per-step log (a frame with ``visits`` and ``p_gen_mass``)."""
     runs = list(dict.fromkeys(dev.run))
     palette: dict = {}
-    for r in runs:  # FGPO's variants: FGPO's colour; a run of no method: a spare colour apart from the others
-        palette[r] = color(r) if color(r) != "#333333" else spare_colour(palette.values())
+    for r in runs:  # a method's first run: its colour; a later run of it, or a run of no method: a spare colour
+        c = color(r)
+        palette[r] = c if c != "#333333" and c not in palette.values() else spare_colour(palette.values())
     stopped = {r for r in runs if dev[dev.run == r].stopped.any()}
     check_distinct(palette, what="the LM selectors' training figure")
-    marker = {r: mk for r, (_, mk) in variant_styles(palette).items()}
-    style, seen = {}, {}
-    for r in runs:  # a stopped run dashed; the others of one colour solid, dash-dotted, dotted
-        i = seen.get(palette[r], 0)
-        seen[palette[r]] = i + (r not in stopped)
-        style[r] = "--" if r in stopped else ("-", "-.", ":", (0, (6, 1.5)))[i % 4]
+    marker = {r: MARKERS[i % len(MARKERS)] for i, r in enumerate(runs)}
+    style = {r: "--" if r in stopped else "-" for r in runs}  # a stopped run dashed, the others solid
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH, 7.4), layout="constrained")
     panels = [
         (axes[0, 0], "generation", "Dev accuracy (free generation)", "accuracy (%)"),

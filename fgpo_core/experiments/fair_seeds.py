@@ -1,7 +1,7 @@
 """The cells of the fair test that the first page quotes, named for a second study with more seeds.
 
 The fair test (``fgpo study --methods fair``) chooses every cell on the in-domain dev over its seeds.
-The comparisons the first page and "Exact versus sampled on the real tables" quote (exact FGPO
+The comparisons the first page and "The fair test on real tables" quote (exact FGPO
 against the best sampled estimator at each regularizer and at each one's best; FGPO and GRPO each at
 its best regularizer against none) are then trained again with more seeds at the settings chosen
 there: each method name with its chosen rate fixed (``<name>-lr<rate>``), so that the second study

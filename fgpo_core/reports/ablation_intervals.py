@@ -28,6 +28,7 @@ __all__ = [
     "mean_tools",
     "HOLM_MARK",
     "interval_table",
+    "signed_interval",
     "weight_grid",
 ]
 
@@ -89,6 +90,10 @@ def mean_tools(study, method: str, suites: Sequence[str]) -> float:
     return float(np.mean([bin(int(m)).count("1") for m in f["mask"]]))
 
 
+signed_interval = interval_text
+"""The book's one way to write a gap with its interval (:func:`~fgpo_core.reports.fair.interval_text`)."""
+
+
 def interval_table(
     comparisons: pd.DataFrame,
     rows: Mapping[str, str],
@@ -97,8 +102,7 @@ def interval_table(
     mark: str = HOLM_MARK,
 ) -> pd.DataFrame:
     """One row per comparison (``rows``: comparison name -> the label it reads under, in order), one
-    column per split with the gap and its 95% interval (points,
-    :func:`~fgpo_core.reports.fair.interval_text`).
+    column per split with the gap and its 95% interval (points, :func:`signed_interval`).
     ``comparisons``: :func:`~fgpo_core.reports.fair.fair_comparisons`'s frame; ``extra``: column ->
     (comparison name -> value), placed before the splits; ``mark``: after a gap whose Holm-adjusted
     p-value is below 0.05."""
@@ -111,7 +115,7 @@ def interval_table(
         if (n, k) not in by.index:
             return None
         r = by.loc[(n, k)]
-        return interval_text(r["gap"], r["low"], r["high"]) + (mark if mark and r["p_holm"] < 0.05 else "")
+        return signed_interval(r["gap"], r["low"], r["high"]) + (mark if mark and r["p_holm"] < 0.05 else "")
 
     out = pd.DataFrame(index=pd.Index(list(rows.values()), name="setting"))
     for col, values in (extra or {}).items():

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation.bootstrap import MARGIN
 from ..evaluation.picks import correct_of
 from ..table import RewardTable
 from .companion_lm import (
@@ -253,12 +254,23 @@ def with_holm(*frames: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
-def gap_table(gaps: pd.DataFrame, rows: Mapping[str, str]) -> pd.DataFrame:
+def gap_table(gaps: pd.DataFrame, rows: Mapping[str, str], alpha: float = 0.05) -> pd.DataFrame:
     """The comparisons of ``rows`` (name -> label, in order) as a page shows them: one column per part,
-    each cell the gap with its 95% interval, a star where the Holm-adjusted p-value is below 0.05."""
-    from .fair import comparison_table
+    each cell the gap with its 95% interval as the prose writes it (a gap that rounds to zero reads
+    ``+0.0``, :func:`~fgpo_core.reports.ablation_intervals.signed_interval`), a star where the
+    Holm-adjusted p-value is below ``alpha``."""
+    from .ablation_intervals import HOLM_MARK, signed_interval
 
-    return comparison_table(gaps, rows)
+    out = {}
+    for name, lab in rows.items():
+        f = gaps[gaps["comparison"] == name]
+        if f.empty:
+            raise ValueError(f"no comparison named {name!r}")
+        out[lab] = {
+            r.split: signed_interval(r.gap, r.low, r.high) + (HOLM_MARK if r.p_holm < alpha else "")
+            for r in f.itertuples()
+        }
+    return pd.DataFrame.from_dict(out, orient="index").rename_axis("comparison (points)").reset_index()
 
 
 @dataclass(frozen=True)
@@ -273,6 +285,8 @@ class Gap:
     a_better = property(lambda self: bool(self.low > 0))
     b_better = property(lambda self: bool(self.high < 0))
     is_difference = property(lambda self: bool(self.low > 0 or self.high < 0))
+    is_level = property(lambda self: bool(-MARGIN < self.low and self.high < MARGIN))
+    """The whole interval strictly inside the book's margin (:data:`~fgpo_core.evaluation.bootstrap.MARGIN`)."""
     starred = property(lambda self: bool(self.is_difference and self.p_holm < 0.05))
     """A difference that survives Holm's adjustment."""
 

@@ -312,8 +312,14 @@ def learning_curves(study, methods: Sequence[str]) -> pd.DataFrame:
 
 
 def interval_text(gap: float, low: float, high: float) -> str:
-    """``+0.3 [-0.6, +1.0]``: a gap and its interval, in points, one decimal, true minus signs."""
-    return f"{gap:+.1f} [{low:+.1f}, {high:+.1f}]".replace("-", "\u2212")
+    """``+0.3 [−0.6, +1.0]``: a gap and its interval, in points, true minus signs; one decimal, or
+    two where an end of the interval would read 0.0 in one, so that a reader can tell an interval
+    that touches zero from one that clears it. A gap that rounds to zero reads ``+0.0``, as the
+    prose writes it (:func:`~fgpo_core.book.claims.fmt_number`); a bound keeps its sign."""
+    from ..book.claims import fmt_number
+
+    d = 2 if min(abs(low), abs(high)) < 0.05 else 1
+    return f"{fmt_number(gap, d, True)} [{low:+.{d}f}, {high:+.{d}f}]".replace("-", "\u2212")
 
 
 def comparison_table(comparisons: pd.DataFrame, rows: Mapping[str, str], alpha: float = 0.05) -> pd.DataFrame:

@@ -10,8 +10,7 @@ method's evaluated subsets held one of a question's best subsets, epoch by epoch
 :func:`tool_effects` what each tool does to the reader; :func:`budget_tests` each method
 against a rival of the same budget, question-paired; :func:`dead_by_epoch` GRPO's dead groups;
 :func:`tool_rates` how often a method calls a tool, per family; :func:`uniform_dead` the dead
-groups of the uniform policy (Eq. 7); :func:`gaps_table` each method against exact FGPO at
-every library size, one cell per split.
+groups of the uniform policy (Eq. 7).
 """
 
 from __future__ import annotations
@@ -37,8 +36,6 @@ __all__ = [
     "family_name",
     "tool_rates",
     "uniform_dead",
-    "gap_cell",
-    "gaps_table",
 ]
 
 
@@ -228,50 +225,3 @@ def uniform_dead(table: RewardTable, kind: str = "eq1", group: int = 6) -> float
 
     q = np.full(table.correct.shape, 1.0 / table.n_actions)
     return 100.0 * float(dead_group_probability(q, table.rewards(kind), group).mean())
-
-
-def gap_cell(gap: float, difference: bool, p: float | None = None) -> str:
-    """A gap as a table cell: signed, one decimal, a star where it is a difference by the
-    book's rule, and the p-value over seeds in brackets when given."""
-    from ..book.claims import fmt_number, fmt_p
-
-    text = fmt_number(gap, 1, signed=True) + ("\u00a0*" if difference else "")
-    return text if p is None else f"{text} ({fmt_p(p)})"
-
-
-def gaps_table(
-    verdicts: Mapping[int, Mapping[str, pd.DataFrame]],
-    budgets: Mapping[int, pd.DataFrame],
-    splits: Sequence[str],
-    extra: Mapping[str, Mapping[int, Mapping[str, tuple]]] | None = None,
-    calls: bool = True,
-) -> pd.DataFrame:
-    """Each method against exact FGPO, one row per method (as it reads) and, per library size
-    ``n``, a column of its calls per training question and one per split of ``splits`` with
-    :func:`gap_cell` (``verdicts[n][split]``: :func:`~fgpo_core.reports.ablation.verdicts`
-    against ``fgpo``). ``extra`` adds rows that train nothing (``{row: {n: {split: (gap,
-    difference)}}}``, no calls); ``calls=False`` leaves the calls columns out."""
-    from ..book.chapter import MISSING
-
-    methods = list(dict.fromkeys(m for n in budgets for m in budgets[n].index if m != "fgpo"))
-    rows = {}
-    for m in methods:
-        row = {}
-        for n, b in budgets.items():
-            row[f"calls per training question, {n} tools"] = (
-                float(b.loc[m, "calls_per_question"]) if m in b.index else np.nan
-            )
-            for sp in splits:
-                v = verdicts[n][sp]
-                row[f"{sp}, {n} tools"] = (
-                    gap_cell(v.loc[m, "gap (points)"], v.loc[m, "difference"]) if m in v.index else MISSING
-                )
-        rows[label(m)] = row
-    for name, by_n in (extra or {}).items():
-        rows[name] = {}
-        for n in budgets:
-            rows[name][f"calls per training question, {n} tools"] = np.nan
-            for sp in splits:
-                rows[name][f"{sp}, {n} tools"] = gap_cell(*by_n[n][sp]) if sp in by_n.get(n, {}) else MISSING
-    out = pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
-    return out if calls else out[[c for c in out.columns if not c.startswith("calls per")]]

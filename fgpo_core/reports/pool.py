@@ -41,6 +41,7 @@ __all__ = [
     "BOOK_PARTS",
     "book_parts",
     "versus_intervals",
+    "interval_text",
     "interval_table",
 ]
 
@@ -339,12 +340,20 @@ def versus_intervals(
     return out[["comparison", "part", "a", "b", "gap", "low", "high", "p", "p_holm", "verdict", "same"]]
 
 
+def interval_text(gap: float, low: float, high: float, same: bool = False) -> str:
+    """:func:`fgpo_core.reports.fair.interval_text`, or "identical answers" where the two answer
+    alike on every question (``same``)."""
+    from .fair import interval_text as text
+
+    return "identical answers" if same else text(gap, low, high)
+
+
 def interval_table(intervals: pd.DataFrame, rows: Mapping[str, str], columns: Mapping[str, str]) -> pd.DataFrame:
     """:func:`versus_intervals` as a plain table: one row per comparison of ``rows`` (comparison ->
     label, in order), one column per part of ``columns`` (part -> header), each cell the gap with its
-    95% interval (``+1.4 [+0.1, +2.6]``), a star where the Holm-adjusted p-value is below 0.05."""
+    95% interval (:func:`interval_text`), a star where the Holm-adjusted p-value is below 0.05."""
     cell = {
-        (r.comparison, r.part): f"{r.gap:+.1f} [{r.low:+.1f}, {r.high:+.1f}]".replace("-", "\u2212")
+        (r.comparison, r.part): interval_text(r.gap, r.low, r.high, bool(getattr(r, "same", False)))
         + ("\u00a0*" if r.p_holm < 0.05 else "")
         for r in intervals.itertuples()
     }
