@@ -132,19 +132,19 @@ companion: $(STAMP)
 LARGER_TOOLS := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo,homology,signature,restriction,profiles
 EIGHT_TOOLS  := composition,motif_scan,splice,expert,genes,cpg_islands,low_complexity,thermo
 larger: $(STAMP)
-	for spec in dev:0 train:500 core:0; do s=$${spec%%:*}; n=$${spec##*:}; \
+	for spec in dev:0 indev:0 train:500 core:0; do s=$${spec%%:*}; n=$${spec##*:}; \
 	  $(VENV)/bin/fgpo table blocks --bench $(BENCH) --suite $$s --limit $$n --tools $(LARGER_TOOLS) \
 	    --out $(TABLES)/reader-blocks/$$s || exit 1; \
 	  $(VENV)/bin/fgpo table view --blocks $(TABLES)/reader-blocks/$$s --tools $(EIGHT_TOOLS) --out $(TABLES)/reader-eight/$$s || exit 1; \
 	  $(VENV)/bin/fgpo table view --blocks $(TABLES)/reader-blocks/$$s --tools $(LARGER_TOOLS) --out $(TABLES)/reader-twelve/$$s || exit 1; \
 	done
-	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 8 \
+	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite indev --suite core --encoder minilm --n-tools 8 \
 	  --out data/features/cpu/minilm-eight
-	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite core --encoder minilm --n-tools 12 \
+	$(VENV)/bin/fgpo features --bench $(BENCH) --suite train --suite dev --suite indev --suite core --encoder minilm --n-tools 12 \
 	  --out data/features/cpu/minilm-twelve
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 1e-2,3e-2,1e-1 --seeds 5 --threads 2 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 1e-2,3e-2,1e-1 --seeds 5 --dev-suite indev \
 	  --table-dir $(TABLES)/reader-eight --features-dir data/features/cpu/minilm-eight --out-dir runs/cpu/larger-eight
-	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 3e-2,1e-1 --seeds 5 --threads 2 \
+	$(VENV)/bin/fgpo study --methods larger --suites core --n-train 500 --train-spread --lrs 3e-2,1e-1 --seeds 5 --dev-suite indev \
 	  --table-dir $(TABLES)/reader-twelve --features-dir data/features/cpu/minilm-twelve --out-dir runs/cpu/larger-twelve
 
 ## make lm: the LM selector's Table 2 at scale (`fgpo lm`; its defaults are the plan: 256 training

@@ -206,14 +206,14 @@ plt.show()
 # Eq. 1's classes, whatever it trains on; the panel below it is what each sampled arm observed
 # in its own groups under its own reward (TRL's `frac_reward_zero_std`), first run, smoothed
 # over half an epoch. There the two GRPO arms on the differential reward, with and without the
-# clipped ratio, lie on each other.
+# clipped ratio, differ by {glue:text}`clip_gap` points a step on average.
 
 # %% tags=["remove-input"]
 _obs = race.steps.dropna(subset=["dead_observed"])
 _obs = _obs[_obs.run == 0].assign(e=lambda d: d.epoch.astype(int)).groupby(["arm", "e"]).dead_observed.mean().unstack(0)
 _pair = [n for n in race.order if n.startswith("GRPO (differential") or n.startswith("GRPO (clipped ratio; differential")]
-claim("clipped-on-plain", len(_pair) == 2 and float((_obs[_pair[0]] - _obs[_pair[1]]).abs().mean()) < 3,
-      "GRPO on the differential reward observes about the same dead groups with and without the clipped ratio");
+claim("clipped-pair", len(_pair) == 2, "both GRPO arms on the differential reward are in the race")
+glue_number("clip_gap", float((_obs[_pair[0]] - _obs[_pair[1]]).abs().mean()));
 
 # %% tags=["remove-cell"]
 glue_number("oracle", ceil["oracle"])
