@@ -185,7 +185,7 @@ if pool_dir:
     h = rows[("language model (SmolLM2-135M)", "equal question visits")]
     runs = "one run each" if h["seeds"] == 1 else f"{h['seeds']} seeds"
     lm_note = (f" Row 4: the language model, {runs} ({h['questions']:,} test questions), FGPO with a format "
-               "term against GRPO, each at the snapshot of equal question visits.")
+               "term (a small loss that keeps its output parseable) against GRPO, each at the snapshot of equal question visits.")
 show(table, caption=f"Pooled test accuracy (%), mean over seeds; gaps in points with their 95% interval "
      f"(two-level paired bootstrap). Rows 1–2: the fair test's cells re-run with {rows[MATCHED]['seeds']} seeds "
      f"({rows[MATCHED]['questions']:,} test questions); row 3: every method at its defaults, "
@@ -226,7 +226,7 @@ if pool_dir:
 # **Out of domain means two things here.** The test suites hold families training never saw.
 # One of them, TF-motif, is the training family regulator reworded: the same generator and kind
 # of planted site, with other factors, other sequences and other wording; only its *describe*
-# questions are close twins of regulator's ({doc}`benchmarks` measures how near). The taxonomy of
+# questions (one sequence, four candidate labels) are close twins of regulator's ({doc}`benchmarks` measures how near). The taxonomy of
 # unseen organisms has no twin. What a selector carries out of domain comes mostly through the
 # twin ({doc}`head_study`).
 #
@@ -241,7 +241,7 @@ if pool_dir:
 # - Every choice for the policy head, of a learning rate, a regularizer's weight or a
 #   checkpoint, reads only the in-domain dev: questions of the training families and
 #   organisms, sequence-disjoint from every test suite. The language-model selector's kept
-#   checkpoints were chosen on the former dev, which holds out-of-domain families;
+#   checkpoints were chosen on the former dev, the book's earlier dev set, which mixes in out-of-domain families;
 #   {doc}`fgpo_vs_grpo` says where.
 # - On every page one rule decides what counts as a difference between two methods: the 95% interval of a two-level paired
 #   bootstrap (test questions resampled within suite and family, seeds resampled) excludes

@@ -38,6 +38,10 @@ SAME_QUANTITY: dict[str, tuple[str, ...]] = {
     ),
     "the fair test's seeds for the cells the first page quotes": ("intro:seeds10", "head_study:seeds10"),
     "the first pool's training questions": ("head_study:first_n_train", "fgpo_vs_grpo:first_pool_n"),
+    "the share of core questions whose best subset is the empty one (%)": (
+        "head_study:def_empty_opt",
+        "appendix:ap_empty_opt",
+    ),
 }
 """Quantities stated on more than one page: a description -> the ``chapter:name`` glues stating it."""
 
