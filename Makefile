@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock
+.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock grid-tables grid
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -119,6 +119,36 @@ fair: $(STAMP)
 	  $(VENV)/bin/fgpo study --methods "$$methods" --seeds 10 --dev-suite indev --keep-q false --curve-every 10 \
 	    --checkpoints 10 --out-dir runs/cpu/fair-seeds
 	$(PY) -m fgpo_core.experiments.fair_signal --study runs/cpu/fair --out runs/cpu/fair-signal
+
+## make grid-tables: the grid's reasoners' reward tables (resumable): two weaker evidence readers
+## (one pass over its lessons, about 35 min on 1 core beside other jobs; a fifth of its lessons over two
+## passes, about 18 min), each read on the pool, the in-domain dev and the three test suites (56,000 reader
+## calls, 13 to 17 a second on 1 core), and the zero-shot MiniLM reader's in-domain dev (about 3 min). A reader is trained only when
+## its folder is missing. SmolLM2's tables are not here: on 2 cores it reads 0.25 prompts per second
+## (perf/bench_reasoner.py), about 53 h for these suites; build them on a GPU (`make gpu-lm`, README)
+GRID_SUITES := train indev core microbe mosaic
+grid-tables: $(STAMP)
+	test -f data/readers/minilm-evidence-epoch1/manifest.json || \
+	  $(VENV)/bin/fgpo reader train --epochs 1 --out-dir data/readers/minilm-evidence-epoch1
+	test -f data/readers/minilm-evidence-fifth/manifest.json || \
+	  $(VENV)/bin/fgpo reader train --n-per-skill 44 --out-dir data/readers/minilm-evidence-fifth
+	for r in epoch1 fifth; do for s in $(GRID_SUITES); do \
+	  $(VENV)/bin/fgpo table build --bench $(BENCH) --suite $$s --reasoner reader:data/readers/minilm-evidence-$$r \
+	    --out $(TABLES)/reader-$$r/$$s || exit 1; \
+	done; done
+	$(VENV)/bin/fgpo table build --bench $(BENCH) --suite indev --reasoner minilm --out $(TABLES)/minilm/indev
+
+## make grid: the grid of reasoners by suites (the chapter "Five reasoners, three suites"): on each
+## reasoner's tables, exact FGPO, the best sampled estimator and GRPO at the fair test's settings
+## (python -m fgpo_core.experiments.fair_seeds runs/cpu/fair --grid), 10 seeds, checkpoints chosen on that
+## reasoner's in-domain dev; about 2.5 min a reasoner on 1 core (resumable)
+GRID_REASONERS := reader reader-epoch1 reader-fifth minilm
+grid: $(STAMP)
+	methods=$$($(PY) -m fgpo_core.experiments.fair_seeds runs/cpu/fair --grid) || exit 1; \
+	for r in $(GRID_REASONERS); do \
+	  $(VENV)/bin/fgpo study --methods "$$methods" --seeds 10 --dev-suite indev --keep-q false --checkpoints 10 \
+	    --curve-every 50 --table-dir $(TABLES)/$$r --out-dir runs/cpu/grid/$$r || exit 1; \
+	done
 
 ## make companion: the post-training study on the policy head (resumable; about 50 min on 1 core);
 ## its policies are not kept (no chapter reads them), the ablations keep SFT's and DPO's

@@ -305,8 +305,10 @@ if kp is not None:
 # {glue:text}`kp_f_step`, GRPO's step {glue:text}`kp_g_step`) answer every test question as these do;
 # they were chosen on the former dev ({glue:text}`n_dev` questions of mixed domains, not the
 # in-domain dev; {doc}`benchmarks`). Every language-model run on this page chose its checkpoint, and
-# FGPO its early stop, on that dev; they cannot be re-selected on the in-domain dev without
-# retraining, because only each run's kept adapter and the compared snapshots are committed.
+# FGPO its early stop, on that dev. The first pool's runs (below) keep only their chosen adapter,
+# so they cannot be chosen again without retraining; these two runs keep every evaluated checkpoint
+# (`runs/cpu/lm-pool/*/ckpt`), so they can be, by reading each on the in-domain dev, which this
+# book has not yet done.
 #
 # At equal CPU time FGPO has made {glue:text}`et_visit_ratio` times GRPO's visits and begun to route:
 # in domain it is ahead, {glue:text}`et_id` (a difference by its interval, though not once Holm's

@@ -257,7 +257,7 @@ show(probes["evidence reader"][0].rename(index=family_label))
 #
 # The book's tables come from the evidence reader; zero-shot MiniLM's tables and a SmolLM2
 # table of {glue:text}`smollm2_slice` questions (at {glue:text}`smollm2_s` s per call here, a
-# whole one is too slow) serve the transfer experiments.
+# whole one is too slow) serve the grid of reasoners by suites ({doc}`five_reasoners`).
 
 # %% tags=["remove-input"]
 claim("reader-follows-evidence", a["decisive tool only"] > a["no evidence"] + 15 and abs(a["no evidence"] - 25) < 5

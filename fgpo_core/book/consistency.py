@@ -42,6 +42,12 @@ SAME_QUANTITY: dict[str, tuple[str, ...]] = {
         "head_study:def_empty_opt",
         "appendix:ap_empty_opt",
     ),
+    "the paper's grid: its cells": ("intro:paper_cells", "five_reasoners:g_paper_cells"),
+    "the paper's grid: cells where FGPO leads GRPO": ("intro:paper_wins", "five_reasoners:g_paper_wins"),
+    "the paper's grid: cells where FGPO leads the best fixed subset": (
+        "intro:paper_beats_best",
+        "five_reasoners:g_paper_fixed",
+    ),
 }
 """Quantities stated on more than one page: a description -> the ``chapter:name`` glues stating it."""
 
