@@ -120,7 +120,7 @@ fair: $(STAMP)
 	    --checkpoints 10 --out-dir runs/cpu/fair-seeds
 	$(PY) -m fgpo_core.experiments.fair_signal --study runs/cpu/fair --out runs/cpu/fair-signal
 
-## make grid-tables: the grid's reasoners' reward tables (resumable): two weaker evidence readers
+## make grid-tables: the grid's reasoners' reward tables (resumable): two more evidence readers, trained on less
 ## (one pass over its lessons, about 35 min on 1 core beside other jobs; a fifth of its lessons over two
 ## passes, about 18 min), each read on the pool, the in-domain dev and the three test suites (56,000 reader
 ## calls, 13 to 17 a second on 1 core), and the zero-shot MiniLM reader's in-domain dev (about 3 min). A reader is trained only when

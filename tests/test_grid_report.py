@@ -101,7 +101,7 @@ def test_figure_has_alt_text_and_three_panels():
     per = cells[cells.suite != "pooled"]
     own = G.margin_frame(per[per.trained == per.scored]).assign(row=lambda f: f.scored)
     moved = G.margin_frame(per[per.trained == "a"]).assign(row=lambda f: f.scored)
-    strips = {"own": own.gap, "moved": moved.gap}
+    strips = {"own": own, "moved": moved}
     fig = plot_grid(own, moved, strips, paper.TRANSFER, ["a", "b"], ["core", "mosaic"], "a")
     assert len(fig.axes) == 4  # two heatmaps, their colour bar, the margins
     assert "heatmaps" in getattr(fig, "_fgpo_alt")
@@ -131,9 +131,9 @@ def test_reader_tables_and_profile(tmp_path):
 
     g = _toy_grid()
     cells = G.grid_cells(g, resamples=200)
-    t = G.cell_table(cells[cells.trained == cells.scored], g)
-    assert len(t) == 4 and t["FGPO"].tolist() == [100.0] * 4
-    assert t["FGPO − (GRPO + bonus)"].iloc[0].endswith("*")  # a difference is starred
+    t, gaps = G.cell_table(cells[cells.trained == cells.scored], g)
+    assert len(t) == 4 and t["FGPO"].tolist() == [100.0] * 4 and len(gaps) == 4
+    assert gaps["− (GRPO + bonus)"].iloc[0].endswith("*")  # a difference is starred
     tt = G.transfer_table(cells, g)
     assert tt.columns.tolist() == ["suite", "trained on", "a", "b"] and len(tt) == 4
     assert not G.gap_text(cells.vs_fixed.iloc[0]).endswith("*")  # no difference, no star

@@ -47,8 +47,8 @@ __all__ = [
 
 GRID_LABELS = {
     "reader": "evidence reader",
-    "reader-epoch1": "evidence reader, one epoch",
-    "reader-fifth": "evidence reader, a fifth of its lessons",
+    "reader-epoch1": "reader, one pass",
+    "reader-fifth": "reader, a fifth of lessons",
     "minilm": "zero-shot MiniLM",
     "smollm2": "SmolLM2-135M",
 }
@@ -260,28 +260,34 @@ def gap_text(iv, stars: bool = True) -> str:
     return interval_text(iv.gap, iv.low, iv.high) + ("*" if stars and iv.is_difference else "")
 
 
-def cell_table(cells: pd.DataFrame, grid: Grid, suites: Sequence[str] | None = None) -> pd.DataFrame:
-    """The cells as a reader sees them: scored reasoner, suite, the methods' accuracies (%) and
-    FGPO's gaps with their intervals (a star: the interval excludes zero)."""
+def cell_table(cells: pd.DataFrame, grid: Grid, suites: Sequence[str] | None = None):
+    """The cells as a reader sees them, two frames: the methods' accuracies (%) by scored reasoner
+    and suite, and FGPO's gaps with their intervals (a star: the interval excludes zero)."""
     keep = cells["suite"].isin(suites) if suites is not None else ~cells["suite"].isin(POOLED_ROWS)
-    rows = []
-    for _, c in cells[keep].iterrows():
-        rows.append(
-            {
-                "reasoner": grid.label(c["scored"]),
-                "suite": c["suite"],
-                "FGPO": c["fgpo"],
-                "GRPO + bonus": c["grpo"],
-                "GRPO": c["grpo_plain"],
-                "best sampled": c["sampled"],
-                "best fixed": c["fixed"],
-                "FGPO − (GRPO + bonus)": gap_text(c["vs_grpo"]),
-                "FGPO − GRPO": gap_text(c["vs_grpo_plain"]),
-                "FGPO − best fixed": gap_text(c["vs_fixed"]),
-                "FGPO − best fixed, hindsight": gap_text(c["vs_hindsight"]),
-            }
-        )
-    return pd.DataFrame(rows)
+    c = cells[keep]
+    head = {"reasoner": [grid.label(r) for r in c["scored"]], "suite": list(c["suite"])}
+    acc = pd.DataFrame(
+        {
+            **head,
+            "FGPO": list(c["fgpo"]),
+            "GRPO + bonus": list(c["grpo"]),
+            "GRPO": list(c["grpo_plain"]),
+            "best sampled": list(c["sampled"]),
+            "best fixed": list(c["fixed"]),
+            "best fixed, hindsight": list(c["hindsight"]),
+        }
+    )
+    gaps = pd.DataFrame(
+        {
+            **head,
+            "− (GRPO + bonus)": [gap_text(iv) for iv in c["vs_grpo"]],
+            "− GRPO": [gap_text(iv) for iv in c["vs_grpo_plain"]],
+            "− best sampled": [gap_text(iv) for iv in c["vs_sampled"]],
+            "− best fixed": [gap_text(iv) for iv in c["vs_fixed"]],
+            "− hindsight": [gap_text(iv) for iv in c["vs_hindsight"]],
+        }
+    )
+    return acc, gaps
 
 
 def transfer_table(cells: pd.DataFrame, grid: Grid, value: str = "fgpo") -> pd.DataFrame:
