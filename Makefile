@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-companion lock grid-tables grid
+.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-pool-indev lm-first-indev $(LM_FIRST_RUNS) lm-companion lock grid-tables grid
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -219,14 +219,51 @@ lm-pool-grpo: $(STAMP)
 ## questions and the first 250 of microbe and mosaic, the warm-up's (`fgpo evaluate --generation-only`;
 ## about 35 min each on one thread):
 ## FGPO at GRPO's visits (step 20) and nearest GRPO's CPU time (step 120), GRPO's last evaluated step,
-## and each run's kept checkpoint (its dev argmax: FGPO step 80, GRPO step 5).
-LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:120 grpo:20 fgpo-format:80 grpo:5
+## each run's checkpoint as the former dev chose it (FGPO step 80, GRPO step 5) and as the in-domain
+## dev chooses it (`make lm-pool-indev`: FGPO step 40, GRPO step 5).
+LM_POOL_EVAL ?= fgpo-format:20 fgpo-format:120 grpo:20 fgpo-format:80 grpo:5 fgpo-format:40
 lm-pool-eval: $(STAMP)
 	for rs in $(LM_POOL_EVAL); do run=$${rs%%:*}; step=$${rs##*:}; out=runs/cpu/lm-pool/$$run-step$$step; \
 	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$out && \
 	  for suites in "--suite core" "--suite microbe --suite mosaic --limit 250"; do \
 	    OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$out --bench $(BENCH) --into-run \
 	      --generation-only --threads $(LM_POOL_THREADS) $$suites || exit 1; done; done
+
+## make lm-pool-indev: the pool runs' checkpoints chosen again on the in-domain dev: every
+## kept snapshot (FGPO's 9, GRPO's 5) written as a scratch run folder under runs/cpu/lm-pool/indev/.snapshots
+## (not committed) and evaluated by free generation on the 250 in-domain dev questions, written to
+## runs/cpu/lm-pool/indev/<run>/step-<N>/indev.parquet, beside the snapshot's manifest (snapshot.json: the
+## checkpoint's digest, the adapter's hash) (about 6 min each on one thread; a finished
+## evaluation is skipped); fgpo_core.reports.lm_pool reads them and names each run's argmax
+LM_POOL_INDEV ?= fgpo-format:0 fgpo-format:20 fgpo-format:40 fgpo-format:60 fgpo-format:80 fgpo-format:100 \
+  fgpo-format:120 fgpo-format:140 fgpo-format:160 grpo:0 grpo:5 grpo:10 grpo:15 grpo:20
+lm-pool-indev: $(STAMP)
+	for rs in $(LM_POOL_INDEV); do run=$${rs%%:*}; step=$${rs##*:}; snap=runs/cpu/lm-pool/indev/.snapshots/$$run-step$$step; \
+	  $(VENV)/bin/fgpo snapshot --run runs/cpu/lm-pool/$$run --step $$step --init runs/cpu/lm/warmup-stage2 --out $$snap && \
+	  OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$snap --bench $(BENCH) \
+	    --out runs/cpu/lm-pool/indev/$$run/step-$$step --generation-only --threads $(LM_POOL_THREADS) --suite indev && \
+	  cp $$snap/manifest.json runs/cpu/lm-pool/indev/$$run/step-$$step/snapshot.json || exit 1; done
+
+## make lm-first-indev: the first pool's four RL runs again, as `make lm` trained them (the first 256
+## training questions, 2 epochs from the warm-up, dev every 8 steps), but choosing their kept checkpoint
+## on the in-domain dev (--dev-suite indev) and keeping a snapshot at every evaluation, into
+## runs/cpu/lm-indev/<run> (resumable; about 1 to 2 h a run on one thread; `make -j2 lm-first-indev`)
+LM_FIRST = $(VENV)/bin/fgpo train --bench-dir $(BENCH) --table-dir $(TABLES)/reader --n-train 256 --n-dev 0 --keep 40 \
+  --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --epochs 2 --eval-every 8 --snapshots --seed 0 \
+  --dev-suite indev
+LM_FIRST_RUNS = lm-first-fgpo lm-first-fgpo-format lm-first-grpo lm-first-fgpo-named
+lm-first-indev: $(LM_FIRST_RUNS)
+lm-first-fgpo: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_FIRST) --objective fgpo --out-dir runs/cpu/lm-indev/fgpo-lr1e-4 --lr 1e-4
+lm-first-fgpo-format: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_FIRST) --objective fgpo --out-dir runs/cpu/lm-indev/fgpo-format-lr3e-4 \
+	  --lr 3e-4 --format-weight 0.05
+lm-first-grpo: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_FIRST) --objective grpo --out-dir runs/cpu/lm-indev/grpo --lr 3e-4 --G 6 \
+	  --prompts-per-step 16 --max-steps 0
+lm-first-fgpo-named: $(STAMP)
+	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_FIRST) --objective fgpo --out-dir runs/cpu/lm-indev/fgpo-named --lr 1e-4 \
+	  --described
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the

@@ -163,8 +163,9 @@ claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy
 # %% [markdown]
 # ## Which questions decide what
 #
-# Every learning-rate, coefficient, checkpoint and early-stop choice in the book reads the
-# in-domain dev (suite `indev`) alone: {glue:text}`n_indev` questions of the training families
+# Every learning-rate, coefficient, checkpoint and early-stop choice in the book, but for a few of
+# the language-model selector's ({doc}`fgpo_vs_grpo`), reads the in-domain dev (suite `indev`)
+# alone: {glue:text}`n_indev` questions of the training families
 # (regulator included) on the training organisms, held out of training and sequence-disjoint
 # from every suite (the check at the end of this page covers it). The first dev split, the
 # mixed-domain dev (suite `dev`), holds {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax`

@@ -26,7 +26,8 @@
 #
 # **In short.** At equal question visits FGPO minus GRPO is {glue:text}`ev_all` points over all test
 # questions (the paper: {glue:text}`paper_gap_grpo` on GenomeQA): both runs give every question one
-# fixed subset, the one their own reward ranks first. With {glue:text}`et_visit_ratio` times the visits
+# fixed subset, each the one its own reward ranks first; chosen on the in-domain dev instead, both give
+# {glue:text}`in_subset` and answer alike ({ref}`lm-comparison`). With {glue:text}`et_visit_ratio` times the visits
 # in the same CPU time, FGPO starts to route by question, and on TF-motif questions, the regulator
 # family's reworded twin, it falls far behind ({glue:text}`et_tf`). Three things stand between this and
 # the paper's result: a 135M selector where the paper's has 7B, {glue:text}`et_g_visits` GRPO visits
@@ -74,7 +75,7 @@ from fgpo_core.reports.lm_runs import (dev_table, format_summary, grpo_dead_grou
 from fgpo_core.book.claims import fmt_number
 from fgpo_core.reports.benchmark_page import family_label
 from fgpo_core.reports.pool import (POOL_RUNS, accuracy_by_part, book_parts, checkpoint_costs, dev_course,
-                                    interval_table, interval_text, pick_routing, pool_comparisons, pool_configs,
+                                    indev_course, interval_table, interval_text, pick_routing, pool_comparisons, pool_configs,
                                     pool_snapshots, question_answers, versus_intervals)
 from fgpo_core.reports.tables import show
 from fgpo_core.selectors import LMSelector
@@ -191,6 +192,7 @@ from fgpo_core.algorithms.grpo import TableReward
 display(show_source(TableReward.__call__))
 
 # %% [markdown]
+# (lm-comparison)=
 # ## The comparison
 #
 # Both runs train on the whole training pool ({glue:text}`pool_n_train` questions of five families,
@@ -200,10 +202,9 @@ display(show_source(TableReward.__call__))
 # {glue:text}`lm_n_core` of core and the first {glue:text}`lm_n_cross` of microbe and of mosaic,
 # for CPU time ({doc}`../book/rerun`). The table compares them
 # at **equal visits** (as many question visits each) and at **equal CPU time** (GRPO's last snapshot
-# and FGPO's nearest it in training time). A question is in domain when the pool holds its family and
-# its organism (the book's rule, {doc}`benchmarks`); TF-motif questions are out of domain, but they
-# are the regulator family's reworded twin (same generator, background and site planting, other
-# factors and wording), so what they measure is near transfer.
+# and FGPO's evaluated snapshot nearest it in training time). A question is in domain when the pool holds its family and
+# its organism (the book's rule, {doc}`benchmarks`); TF-motif questions are out of domain but are the
+# regulator family's reworded twin, so they measure near transfer.
 
 # %% tags=["remove-cell"]
 course = dev_course(pool_dir)
@@ -214,6 +215,12 @@ missing = {"equal visits", "equal time"} - set(pairs)
 if missing:
     raise FileNotFoundError(f"{pool_dir} holds no evaluated snapshots of FGPO and GRPO at "
                             f"{' or '.join(sorted(missing))}: run `make lm-pool-eval`")
+indev = indev_course(pool_dir, load_table(Path(table_dir) / "indev"))  # every snapshot on the in-domain dev
+in_f, in_g = (int(indev[(indev.run == r) & indev.chosen].step.iloc[0]) for r in (F, G))
+if (F, in_f) not in snaps or (G, in_g) not in snaps:
+    raise FileNotFoundError(f"the checkpoints the in-domain dev chooses (FGPO step {in_f}, GRPO step {in_g}) are not all "
+                            f"evaluated on the test questions: run `make lm-pool-eval LM_POOL_EVAL=\"fgpo-format:{in_f} grpo:{in_g}\"`")
+pairs["in-domain dev"] = (in_f, in_g)
 ckpts = list(dict.fromkeys([(F, s) for s, _ in pairs.values()] + [(G, s) for _, s in pairs.values()]))
 ckpts.sort(key=lambda k: (k[0] != F, k[1]))
 name_of = {k: f"{k[0]}, step {k[1]}" for k in ckpts}
@@ -226,10 +233,12 @@ parts = book_parts(ans, test_suites, suites["train"])
 (ev_f, ev_g), (et_f, et_g) = pairs["equal visits"], pairs["equal time"]
 cost = {k: course[(course.run == k[0]) & (course.step == k[1])].iloc[0] for k in ckpts}
 EVF, EVG, ETF = name_of[(F, ev_f)], name_of[(G, ev_g)], name_of[(F, et_f)]
-versus = {"ev": (EVF, EVG), "et": (ETF, name_of[(G, et_g)]), "f-warm": (EVF, "Warm-up"), "g-warm": (EVG, "Warm-up")}
+versus = {"ev": (EVF, EVG), "et": (ETF, name_of[(G, et_g)]), "in": (name_of[(F, in_f)], name_of[(G, in_g)]),
+          "f-warm": (EVF, "Warm-up"), "g-warm": (EVG, "Warm-up")}
 iv = versus_intervals(ans, parts, versus).set_index(["comparison", "part"])
 rows = {"ev": f"FGPO − GRPO, equal visits ({cost[(F, ev_f)].visits:,} each)",
         "et": f"FGPO − GRPO, equal CPU time ({cost[(F, et_f)].visits:,} and {cost[(G, et_g)].visits:,} visits)",
+        "in": f"FGPO − GRPO, each at its best on the in-domain dev (steps {in_f} and {in_g})",
         "f-warm": f"FGPO at {cost[(F, ev_f)].visits:,} visits − the warm-up",
         "g-warm": f"GRPO at {cost[(G, ev_g)].visits:,} visits − the warm-up"}
 n_part = {p: int(m.sum()) for p, m in parts.items()}
@@ -253,7 +262,7 @@ claim("lm-test-questions", first_n and TEST == ["core", "microbe", "mosaic"] and
       "the LM runs are evaluated on all of core and the same first share of microbe and mosaic")
 show(table, caption="The first minus the second, in points, with its 95% interval (two-level paired bootstrap, "
      "questions resampled within suite and family); * where the Holm-adjusted p-value over the table's "
-     f"{len(iv)} comparisons is below 0.05. GRPO's snapshots answer every test question as the best fixed subset does.")
+     f"{int((~iv.same).sum())} comparisons (cells of identical answers test nothing) is below 0.05. GRPO's snapshots answer every test question as the best fixed subset does.")
 
 # %% tags=["remove-cell"]
 def itext(key, part):
@@ -290,30 +299,37 @@ kept_same = kp is not None and all((pool_picks[name_of[(r, s)]] == pool_picks[na
                                    for r, s, e in ((F, kp[0], ev_f), (G, kp[1], ev_g)))
 if kp is not None:
     glue_number("kp_f_step", kp[0], digits=0)
-    glue_number("kp_g_step", kp[1], digits=0);
+    glue_number("kp_g_step", kp[1], digits=0)
+IN_F, IN_G = name_of[(F, in_f)], name_of[(G, in_g)]
+in_pick = {m: sorted(set(pool_picks[m])) for m in (IN_F, IN_G)}
+glue_number("n_indev", int(indev.n.iloc[0]), digits=0)
+glue_number("in_f_step", in_f, digits=0)
+glue_number("in_g_step", in_g, digits=0)
+glue_number("in_dev_acc", indev[indev.chosen].accuracy.iloc[0])
+glue_text("in_subset", subset_label(in_pick[IN_F][0]));
 
 # %% [markdown]
 # At equal visits FGPO minus GRPO is {glue:text}`ev_all` points over all test questions,
 # {glue:text}`ev_id` in domain and {glue:text}`ev_ood` out of domain: no difference detected (out of
-# domain the interval's lower end is on the boundary, and a difference needs an interval that
-# excludes 0), and not level within a point either. Each run gives every test question one fixed subset, FGPO
+# domain the interval's lower end touches 0), and not level within a point either. Each run gives every test question one fixed subset, FGPO
 # {glue:text}`ev_f_subset` and GRPO {glue:text}`ev_g_subset`, each the subset its own reward ranks
 # first over the pool; GRPO's is also the best fixed subset, so this row is FGPO against the best
 # fixed subset too (the paper: {glue:text}`paper_gap_best` points). Both are well above the warm-up
 # ({glue:text}`f_warm_all` and {glue:text}`g_warm_all` points): each learned which subset pays on
-# average, not which question needs which tool. The checkpoints the runs kept (FGPO's step
-# {glue:text}`kp_f_step`, GRPO's step {glue:text}`kp_g_step`) answer every test question as these do;
-# they were chosen on the former dev ({glue:text}`n_dev` questions of mixed domains, not the
-# in-domain dev; {doc}`benchmarks`). Every language-model run on this page chose its checkpoint, and
-# FGPO its early stop, on that dev. The first pool's runs (below) keep only their chosen adapter,
-# so they cannot be chosen again without retraining; these two runs keep every evaluated checkpoint
-# (`runs/cpu/lm-pool/*/ckpt`), so they can be, by reading each on the in-domain dev, which this
-# book has not yet done.
+# average, not which question needs which tool.
 #
 # At equal CPU time FGPO has made {glue:text}`et_visit_ratio` times GRPO's visits and begun to route:
 # in domain it is ahead, {glue:text}`et_id` (a difference by its interval, though not once Holm's
-# adjustment over the table is made: p {glue:text}`et_id_holm`), and out of domain it is far behind,
+# adjustment over the table is made: Holm-adjusted p = {glue:text}`et_id_holm`), and out of domain it is far behind,
 # {glue:text}`et_ood`, nearly all of it on the TF-motif questions ({glue:text}`et_tf`).
+#
+# **As the in-domain dev chooses.** Read on the in-domain dev ({glue:text}`n_indev` questions;
+# {doc}`benchmarks`), each run keeps its best saved snapshot (the earlier on a tie): FGPO's step
+# {glue:text}`in_f_step` and GRPO's step {glue:text}`in_g_step`, both at {glue:text}`in_dev_acc`%. Both
+# give every test question {glue:text}`in_subset`, the best fixed subset: as chosen, they are one
+# selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
+# {glue:text}`f_last`) was decided there too, after step {glue:text}`in_f_step`, so it does not touch this
+# choice.
 
 # %% tags=["remove-input"]
 claim("ev-not-a-difference", not any(iv.loc[("ev", p), "verdict"] == "a difference" for p in ("all", "in domain", "out of domain")),
@@ -331,6 +347,13 @@ claim("both-above-warm-up", iv.loc[("f-warm", "all"), "verdict"] == "a differenc
       and iv.loc[("g-warm", "all"), "verdict"] == "a difference" and iv.loc[("g-warm", "all"), "gap"] > 0,
       "both runs are above the warm-up over all test questions, each a difference")
 claim("kept-as-equal-visits", kept_same, "each run's kept checkpoint answers every test question as its equal-visits snapshot")
+claim("indev-reads-every-snapshot", all(sorted(indev[indev.run == r].step) == sorted(course[course.run == r].step) for r in (F, G)),
+      "every dev evaluation's snapshot of both runs is read on the in-domain dev")
+claim("indev-one-selector", (indev[indev.chosen].accuracy.nunique() == 1) and len(in_pick[IN_F]) == 1
+      and in_pick[IN_F] == in_pick[IN_G] == [ans.attrs["best_fixed"]] and (pool_picks[IN_F] == pool_picks[IN_G]).all(),
+      "as the in-domain dev chooses, both runs give every test question the best fixed subset, at one dev accuracy")
+claim("indev-moves-fgpo", kp is not None and in_f != kp[0] and in_f < course[course.run == F].step.max(),
+      "the in-domain dev chooses another FGPO step than the former dev did, before FGPO's early stop")
 et_ratio = cost[(F, et_f)].cpu_hours / cost[(G, et_g)].cpu_hours
 claim("equal-time-close", 0.8 <= et_ratio <= 1.2, "at equal time the two snapshots are within a fifth of each other in CPU hours")
 claim("et-split", iv.loc[("et", "in domain"), "low"] > 0 and iv.loc[("et", "in domain"), "p_holm"] >= 0.05
@@ -344,8 +367,7 @@ claim("et-ood-is-tf", n_part["TF-motif"] * iv.loc[("et", "TF-motif"), "gap"]
 # (why-not)=
 # ## Why the paper's result does not reproduce here
 #
-# Three things separate this comparison from the paper's. The runs here cannot tell them apart; each
-# is a reason the comparison is not the paper's, not a measured cause.
+# Three things separate this comparison from the paper's; each is a difference, not a measured cause.
 #
 # **Model size.** The paper's selector has 7B parameters, and its sensitivity run with a 1.5B one kept
 # the lead (FGPO {glue:text}`paper_15b_fgpo`% against GRPO {glue:text}`paper_15b_grpo`%). A 135M
@@ -360,8 +382,8 @@ claim("et-ood-is-tf", n_part["TF-motif"] * iv.loc[("et", "TF-motif"), "gap"]
 # {glue:text}`et_g_hours` CPU hours, a visit costing it {glue:text}`cost_ratio` times FGPO's CPU time
 # (it samples and back-propagates six completions where FGPO scores 16 strings in one pass). By then
 # {glue:text}`dead_last`% of its groups were dead, against {glue:text}`dead_first`% over its first
-# five steps, so more visits would have bought it less and less signal. Accuracy on the former dev
-# (★ the kept evaluation):
+# five steps, so more visits would have bought it less and less signal. Accuracy on the mixed-domain dev
+# (★ its choice):
 
 # %% tags=["remove-input"]
 pool_steps, _ = run_logs(Path(pool_dir) / POOL_RUNS[G])
@@ -443,8 +465,9 @@ claim("et-drops-t2", et_row[T2_TF] < 25 and routing.loc["Warm-up", T2_TF] > 75,
 # four families without the regulator, are the *first pool* ({doc}`head_study` trains on all of
 # it). Before the whole pool, every language-model method trained on the first
 # {glue:text}`n_train` of them (to save CPU time), {glue:text}`first_visits` visits from the warm-up. There
-# the motif scan pays on no training family, and every FGPO and GRPO update lowered dev accuracy by
-# dropping it, so each RL run kept the warm-up's adapter. SFT and DPO imitate the table's best subset
+# the motif scan pays on no training family; every later FGPO and GRPO evaluation had dropped it and
+# scored lower on the mixed-domain dev, whose TF-motif questions need it, so each RL run kept the
+# warm-up's adapter; only training them again could let the in-domain dev choose. SFT and DPO imitate the table's best subset
 # for each question, which for many questions is no tool at all: both call no tool and score what
 # No-Tool scores ({glue:text}`sft_core`% on core).
 
@@ -519,8 +542,7 @@ claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table'
 # %% [markdown]
 # ## Run records
 #
-# Folded below for a reader who wants them: how each run was set up, stopped and kept, and the
-# first pool's table.
+# Folded below: how each run was set up, stopped and kept, and the first pool's table.
 #
 # :::{dropdown} The whole pool's runs
 # FGPO and GRPO train at the rate {glue:text}`pool_lr` with {glue:text}`pool_batch` questions a step
@@ -532,12 +554,14 @@ claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table'
 # at step {glue:text}`f_last` (dev not bettered for an epoch; its dev accuracy then
 # {glue:text}`f_last_dev`%, below the warm-up's {glue:text}`pool_start`%); GRPO was stopped for CPU
 # time after its evaluation at step {glue:text}`g_last`, resumable. Among the evaluations tied at
-# {glue:text}`pool_kept_dev`% on the former dev, FGPO keeps step {glue:text}`kp_f_step` (ties go to the
-# higher expected reward J) and GRPO step {glue:text}`kp_g_step` (ties go to the earlier step). A visit
+# {glue:text}`pool_kept_dev`% on the mixed-domain dev, FGPO kept step {glue:text}`kp_f_step` (its trainer
+# breaks ties by the expected reward J) and GRPO step {glue:text}`kp_g_step` (the earlier step; the
+# in-domain dev's choice breaks every tie so). A visit
 # cost GRPO {glue:text}`g_per_visit` CPU seconds and FGPO {glue:text}`f_per_visit`. The table both read
 # cost {glue:text}`pool_table_calls` reasoner calls, once; GRPO as the paper runs it, calling the
 # reasoner per completion, spends as many in {glue:text}`pool_calls_visits` visits. The tables below:
-# every compared snapshot's accuracy on each part of the test questions, and what each picks on core.
+# every compared snapshot's accuracy on each part of the test questions, what each picks on core, and
+# every saved snapshot on the in-domain dev (`make lm-pool-indev`).
 # :::
 
 # %% tags=["remove-input", "hide-output"]
@@ -552,6 +576,10 @@ show(ck.rename_axis("checkpoint"), caption="Accuracy (%) by free generation on t
      "with the visits and CPU hours of training to each checkpoint")
 show(routing.rename_axis("selector"), caption=f"What each selector picks on core ({len(core_picks):,} questions)",
      **{c: "{:.0f}" for c in routing.columns if c != "most picked"})
+show(indev.assign(chosen=indev.chosen.map({True: "★", False: ""})).drop(columns="n")
+     .rename(columns={"accuracy": "accuracy (%)", "format_failures": "format failures (%)", "tools": "tools per question"}),
+     caption=f"Each saved snapshot by free generation on the {int(indev.n.iloc[0])} in-domain dev questions "
+     "(★ the step chosen: the best, the earlier on a tie)", **{"accuracy (%)": "{:.1f}", "tools per question": "{:.2f}"})
 
 # %% tags=["remove-cell"]
 pool_stop = stopped_runs(pool_dir).get("fgpo-paper")
@@ -730,11 +758,15 @@ claim("t2-worth-on-tf-motif", dv.loc["tf_motif", added_col] >= 40, "T2 is worth 
 # %% [markdown]
 # ## Re-running it
 #
+# :::{dropdown} The commands
 # ```bash
-# make lm             # the first pool: warm-up, every method, evaluations, runs/cpu/chosen.json
-# make -j2 lm-pool    # the whole pool: FGPO (format term) and GRPO side by side, resumable
-# make lm-pool-eval   # the compared snapshots, evaluated on the test questions
+# make lm              # the first pool: warm-up, every method, evaluations, runs/cpu/chosen.json
+# make -j2 lm-pool     # the whole pool: FGPO (format term) and GRPO side by side, resumable
+# make lm-pool-eval    # the compared snapshots, evaluated on the test questions
+# make lm-pool-indev   # every snapshot on the in-domain dev, which chooses each run's
+# make lm-first-indev  # the first pool's RL runs again, choosing on the in-domain dev
 # ```
+# :::
 #
 # ## References
 #

@@ -409,3 +409,27 @@ def test_resumed_step_reads_where_a_runs_checkpoints_stopped(tmp_path):
     assert resumed_step(own) == 3
     torch.save({"steps": [{"step": 1}, {"step": 2}], "epoch": 0}, own / "last.pt")  # a per-epoch checkpoint
     assert resumed_step(own) == 2
+
+
+def test_a_run_chooses_on_the_dev_suite_it_names(tmp_path, capsys):
+    """``dev_suite`` picks the questions (and table rows) that choose a run's kept checkpoint: the
+    in-domain dev by name; a suite the benchmark or its tables lack is a one-line error (exit 2)."""
+    from pathlib import Path
+
+    from fgpo_core.experiments.run import split_data
+    from fgpo_core.genomics.benchmarks import read_questions
+
+    root = Path(__file__).resolve().parent.parent
+    bench, tables = root / "data" / "benchmarks" / "cpu", root / "data" / "tables" / "cpu" / "reader"
+    setup = RunSetup(str(bench), str(tables), dev_suite="indev")
+    qs, t = split_data(setup, setup.dev_suite, 10)
+    assert [q.id for q in qs] == [q.id for q in read_questions(bench / "indev.jsonl")[:10]]
+    trained = {q.family for q in read_questions(bench / "train.jsonl")}
+    assert list(t.question_ids) == [q.id for q in qs] and {q.family for q in qs} <= trained
+    with pytest.raises(ValueError, match="no suite 'nope'"):
+        split_data(setup, "nope")
+    with pytest.raises(ValueError, match="no reward table for the suite 'indev'"):
+        split_data(RunSetup(str(bench), str(tmp_path), dev_suite="indev"), "indev")
+    args = ["train", "--objective", "fgpo", "--bench-dir", str(bench), "--table-dir", str(tables)]
+    assert main(args + ["--dev-suite", "nope", "--out-dir", str(tmp_path / "r")]) == 2
+    assert "no suite 'nope'" in capsys.readouterr().err

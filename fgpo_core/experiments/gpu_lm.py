@@ -71,6 +71,9 @@ class GPULMConfig:
     """Training questions, the first N of the pool (0: all 1,250)."""
     n_dev: int = 0
     """Dev questions (0: all)."""
+    dev_suite: str = "indev"
+    """The suite that chooses each method's kept checkpoint: the in-domain dev (the training families
+    and organisms, held out), as every choice in the book."""
     n_test: int = 0
     """Questions of each test suite (0: all)."""
     epochs: int = 4
@@ -119,9 +122,9 @@ class _Data:
         from .run import RunSetup, split_data
 
         self.table_dir = cfg.table_dir
-        setup = RunSetup(cfg.bench_dir, cfg.table_dir, "", cfg.n_train, cfg.n_dev, cfg.keep)
+        setup = RunSetup(cfg.bench_dir, cfg.table_dir, "", cfg.n_train, cfg.n_dev, cfg.keep, dev_suite=cfg.dev_suite)
         self.train_qs, self.train_t = split_data(setup, "train", cfg.n_train)
-        self.dev_qs, self.dev_t = split_data(setup, "dev", cfg.n_dev)
+        self.dev_qs, self.dev_t = split_data(setup, cfg.dev_suite, cfg.n_dev)
         from ..genomics.benchmarks import load_benchmark
 
         _, suites = load_benchmark(cfg.bench_dir)

@@ -126,7 +126,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     out = Path(setup.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train_qs, train_t = split_data(setup, "train", setup.n_train)
-    dev_qs, dev_t = split_data(setup, "dev", setup.n_dev)
+    dev_qs, dev_t = split_data(setup, setup.dev_suite, setup.n_dev)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     names = list(MAIN_TOOL_NAMES) if setup.described else None
     if setup.init_adapter:

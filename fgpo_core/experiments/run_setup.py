@@ -38,6 +38,10 @@ class RunSetup:
     """With ``init_adapter``: merge that adapter into the base weights and train a fresh LoRA adapter
     of the config's rank on top (a start shared by runs of different ranks), instead of
     continuing the adapter itself."""
+    dev_suite: str = "dev"
+    """The suite whose questions choose the kept checkpoint and the early stop: "indev" (the in-domain
+    dev: the training families and organisms, held out) or "dev" (the former dev, which holds
+    out-of-domain families; the default, so runs recorded before this field read as they were made)."""
 
 
 def split_data(setup: RunSetup, split: str, n: int = 0):
@@ -47,7 +51,11 @@ def split_data(setup: RunSetup, split: str, n: int = 0):
     from ..table import load_table
 
     if n < 0:
-        raise ValueError(f"--n-{split} must be 0 (all questions) or positive, got {n}")
+        raise ValueError(f"--n-{'train' if split == 'train' else 'dev'} must be 0 (all questions) or positive, got {n}")
     _, suites = load_benchmark(setup.bench_dir)
+    if split not in suites:
+        raise ValueError(f"{setup.bench_dir} has no suite {split!r}; it has {', '.join(sorted(suites))}")
+    if not (Path(setup.table_dir) / split).is_dir():
+        raise ValueError(f"{setup.table_dir} has no reward table for the suite {split!r}")
     qs = suites[split][:n] if n else suites[split]
     return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])

@@ -32,6 +32,8 @@ __all__ = [
     "pool_configs",
     "dev_course",
     "pool_snapshots",
+    "INDEV_DIR",
+    "indev_course",
     "pool_comparisons",
     "question_answers",
     "accuracy_by_part",
@@ -122,6 +124,44 @@ def dev_course(pool_dir, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+INDEV_DIR = "indev"
+"""The folder under a pool folder where ``make lm-pool-indev`` writes each kept snapshot's free
+generation on the in-domain dev: ``indev/<run>/step-<N>/indev.parquet``."""
+
+
+def indev_course(pool_dir, table: RewardTable, runs: Mapping[str, str] = POOL_RUNS) -> pd.DataFrame:
+    """Each run's snapshots read on the in-domain dev (``make lm-pool-indev``), one row per
+    evaluated snapshot: ``run`` (label), ``step``, free-generation ``accuracy``, ``format_failures``
+    (both %) and ``tools`` per question, scored in ``table`` (the evidence reader's in-domain dev
+    table), and ``chosen``: the step the in-domain dev chooses, the highest accuracy with the
+    earlier step on a tie (one rule for both runs, and the cheaper checkpoint). Every snapshot
+    must have been evaluated on the same questions, all of them in ``table``."""
+    from ..evaluation.picks import summarise_picks
+
+    rows, ids = [], None
+    for label, name in runs.items():
+        for f in sorted((Path(pool_dir) / INDEV_DIR / name).glob("step-*/indev.parquet")):
+            ev = pd.read_parquet(f)
+            q = ev["question_id"].to_numpy()
+            if ids is None:
+                ids = q
+            elif len(q) != len(ids) or (q != ids).any():
+                raise ValueError(f"{f} holds other questions than the first snapshot read on the in-domain dev")
+            if not table.contains(q).all():
+                raise ValueError(f"{f} holds questions the in-domain dev table does not")
+            t = table.select(q)
+            s = summarise_picks(ev["generation_pick"].to_numpy(), t.correct, t.n_tools)
+            step = int(f.parent.name.split("-", 1)[1])
+            kept = {k: s[k] for k in ("accuracy", "format_failures", "tools")}
+            rows.append({"run": label, "step": step, "n": len(q), **kept})
+    out = pd.DataFrame(rows, columns=["run", "step", "n", "accuracy", "format_failures", "tools"])
+    out = out.sort_values(["run", "step"], kind="stable").reset_index(drop=True)
+    out["chosen"] = False
+    for _, g in out.groupby("run", sort=False):
+        out.loc[g["accuracy"].idxmax(), "chosen"] = True  # idxmax: the first (earliest) of equal maxima
+    return out
 
 
 def pool_snapshots(
@@ -315,9 +355,11 @@ def versus_intervals(
     on each part of ``parts`` (a name -> a boolean mask over the rows, :func:`book_parts`), by the
     book's rule: the two-level paired bootstrap (:func:`~fgpo_core.evaluation.bootstrap.paired_bootstrap`;
     one selector, so questions resampled within suite and family), Holm's adjustment over every
-    comparison and part together. One row per (comparison, part): ``comparison``, ``part``, ``a``,
-    ``b``, ``gap`` (points, the first minus the second), ``low``, ``high``, ``p``, ``p_holm``,
-    ``verdict`` and ``same`` (the two answer alike on every question of the part)."""
+    comparison and part together that is a test: a part where the two answer alike on every
+    question tests nothing, so it stays out of the family (its ``p_holm`` is 1). One row per
+    (comparison, part): ``comparison``, ``part``, ``a``, ``b``, ``gap`` (points, the first minus the
+    second), ``low``, ``high``, ``p``, ``p_holm``, ``verdict`` and ``same`` (the two answer alike on
+    every question of the part)."""
     from ..evaluation.bootstrap import compare_many, holm, strata_codes
 
     strata = strata_codes(answers.suite.to_numpy(), answers.family.to_numpy())
@@ -334,7 +376,9 @@ def versus_intervals(
         same = [bool((x == y).all()) for x, y in pairs.values()]
         frames.append(f.assign(part=part, same=same).rename_axis("comparison").reset_index())
     out = pd.concat(frames, ignore_index=True)
-    out["p_holm"] = holm(out["p"].to_numpy())
+    tests = ~out["same"].to_numpy(bool)
+    out["p_holm"] = 1.0
+    out.loc[tests, "p_holm"] = holm(out.loc[tests, "p"].to_numpy())
     out["a"] = [versus[c][0] for c in out.comparison]
     out["b"] = [versus[c][1] for c in out.comparison]
     return out[["comparison", "part", "a", "b", "gap", "low", "high", "p", "p_holm", "verdict", "same"]]
