@@ -326,8 +326,8 @@ glue_text("in_subset", subset_label(in_pick[IN_F][0]));
 # **As the in-domain dev chooses.** Read on the in-domain dev ({glue:text}`n_indev` questions;
 # {doc}`benchmarks`), each run keeps its best saved snapshot (the earlier on a tie): FGPO's step
 # {glue:text}`in_f_step` and GRPO's step {glue:text}`in_g_step`, both at {glue:text}`in_dev_acc`%. Both
-# give every test question {glue:text}`in_subset`, the best fixed subset: as chosen, they are one
-# selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
+# give every test question {glue:text}`in_subset`, the best fixed subset (of FGPO's snapshots only this
+# one gives it throughout): as chosen, they are one selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
 # {glue:text}`f_last`) was decided there too, after step {glue:text}`in_f_step`, so it does not touch this
 # choice.
 
@@ -352,6 +352,9 @@ claim("indev-reads-every-snapshot", all(sorted(indev[indev.run == r].step) == so
 claim("indev-one-selector", (indev[indev.chosen].accuracy.nunique() == 1) and len(in_pick[IN_F]) == 1
       and in_pick[IN_F] == in_pick[IN_G] == [ans.attrs["best_fixed"]] and (pool_picks[IN_F] == pool_picks[IN_G]).all(),
       "as the in-domain dev chooses, both runs give every test question the best fixed subset, at one dev accuracy")
+f_in = indev[indev.run == F]
+claim("indev-fgpo-passes-through", f_in[(f_in.picked == in_pick[IN_F][0]) & (f_in.share == 100)].step.tolist() == [in_f],
+      "of FGPO's snapshots only the chosen one gives the best fixed subset to every in-domain dev question")
 claim("indev-moves-fgpo", kp is not None and in_f != kp[0] and in_f < course[course.run == F].step.max(),
       "the in-domain dev chooses another FGPO step than the former dev did, before FGPO's early stop")
 et_ratio = cost[(F, et_f)].cpu_hours / cost[(G, et_g)].cpu_hours
@@ -576,10 +579,11 @@ show(ck.rename_axis("checkpoint"), caption="Accuracy (%) by free generation on t
      "with the visits and CPU hours of training to each checkpoint")
 show(routing.rename_axis("selector"), caption=f"What each selector picks on core ({len(core_picks):,} questions)",
      **{c: "{:.0f}" for c in routing.columns if c != "most picked"})
-show(indev.assign(chosen=indev.chosen.map({True: "★", False: ""})).drop(columns="n")
-     .rename(columns={"accuracy": "accuracy (%)", "format_failures": "format failures (%)", "tools": "tools per question"}),
+show(indev.assign(chosen=indev.chosen.map({True: "★", False: ""}), picked=[subset_label(a) if a >= 0 else "format failure" for a in indev.picked]).drop(columns="n")
+     .rename(columns={"accuracy": "accuracy (%)", "format_failures": "format failures (%)", "tools": "tools per question",
+                      "picked": "most picked", "share": "its share (%)"}),
      caption=f"Each saved snapshot by free generation on the {int(indev.n.iloc[0])} in-domain dev questions "
-     "(★ the step chosen: the best, the earlier on a tie)", **{"accuracy (%)": "{:.1f}", "tools per question": "{:.2f}"})
+     "(★ the step chosen: the best, the earlier on a tie)", **{"accuracy (%)": "{:.1f}", "tools per question": "{:.2f}", "its share (%)": "{:.0f}"})
 
 # %% tags=["remove-cell"]
 pool_stop = stopped_runs(pool_dir).get("fgpo-paper")

@@ -290,6 +290,7 @@ def test_indev_course_scores_each_snapshot_and_chooses_the_first_best(tmp_path):
     assert c[["run", "step"]].values.tolist() == [["F", 0], ["F", 20], ["F", 40], ["G", 5], ["G", 10]]
     assert c.accuracy.tolist() == [0.0, 75.0, 75.0, 25.0, 75.0]
     assert c.format_failures.tolist() == [0.0, 25.0, 0.0, 0.0, 0.0]
+    assert c.picked.tolist() == [0, 3, 3, 1, 3] and c.share.tolist() == [100.0, 50.0, 100.0, 100.0, 75.0]
     assert c[c.chosen][["run", "step"]].values.tolist() == [["F", 20], ["G", 10]]
 
 

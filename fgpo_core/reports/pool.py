@@ -135,7 +135,8 @@ def indev_course(pool_dir, table: RewardTable, runs: Mapping[str, str] = POOL_RU
     """Each run's snapshots read on the in-domain dev (``make lm-pool-indev``), one row per
     evaluated snapshot: ``run`` (label), ``step``, free-generation ``accuracy``, ``format_failures``
     (both %) and ``tools`` per question, scored in ``table`` (the evidence reader's in-domain dev
-    table), and ``chosen``: the step the in-domain dev chooses, the highest accuracy with the
+    table), the most ``picked`` subset (its mask; -1: a format failure) and its ``share`` (%),
+    and ``chosen``: the step the in-domain dev chooses, the highest accuracy with the
     earlier step on a tie (one rule for both runs, and the cheaper checkpoint). Every snapshot
     must have been evaluated on the same questions, all of them in ``table``."""
     from ..evaluation.picks import summarise_picks
@@ -155,8 +156,11 @@ def indev_course(pool_dir, table: RewardTable, runs: Mapping[str, str] = POOL_RU
             s = summarise_picks(ev["generation_pick"].to_numpy(), t.correct, t.n_tools)
             step = int(f.parent.name.split("-", 1)[1])
             kept = {k: s[k] for k in ("accuracy", "format_failures", "tools")}
-            rows.append({"run": label, "step": step, "n": len(q), **kept})
-    out = pd.DataFrame(rows, columns=["run", "step", "n", "accuracy", "format_failures", "tools"])
+            picks, counts = np.unique(ev["generation_pick"].to_numpy(), return_counts=True)
+            top = {"picked": int(picks[counts.argmax()]), "share": 100.0 * counts.max() / len(q)}
+            rows.append({"run": label, "step": step, "n": len(q), **kept, **top})
+    columns = ["run", "step", "n", "accuracy", "format_failures", "tools", "picked", "share"]
+    out = pd.DataFrame(rows, columns=columns)
     out = out.sort_values(["run", "step"], kind="stable").reset_index(drop=True)
     out["chosen"] = False
     for _, g in out.groupby("run", sort=False):
