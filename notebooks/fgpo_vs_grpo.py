@@ -326,8 +326,8 @@ glue_text("in_subset", subset_label(in_pick[IN_F][0]));
 # **As the in-domain dev chooses.** Read on the in-domain dev ({glue:text}`n_indev` questions;
 # {doc}`benchmarks`), each run keeps its best saved snapshot (the earlier on a tie): FGPO's step
 # {glue:text}`in_f_step` and GRPO's step {glue:text}`in_g_step`, both at {glue:text}`in_dev_acc`%. Both
-# give every test question {glue:text}`in_subset`, the best fixed subset (of FGPO's snapshots only this
-# one gives it throughout): as chosen, they are one selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
+# give every test question {glue:text}`in_subset`, the best fixed subset (of FGPO's snapshots, only this
+# one gives it to every dev question): as chosen, they are one selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
 # {glue:text}`f_last`) was decided there too, after step {glue:text}`in_f_step`, so it does not touch this
 # choice.
 
