@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= cpu
 
-.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-pool-indev lm-first-indev $(LM_FIRST_RUNS) lm-companion lock grid-tables grid
+.PHONY: book test check-pages screenshots pair clean reader tables features study fair study-mlp ablations companion larger lm lm-pool lm-pool-fgpo lm-pool-grpo lm-pool-eval lm-pool-indev lm-first-indev $(LM_FIRST_RUNS) lm-first-indev-eval $(LM_FIRST_EVAL) lm-companion lock grid-tables grid
 .PHONY: gpu-lm gpu-lm-pack gpu-lm-sparse gpu-lm-unsparse gpu-lm-size gpu-lm-unpack
 
 # torch==2.13.0 first: an unpinned torch pulls a multi-GB CUDA build on a CPU machine.
@@ -77,7 +77,8 @@ features: $(STAMP)
 
 ## make study: every estimator x seed x learning rate on the policy-head selector, on the whole
 ## training pool (resumable; about 16 min on 1 core), and the same study on the first 1,000
-## training questions (before the regulator family), the book's counterfactual
+## training questions (before the regulator family), the book's counterfactual, which chooses on the
+## in-domain dev questions of its own families (the dev's regulator questions are not its domain)
 study: $(STAMP)
 	$(VENV)/bin/fgpo study --dev-suite indev --out-dir runs/cpu/study
 	$(VENV)/bin/fgpo study --n-train 1000 --dev-suite indev --out-dir runs/cpu/study-first-pool
@@ -246,7 +247,8 @@ lm-pool-indev: $(STAMP)
 
 ## make lm-first-indev: the first pool's four RL runs again, as `make lm` trained them (the first 256
 ## training questions, 2 epochs from the warm-up, dev every 8 steps), but choosing their kept checkpoint
-## on the in-domain dev (--dev-suite indev) and keeping a snapshot at every evaluation, into
+## on the in-domain dev (--dev-suite indev: its questions of the first pool's four families; the
+## regulator's are not their domain) and keeping a snapshot at every evaluation, into
 ## runs/cpu/lm-indev/<run> (resumable; about 1 to 2 h a run on one thread; `make -j2 lm-first-indev`)
 LM_FIRST = $(VENV)/bin/fgpo train --bench-dir $(BENCH) --table-dir $(TABLES)/reader --n-train 256 --n-dev 0 --keep 40 \
   --threads $(LM_POOL_THREADS) --init-adapter runs/cpu/lm/warmup-stage2 --epochs 2 --eval-every 8 --snapshots --seed 0 \
@@ -264,6 +266,25 @@ lm-first-grpo: $(STAMP)
 lm-first-fgpo-named: $(STAMP)
 	OMP_NUM_THREADS=$(LM_POOL_THREADS) $(LM_FIRST) --objective fgpo --out-dir runs/cpu/lm-indev/fgpo-named --lr 1e-4 \
 	  --described
+
+## make lm-first-indev-eval: each retrained run's kept adapter by free generation on all 1,000 core
+## questions and the first 250 of microbe and mosaic (FGPO with named tools: core only), into the run's
+## own eval/, as `make lm` evaluated the first pool (about 35 min a run on one thread; a run that kept
+## the warm-up's adapter gets a copy of its evaluation; a run not yet trained is skipped; `make -j2
+## lm-first-indev-eval`)
+LM_FIRST_EVAL = $(addsuffix -eval,$(LM_FIRST_RUNS))
+lm-first-indev-eval: $(LM_FIRST_EVAL)
+lm-first-fgpo-eval: ; $(call lm_first_eval,fgpo-lr1e-4,core microbe mosaic)
+lm-first-fgpo-format-eval: ; $(call lm_first_eval,fgpo-format-lr3e-4,core microbe mosaic)
+lm-first-grpo-eval: ; $(call lm_first_eval,grpo,core microbe mosaic)
+lm-first-fgpo-named-eval: ; $(call lm_first_eval,fgpo-named,core)
+define lm_first_eval
+	d=runs/cpu/lm-indev/$(1); test -f $$d/manifest.json || { echo "$$d: not trained yet, skipped"; exit 0; }; \
+	for s in $(2); do lim=$$(test $$s = core || echo "--limit 250"); \
+	  OMP_NUM_THREADS=$(LM_POOL_THREADS) $(VENV)/bin/fgpo evaluate --run $$d --bench $(BENCH) --into-run \
+	    --reuse-from runs/cpu/lm/warmup-stage2 --generation-only --threads $(LM_POOL_THREADS) --suite $$s $$lim \
+	    || exit 1; done
+endef
 
 ## make lm-companion: the post-training study on the LM selector (`fgpo lm-companion`): pure SFT, pure
 ## FGPO and 20% SFT then FGPO at 256 question visits each, LoRA ranks 4, 16 and 64, every run over the

@@ -11,7 +11,7 @@ __all__ = ["add_run_parsers"]
 
 
 def _evaluate(args) -> int:
-    from .experiments.run import evaluate_run
+    from .experiments.run import evaluate_run, reuse_evaluation
 
     set_threads(args.threads)
     if args.limit < 0:
@@ -20,6 +20,10 @@ def _evaluate(args) -> int:
         raise ValueError(f"--keep must be 0 (whole sequences) or positive, got {args.keep}")
     if bool(args.out) == bool(args.into_run):
         raise ValueError("give --out FOLDER, or --into-run to write into the run's own eval/")
+    for source in args.reuse_from or ():
+        copied = reuse_evaluation(args.run, source, args.out)
+        if copied:
+            print(f"{', '.join(copied)}: copied from {source} (the same selector)")
     written = evaluate_run(
         args.run,
         args.bench,
@@ -122,6 +126,13 @@ def add_run_parsers(sub) -> None:
         help="write into the run folder's own eval/ (what the "
         "chapters read; a committed run's evaluations are replaced only when its adapter or questions "
         "changed)",
+    )
+    ev.add_argument(
+        "--reuse-from",
+        action="append",
+        metavar="RUN",
+        help="a finished run whose evaluations are copied first when it holds the same selector (adapter "
+        "and prompt), as a run whose dev kept its starting adapter holds its start's (repeatable)",
     )
     ev.add_argument(
         "--generation-only",

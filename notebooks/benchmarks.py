@@ -165,14 +165,13 @@ claim("test-only-families", set(fams["core"]) - set(fams["train"]) == {"taxonomy
 #
 # Every learning-rate, coefficient, checkpoint and early-stop choice in the book, but for a few of
 # the language-model selector's ({doc}`fgpo_vs_grpo`), reads the in-domain dev (suite `indev`)
-# alone: {glue:text}`n_indev` questions of the training families
-# (regulator included) on the training organisms, held out of training and sequence-disjoint
-# from every suite (the check at the end of this page covers it). The first dev split, the
-# mixed-domain dev (suite `dev`), holds {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax`
-# taxonomy questions of its {glue:text}`n_dev`, families the training pool never shows: a
-# choice made there would favour runs that happen to suit the test's out-of-domain questions,
-# so the mixed-domain dev is a diagnostic only. Only the test suites measure; they decide
-# nothing.
+# alone: {glue:text}`n_indev` questions of the training families (regulator included; a run
+# trained only on the questions before the regulator's reads the rest) on the training
+# organisms, held out of training and sequence-disjoint from every suite (the check at the end of
+# this page covers it). The first dev split, the mixed-domain dev (suite `dev`), holds
+# {glue:text}`dev_tf` TF-motif and {glue:text}`dev_tax` taxonomy questions of its
+# {glue:text}`n_dev`, families the training pool never shows, so it is a diagnostic only. Only
+# the test suites measure; they decide nothing.
 
 # %% tags=["remove-cell"]
 dev_counts = {f: sum(v.values()) for f, v in manifest["suites"]["dev"]["families"].items()}

@@ -179,3 +179,40 @@ def test_no_study_the_book_reads_chooses_on_a_family_outside_training():
     assert {"study_dir", "fair_dir", "ablation_dir", "companion_dir", "five_dir"} <= set(studies)
     off = {k for k, dev in studies.items() if dev != "indev"}
     assert off == NOT_YET_ON_INDEV, f"studies choosing on a suite other than indev: {sorted(off)}"
+
+
+def test_a_study_on_part_of_the_pool_chose_on_its_own_domain_only():
+    """A study that trained on part of the pool (the first pool, a spread of it) read only the
+    in-domain dev questions in the domain of its own training questions: as many as the rule keeps."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from fgpo_core.evaluation.domains import in_domain
+    from fgpo_core.experiments.study import spread_indices
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    root = Path(__file__).resolve().parent.parent
+    profile = yaml.safe_load((root / "profiles" / "cpu.yaml").read_text())
+    checked, partial = 0, 0
+    for key, value in profile.items():
+        manifest = root / str(value)[3:] / "manifest.json"
+        if not str(value).startswith("../runs/") or not manifest.exists():
+            continue
+        m = json.loads(manifest.read_text())
+        cfg = m.get("config", {})
+        if "chosen_lr" not in m or cfg.get("dev_suite") != "indev":
+            continue
+        _, suites = load_benchmark(root / cfg["bench_dir"])
+        n = int(cfg.get("n_train") or 0)
+        train = suites["train"]
+        if cfg.get("train_spread"):
+            train = [train[i] for i in spread_indices(len(train), n)]
+        elif n:
+            train = train[:n]
+        dev = suites["indev"][: int(cfg.get("n_dev") or 0) or None]
+        assert m["n_questions"]["dev"] == len(in_domain(dev, train)), key
+        checked += 1
+        partial += len(in_domain(dev, train)) < len(dev)
+    assert checked >= 5 and partial >= 1  # the first pool's study is among them

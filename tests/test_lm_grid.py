@@ -173,3 +173,36 @@ def test_runs_finished_before_an_interruption_are_evaluated_before_anything_trai
     assert (done / "eval" / "core.parquet").exists()  # a copy of the warm-up's, before the first new training
     assert not any(e[0] == "evaluate" and e[2] == done.name for e in log[n:])
     assert first_training > 0
+
+
+def _fake_run(folder: Path, weights: str, described: bool = False, evals=()) -> Path:
+    (folder / "adapter").mkdir(parents=True)
+    (folder / "adapter" / "adapter_model.safetensors").write_text(weights)
+    (folder / "manifest.json").write_text(json.dumps({"objective": "fgpo", "setup": {"described": described}}))
+    for s in evals:
+        (folder / "eval").mkdir(exist_ok=True)
+        pd.DataFrame({"question_id": [s], "generation_pick": [3]}).to_parquet(folder / "eval" / f"{s}.parquet")
+    return folder
+
+
+def test_an_evaluation_is_reused_only_by_the_same_selector(tmp_path):
+    from fgpo_core.experiments.run import reuse_evaluation
+
+    start = _fake_run(tmp_path / "start", "w", evals=("core", "microbe"))
+    same = _fake_run(tmp_path / "same", "w", evals=("core",))
+    (same / "eval" / "core.parquet").write_bytes(b"its own")  # a suite already there is left alone
+    assert reuse_evaluation(same, start) == ["microbe"]
+    assert (same / "eval" / "core.parquet").read_bytes() == b"its own"
+    assert reuse_evaluation(same, start) == []  # nothing left to copy
+    assert reuse_evaluation(_fake_run(tmp_path / "moved", "x"), start) == []  # another adapter
+    assert reuse_evaluation(_fake_run(tmp_path / "named", "w", described=True), start) == []  # another prompt
+    assert not (tmp_path / "moved" / "eval").exists() and not (tmp_path / "named" / "eval").exists()
+    with pytest.raises(ValueError, match="no such run folder"):
+        reuse_evaluation(same, tmp_path / "nowhere")
+
+
+def test_evaluate_reuse_from_a_missing_run_is_a_one_line_error(tmp_path, capsys):
+    run = _fake_run(tmp_path / "run", "w")
+    assert main(["evaluate", "--run", str(run), "--into-run", "--reuse-from", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no such run folder" in err and "\n" not in err

@@ -351,3 +351,12 @@ def test_the_lm_runs_still_chosen_on_the_former_dev_are_the_ones_the_chapter_nam
             former.add(m.parent.name)
     retrained = {p.parent.name for p in (root / "lm-indev").glob("*/manifest.json")}
     assert former - retrained == LM_RUNS_ON_FORMER_DEV
+    from fgpo_core.evaluation.domains import in_domain
+    from fgpo_core.genomics.benchmarks import load_benchmark
+
+    _, suites = load_benchmark(root.parent.parent / "data" / "benchmarks" / "cpu")
+    for name in retrained:  # each chose on the in-domain dev questions of its own training domain
+        manifest = json.loads((root / "lm-indev" / name / "manifest.json").read_text())
+        train = suites["train"][: manifest["setup"]["n_train"] or None]
+        assert manifest["setup"]["dev_suite"] == "indev", name
+        assert manifest["n_dev"] == len(in_domain(suites["indev"], train)) < len(suites["indev"]), name

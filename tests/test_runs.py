@@ -433,3 +433,31 @@ def test_a_run_chooses_on_the_dev_suite_it_names(tmp_path, capsys):
     args = ["train", "--objective", "fgpo", "--bench-dir", str(bench), "--table-dir", str(tables)]
     assert main(args + ["--dev-suite", "nope", "--out-dir", str(tmp_path / "r")]) == 2
     assert "no suite 'nope'" in capsys.readouterr().err
+
+
+def test_a_run_on_part_of_the_pool_chooses_on_its_own_domain_only():
+    """Of the in-domain dev, a run reads only the questions in the domain of its own training
+    questions: the first pool holds no regulator question, so it does not choose on the dev's."""
+    from pathlib import Path
+
+    from fgpo_core.evaluation.domains import question_domains
+    from fgpo_core.experiments.run_setup import dev_data
+    from fgpo_core.genomics.benchmarks import read_questions
+
+    root = Path(__file__).resolve().parent.parent
+    bench, tables = root / "data" / "benchmarks" / "cpu", root / "data" / "tables" / "cpu" / "reader"
+    train = read_questions(bench / "train.jsonl")
+    indev = read_questions(bench / "indev.jsonl")
+    first = train[:256]
+    assert "regulator" not in {q.family for q in first} and "regulator" in {q.family for q in indev}
+    qs, t = dev_data(RunSetup(str(bench), str(tables), n_train=256, dev_suite="indev"), first)
+    assert list(t.question_ids) == [q.id for q in qs]
+    assert set(question_domains({"d": qs}, first)["d"].values()) == {"ID"}
+    dropped = [q for q in indev if q.id not in set(t.question_ids)]
+    assert dropped and {q.family for q in dropped} == {"regulator"}  # only what the first pool never saw
+    whole, _ = dev_data(RunSetup(str(bench), str(tables), dev_suite="indev"), train)
+    assert [q.id for q in whole] == [q.id for q in indev]  # the whole pool reads all of it
+    mixed, _ = dev_data(RunSetup(str(bench), str(tables), dev_suite="dev"), first)
+    assert len(mixed) == len(read_questions(bench / "dev.jsonl"))  # the mixed-domain dev is read as it is
+    with pytest.raises(ValueError, match="none of the 250 in-domain dev questions"):
+        dev_data(RunSetup(str(bench), str(tables), dev_suite="indev"), [])

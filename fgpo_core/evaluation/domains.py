@@ -38,6 +38,8 @@ __all__ = [
     "domain_class",
     "question_domain",
     "question_domains",
+    "IN_DOMAIN_DEV",
+    "in_domain",
 ]
 
 OOD_SUITES = ("microbe",)
@@ -47,6 +49,10 @@ TWINS = {"tf_motif": "regulator"}
 ORGANISM_FAMILIES = ("taxonomy",)
 """Families whose question asks which organism the DNA comes from."""
 HUMAN = "Homo sapiens"
+IN_DOMAIN_DEV = "indev"
+"""The benchmark suite of the in-domain dev: held-out questions of the training pool's families and
+organisms, which every learning-rate, coefficient, checkpoint and early-stop choice reads (a run
+trained on part of the pool reads only its questions in that part's domain: :func:`in_domain`)."""
 _HUMAN_FAMILIES = ("tf_motif", "regulator", "splice", "cpg", "repeat")
 
 
@@ -108,3 +114,11 @@ def question_domains(suites: Mapping[str, list], train_questions) -> dict[str, d
     """``{suite: {question id: "ID" | "OOD"}}`` for every question of ``suites`` (name -> questions)."""
     seen = training_seen(train_questions)
     return {s: {q.id: question_domain(q, seen) for q in qs} for s, qs in suites.items()}
+
+
+def in_domain(questions, train_questions) -> list:
+    """The questions of ``questions`` in the domain of ``train_questions`` by the book's rule
+    (:func:`question_domain`), in order: the in-domain dev of a run trained on part of the pool (the
+    first pool holds no regulator question, so the dev's regulator questions are not its domain)."""
+    seen = training_seen(train_questions)
+    return [q for q in questions if question_domain(q, seen) == "ID"]

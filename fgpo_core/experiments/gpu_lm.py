@@ -120,11 +120,12 @@ class GPULMConfig:
 class _Data:
     def __init__(self, cfg: GPULMConfig):
         from .run import RunSetup, split_data
+        from .run_setup import dev_data
 
         self.table_dir = cfg.table_dir
         setup = RunSetup(cfg.bench_dir, cfg.table_dir, "", cfg.n_train, cfg.n_dev, cfg.keep, dev_suite=cfg.dev_suite)
         self.train_qs, self.train_t = split_data(setup, "train", cfg.n_train)
-        self.dev_qs, self.dev_t = split_data(setup, cfg.dev_suite, cfg.n_dev)
+        self.dev_qs, self.dev_t = dev_data(setup, self.train_qs)
         from ..genomics.benchmarks import load_benchmark
 
         _, suites = load_benchmark(cfg.bench_dir)

@@ -11,13 +11,12 @@ after every evaluation, so a chapter can render what has landed while the rest r
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import inside
 from .chosen import choose_runs
-from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, run_digest, run_tool_names
+from .run import EVAL_SUITES, PROMPTED, RunSetup, evaluate_run, format_run, reuse_evaluation
 from .steps import ensure_trained
 
 __all__ = ["LMGridConfig", "WarmupStage", "parse_warmup_stages", "run_lm_grid", "lm_grid_folders"]
@@ -200,20 +199,8 @@ def run_lm_grid(cfg: LMGridConfig, progress: bool = True, isolate: bool = False)
         which :func:`evaluate_run` then recognises by the adapter's hash instead of recomputing it."""
         out = root / rel / "eval"
         if run is None:
-            digest, names = run_digest(root / rel), run_tool_names(root / rel)
             for other in trained:
-                src = root / other / "eval"
-                if (
-                    other != rel
-                    and src.is_dir()
-                    and (root / other / "manifest.json").exists()
-                    and run_digest(root / other) == digest
-                    and run_tool_names(root / other) == names
-                ):
-                    out.mkdir(parents=True, exist_ok=True)
-                    for p in src.glob("*.parquet"):
-                        if not (out / p.name).exists():
-                            shutil.copy2(p, out / p.name)
+                if (root / other / "manifest.json").exists() and reuse_evaluation(root / rel, root / other):
                     break
         evaluate_run(
             run or str(root / rel), cfg.bench_dir, suites, cfg.keep, limits, str(out), progress, described=described

@@ -35,7 +35,7 @@ from .run_record import (
     recorded_folder,
     run_manifest,
 )
-from .run_setup import RunSetup, split_data
+from .run_setup import RunSetup, dev_data, split_data
 
 __all__ = [
     "RunSetup",
@@ -53,6 +53,7 @@ __all__ = [
     "record_stopped_run",
     "STOPPED_FILE",
     "run_digest",
+    "reuse_evaluation",
     "load_run_selector",
     "recorded_folder",
     "ADAPTER_FILES",
@@ -95,6 +96,30 @@ def run_digest(run_dir) -> str:
     return own if base is None else f"{own}+{run_digest(base)}"
 
 
+def reuse_evaluation(run_dir, source_dir, out_dir=None) -> list[str]:
+    """Copy ``source_dir``'s evaluations (``eval/<suite>.parquet``) into ``out_dir`` (default
+    ``<run_dir>/eval``) when both finished runs hold one selector: the same digest
+    (:func:`run_digest`) and prompt (:func:`run_tool_names`), as a run whose dev kept its starting
+    adapter holds its start's. A suite already there is left alone; :func:`evaluate_run` then
+    recognises the copies by the adapter's hash instead of computing them again. Returns the
+    suites copied (none when the selectors differ)."""
+    if not Path(source_dir).is_dir():
+        raise ValueError(f"{source_dir}: no such run folder")
+    src = Path(source_dir) / "eval"
+    if not src.is_dir() or Path(source_dir).resolve() == Path(run_dir).resolve():
+        return []
+    if run_digest(run_dir) != run_digest(source_dir) or run_tool_names(run_dir) != run_tool_names(source_dir):
+        return []
+    out = Path(out_dir or Path(run_dir) / "eval")
+    out.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for p in sorted(src.glob("*.parquet")):
+        if not (out / p.name).exists():
+            shutil.copy2(p, out / p.name)
+            copied.append(p.stem)
+    return copied
+
+
 def load_run_selector(run_dir, keep: int | None = 40, trainable: bool = False, tool_names=None):
     """A finished run's selector: the base model with the run's adapter, where the base is, for a
     run trained over another run's merged adapter (``RunSetup.merge_init``, or continuing such a
@@ -126,7 +151,7 @@ def train_run(objective: str, setup: RunSetup, config, progress: bool = True) ->
     out = Path(setup.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train_qs, train_t = split_data(setup, "train", setup.n_train)
-    dev_qs, dev_t = split_data(setup, setup.dev_suite, setup.n_dev)
+    dev_qs, dev_t = dev_data(setup, train_qs)
     _check_setup(out, setup, objective, [q.id for q in train_qs], [q.id for q in dev_qs], train_t.manifest)
     names = list(MAIN_TOOL_NAMES) if setup.described else None
     if setup.init_adapter:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RunSetup", "split_data"]
+__all__ = ["RunSetup", "split_data", "dev_data"]
 
 
 @dataclass
@@ -40,7 +40,8 @@ class RunSetup:
     continuing the adapter itself."""
     dev_suite: str = "dev"
     """The suite whose questions choose the kept checkpoint and the early stop: "indev" (the in-domain
-    dev: the training families and organisms, held out) or "dev" (the former dev, which holds
+    dev: the training families and organisms, held out; a run on part of the pool reads only its
+    questions in that part's domain, :func:`dev_data`) or "dev" (the former dev, which holds
     out-of-domain families; the default, so runs recorded before this field read as they were made)."""
 
 
@@ -59,3 +60,19 @@ def split_data(setup: RunSetup, split: str, n: int = 0):
         raise ValueError(f"{setup.table_dir} has no reward table for the suite {split!r}")
     qs = suites[split][:n] if n else suites[split]
     return qs, load_table(Path(setup.table_dir) / split).select([q.id for q in qs])
+
+
+def dev_data(setup: RunSetup, train_questions):
+    """The questions (and table rows) that choose a run's kept checkpoint and early stop: the first
+    ``n_dev`` of ``setup.dev_suite``; of the in-domain dev, only those in the domain of the run's own
+    training questions (:func:`~fgpo_core.evaluation.domains.in_domain`), so a run on part of the
+    pool never chooses on a family or organism it did not train on."""
+    from ..evaluation.domains import IN_DOMAIN_DEV, in_domain
+
+    qs, table = split_data(setup, setup.dev_suite, setup.n_dev)
+    if setup.dev_suite != IN_DOMAIN_DEV:
+        return qs, table
+    kept = in_domain(qs, train_questions)
+    if not kept:
+        raise ValueError(f"none of the {len(qs)} in-domain dev questions is in the domain of the training questions")
+    return kept, table.select([q.id for q in kept])

@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..algorithms.head import HeadConfig, MethodSpec, parse_stages, train_head
 from ..env import package_versions
+from ..evaluation.domains import IN_DOMAIN_DEV, in_domain
 from ..io import atomic_path, with_digests, write_json
 from .study_config import ABLATIONS, COMPANION, PRESETS, StudyConfig
 from .study_inputs import (
@@ -126,6 +127,10 @@ def _inputs(cfg: StudyConfig):
     qs = {s: (suites[source[s]][:n] if n else suites[source[s]]) for s, n in sizes.items()}
     if cfg.train_spread:  # spread_indices of 0 questions is all of them
         qs["train"] = [suites["train"][i] for i in spread_indices(len(suites["train"]), cfg.n_train)]
+    if cfg.dev_suite == IN_DOMAIN_DEV:  # a study on part of the pool chooses on its own domain only
+        qs["dev"] = in_domain(qs["dev"], qs["train"])
+        if not qs["dev"]:
+            raise ValueError("none of the in-domain dev questions is in the domain of the training questions")
     feats = load_features(cfg.features_dir)
     check_features_questions(feats, {source[s]: suites[source[s]] for s in qs}, cfg.features_dir)
     data = {}

@@ -109,7 +109,8 @@ class StudyConfig:
     """Take the ``n_train`` questions evenly spread over the training split, not its first N."""
     dev_suite: str = "dev"
     """The suite every selection reads (learning rate, checkpoint): ``indev``, the in-domain dev
-    (training families and organisms, held out), for the fair test; ``dev`` for the older studies."""
+    (training families and organisms, held out; a study on part of the pool reads only its questions
+    in that part's domain), for the fair test; ``dev`` for the older studies."""
     n_dev: int = 0
     """Use only the first N dev questions (0: all)."""
     n_test: int = 0
