@@ -42,6 +42,7 @@ table_dir = "../data/tables/cpu/reader"  # the training reader's tables (one sub
 reader_dir = "../data/readers/minilm-evidence"  # the trained evidence reader (re-run live against the table)
 runs_dir = "../runs/cpu"  # holds chosen.json, written by `fgpo lm` (the committed runs: `make lm`)
 pool_dir = "../runs/cpu/lm-pool"  # the runs on the whole training pool and their evaluated snapshots (`make lm-pool`)
+again_dir = "../runs/cpu/lm-indev"  # the first pool's RL runs trained again, choosing on the in-domain dev ("": none)
 n_live = 64  # (question, subset) pairs re-run live against the table, per distinct selector
 
 # %% tags=["remove-cell"]
@@ -70,8 +71,10 @@ from fgpo_core.genomics.benchmarks import load_benchmark, tool_library_for
 from fgpo_core.reasoners import get_reasoner
 from fgpo_core.reports.lm_reading import (fixed_subset_matches, group_label, identical_groups, selector_table,
                                           tool_value_table)
-from fgpo_core.reports.lm_runs import (dev_table, format_summary, grpo_dead_groups, load_chosen, method_grid,
-                                       stopped_runs, training_cost, warmup_chain, warmup_curve, warmup_format_checks)
+from fgpo_core.reports.lm_retrained import retrained_runs
+from fgpo_core.reports.lm_runs import (dev_table, format_summary, grpo_dead_groups, load_chosen, load_selector_run,
+                                       method_grid, stopped_runs, training_cost, warmup_chain, warmup_curve,
+                                       warmup_format_checks)
 from fgpo_core.book.claims import fmt_number
 from fgpo_core.reports.benchmark_page import family_label
 from fgpo_core.reports.pool import (POOL_RUNS, accuracy_by_part, book_parts, checkpoint_costs, dev_course,
@@ -169,8 +172,8 @@ glue_number("n_dev", warm.manifest["n_dev"], digits=0);
 # (`</answer>`, Eq. 8) until the model stops closing its answer (at the rate {glue:text}`stop_lr`
 # free generation failed the format on {glue:text}`stop_gen_ff`% of dev). So every method starts
 # from one **format warm-up**: policy strings drawn *uniformly*, nothing about tools. On
-# {glue:text}`fmt_n` dev questions it took the strings' share of the generation mass (pre-fill
-# included) from {glue:text}`fmt_untrained`% to {glue:text}`fmt_warm`%.
+# {glue:text}`fmt_n` dev questions it took the strings' share of the generation mass from
+# {glue:text}`fmt_untrained`% to {glue:text}`fmt_warm`%.
 
 # %% tags=["remove-input"]
 claim("stopped-run-drained", stop is not None and len(drained) > 0 and stop_later.gen_format_failures.min() >= 90,
@@ -198,13 +201,13 @@ display(show_source(TableReward.__call__))
 # Both runs train on the whole training pool ({glue:text}`pool_n_train` questions of five families,
 # the regulator's {glue:text}`pool_n_reg` among them) with {glue:text}`pool_batch` questions a step at
 # one rate, and keep a snapshot at each dev evaluation. Each snapshot is evaluated by free generation
-# (a completion that does not parse counts as wrong) on {glue:text}`lm_n_test` test questions: all
+# (an unparsed completion counts as wrong) on {glue:text}`lm_n_test` test questions: all
 # {glue:text}`lm_n_core` of core and the first {glue:text}`lm_n_cross` of microbe and of mosaic,
 # for CPU time ({doc}`../book/rerun`). The table compares them
-# at **equal visits** (as many question visits each) and at **equal CPU time** (GRPO's last snapshot
-# and FGPO's evaluated snapshot nearest it in training time). A question is in domain when the pool holds its family and
-# its organism (the book's rule, {doc}`benchmarks`); TF-motif questions are out of domain but are the
-# regulator family's reworded twin, so they measure near transfer.
+# at **equal visits** (as many question visits each) and at **equal CPU time** (GRPO's last snapshot,
+# FGPO's nearest it in training time). A question is in domain when the pool holds its family and
+# its organism (the book's rule, {doc}`benchmarks`); TF-motif questions, out of domain, are the
+# regulator family's reworded twin: near transfer.
 
 # %% tags=["remove-cell"]
 course = dev_course(pool_dir)
@@ -319,8 +322,8 @@ glue_text("in_subset", subset_label(in_pick[IN_F][0]));
 # average, not which question needs which tool.
 #
 # At equal CPU time FGPO has made {glue:text}`et_visit_ratio` times GRPO's visits and begun to route:
-# in domain it is ahead, {glue:text}`et_id` (a difference by its interval, though not once Holm's
-# adjustment over the table is made: Holm-adjusted p = {glue:text}`et_id_holm`), and out of domain it is far behind,
+# in domain it is ahead, {glue:text}`et_id` (a difference, though not after Holm's adjustment over the
+# table: p = {glue:text}`et_id_holm`), and out of domain it is far behind,
 # {glue:text}`et_ood`, nearly all of it on the TF-motif questions ({glue:text}`et_tf`).
 #
 # **As the in-domain dev chooses.** Read on the in-domain dev ({glue:text}`n_indev` questions;
@@ -370,11 +373,11 @@ claim("et-ood-is-tf", n_part["TF-motif"] * iv.loc[("et", "TF-motif"), "gap"]
 # (why-not)=
 # ## Why the paper's result does not reproduce here
 #
-# Three things separate this comparison from the paper's; each is a difference, not a measured cause.
+# Three differences from the paper, none a measured cause.
 #
 # **Model size.** The paper's selector has 7B parameters, and its sensitivity run with a 1.5B one kept
 # the lead (FGPO {glue:text}`paper_15b_fgpo`% against GRPO {glue:text}`paper_15b_grpo`%). A 135M
-# model has to learn, through its adapter, to read a question well enough to route it. Here no
+# model must learn, through its adapter, to read a question well enough to route it. Here no
 # snapshot up to equal visits gives two test questions different subsets, and even at equal time FGPO
 # gives {glue:text}`et_most` to {glue:text}`et_share`% of core. The policy head ({doc}`head_study`), a
 # linear map over frozen sentence features, starts from a reading of the question instead.
@@ -464,24 +467,38 @@ claim("et-drops-t2", et_row[T2_TF] < 25 and routing.loc["Warm-up", T2_TF] > 75,
 # %% [markdown]
 # ## The first pool, briefly
 #
-# The training set puts the regulator family last: its first {glue:text}`first_pool_n` questions,
-# four families without the regulator, are the *first pool* ({doc}`head_study` trains on all of
-# it). Before the whole pool, every language-model method trained on the first
-# {glue:text}`n_train` of them (to save CPU time), {glue:text}`first_visits` visits from the warm-up. There
-# the motif scan pays on no training family; every later FGPO and GRPO evaluation had dropped it and
-# scored lower on the mixed-domain dev, whose TF-motif questions need it, so each RL run kept the
-# warm-up's adapter; only training them again could let the in-domain dev choose. SFT and DPO imitate the table's best subset
-# for each question, which for many questions is no tool at all: both call no tool and score what
-# No-Tool scores ({glue:text}`sft_core`% on core).
+# The training set puts the regulator family last; its first {glue:text}`first_pool_n` questions, four
+# families, are the *first pool*. Earlier, each language-model method trained from the warm-up for
+# {glue:text}`first_visits` visits over its first {glue:text}`n_train` questions. The motif scan
+# pays on no family there, and every later FGPO and GRPO evaluation dropped it; the mixed-domain dev,
+# whose TF-motif questions need it, scored each lower, so each anonymous-tool RL run kept the warm-up's
+# adapter. Trained again to choose on the {glue:text}`again_dev_n` in-domain dev questions of the
+# families they saw, {glue:text}`again_who` reproduce their first losses and keep steps {glue:text}`again_step`
+# ({glue:text}`again_kept`% there, the warm-up {glue:text}`again_start`%). Each gives every test
+# question {glue:text}`again_subset`, the first pool's best by Eq. 1: against the warm-up,
+# {glue:text}`again_all` points on all test questions, {glue:text}`again_id` on the {glue:text}`again_n_id` questions
+# in the first pool's domain and {glue:text}`again_ood` outside it. {glue:text}`again_pending` are not
+# yet trained again. SFT and DPO imitate the table's best subset for each question, often no tool:
+# both call none and score what No-Tool scores ({glue:text}`sft_core`% on core).
 
 # %% tags=["remove-cell"]
+# the first pool's RL runs trained again to choose on the in-domain dev (`make lm-first-indev`), each
+# beside its first run, and those whose kept adapter was evaluated on test as rows of their own
+first_runs = {m: trained[m].folder for m in ("FGPO", "FGPO + format term", "GRPO", "FGPO (named tools)")
+              if m in trained}
+again = (retrained_runs(first_runs["FGPO"].parent, again_dir, [f.name for f in first_runs.values()])
+         if again_dir else pd.DataFrame())
+again_runs = {f"{m}, in-domain dev": load_selector_run(f"{m}, in-domain dev", Path(again_dir) / f.name)
+              for m, f in first_runs.items() if f.name in again.index}
+AGAIN = [label for label, r in again_runs.items() if r.evals]  # those evaluated on test
+runs.update({label: again_runs[label] for label in AGAIN})
 ORDER = ["Untrained", "Warm-up", "Tools w/ Desc", "SFT", "DPO", "GRPO", "FGPO", "FGPO + format term",
-         "FGPO (named tools)"]
+         "FGPO (named tools)", *AGAIN]
 selectors = [m for m in ORDER if m in runs]
 groups = identical_groups({m: {s: runs[m].picks(s) for s in runs[m].evals} for m in selectors})
 grid = method_grid(runs, tables, mode="generation", methods=selectors)
 scoring = method_grid(runs, {"evidence reader": {"core": tables["evidence reader"]["core"]}}, mode="scoring",
-                      methods=selectors).set_index("method").accuracy
+                      methods=[m for m in selectors if m not in AGAIN]).set_index("method").accuracy  # AGAIN: generation only
 core_rows = grid[grid.suite == "core"].set_index("method")
 kept_step = {m: r.manifest.get("best_step") for m, r in trained.items()}
 label = {g[0]: group_label(g, kept_step, core_rows["tools"]) for g in groups}
@@ -527,7 +544,7 @@ core_ids = warm.evals["core"]["question_id"].to_numpy()
 pick_idx = rng.choice(len(core_ids), size=min(n_live, len(core_ids)), replace=False)
 by_id = {q.id: q for q in suites["core"]}
 live_reader = get_reasoner(f"reader:{reader_dir}")
-distinct = [g[0] for g in groups if any(m in trained or m == "Warm-up" for m in g)]
+distinct = [g[0] for g in groups if any(m in trained or m in AGAIN or m == "Warm-up" for m in g)]
 live = {m: live_agreement(runs[m].picks("core")[pick_idx], [by_id[core_ids[i]] for i in pick_idx],
                           tables["evidence reader"]["core"], library, live_reader) for m in distinct}
 glue_number("live_n", len(pick_idx), digits=0)
@@ -535,9 +552,9 @@ glue_number("live_sel", len(distinct), digits=0)
 live_min = min(v["agreement"] for v in live.values())
 
 # %% [markdown]
-# Every accuracy on this page is a look-up in the reward table, so a sample is run again for real,
-# tools and reasoner: on {glue:text}`live_n` core questions for each of the {glue:text}`live_sel`
-# distinct selectors of the first pool, the live answer equals the table's every time.
+# Every accuracy here is a table look-up; run again for real, tools and reasoner, on
+# {glue:text}`live_n` core questions for each of the {glue:text}`live_sel` distinct first-pool
+# selectors, every answer equals the table's.
 
 # %% tags=["remove-input"]
 claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table's answer on every re-run choice");
@@ -545,7 +562,7 @@ claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table'
 # %% [markdown]
 # ## Run records
 #
-# Folded below: how each run was set up, stopped and kept, and the first pool's table.
+# Folded below: each run's set-up, stop and kept step, and the first pool's table.
 #
 # :::{dropdown} The whole pool's runs
 # FGPO and GRPO train at the rate {glue:text}`pool_lr` with {glue:text}`pool_batch` questions a step
@@ -653,9 +670,9 @@ claim("warm-stages-rising-weight", len(chain) >= 2 and all(
 # warm-up with that named prompt, evaluated on core only.
 #
 # FGPO and GRPO kept their best dev evaluation's adapter, step 0 included; SFT and DPO kept TRL's
-# last. The three RL runs start at {glue:text}`dev_start`% on dev with {glue:text}`dev_start_tools`
+# last. The three RL runs start at {glue:text}`dev_start`% on the mixed-domain dev with {glue:text}`dev_start_tools`
 # tools per question, and every later evaluation scores {glue:text}`dev_after_min`% to
-# {glue:text}`dev_after_max`%. By controlled scoring FGPO gives every dev question
+# {glue:text}`dev_after_max`%. By controlled scoring FGPO gives every such question
 # {glue:text}`fgpo_subset` after step 0 (the subset with the highest mean Eq. 1 reward over its
 # training questions) and GRPO {glue:text}`grpo_subset`. Neither holds the motif scan, which adds
 # {glue:text}`t2_tf_added` points to {glue:text}`fgpo_subset` on TF-motif questions,
@@ -672,8 +689,9 @@ claim("warm-stages-rising-weight", len(chain) >= 2 and all(
 # {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
 #
 # Below: each run's dev course (★ the kept evaluation; dashed, the stopped run), the first pool's
-# table (selectors with the same pick on every test question share a row) and what the motif scan
-# is worth per family.
+# table (selectors with the same pick on every test question share a row; "in-domain dev": trained
+# again to choose there, evaluated by free generation only), the runs trained again beside their
+# first, and what the motif scan is worth per family.
 # :::
 
 # %% tags=["remove-input", "hide-output"]
@@ -686,6 +704,22 @@ main = main.rename(index={"BestFixed*": "best fixed subset (each suite's)"})
 show(main.rename_axis("selector"), caption="Accuracy (%) by free generation (questions per suite); "
      "tools per question; format failures; accuracy (%) by controlled scoring (Eq. 6) on core",
      **{c: "{:.2f}" for c in main.columns if c.startswith("tools")})
+again_shown = again.rename(index={f.name: m for m, f in first_runs.items()})[
+    ["kept_first", "kept_again", "again_start", "again_kept", "steps_gap", "same_selector"]]
+def power_of_ten(v: float) -> str:
+    """4e-08 as a reader writes it: 4 × 10⁻⁸."""
+    m, e = f"{v:.0e}".split("e")
+    return "0" if v == 0 else f"{m} × 10{str(int(e)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
+
+
+again_shown = again_shown.assign(same_selector=again_shown.same_selector.map({True: "yes", False: "no"}))
+show(again_shown.rename_axis("run").rename(columns={
+    "kept_first": "step kept (mixed-domain dev)", "kept_again": "step kept (in-domain dev)",
+    "again_start": "in-domain dev, step 0 (%)", "again_kept": "in-domain dev, kept step (%)",
+    "steps_gap": "largest loss gap to the first run", "same_selector": "the first run's adapter kept"}),
+    caption="The first pool's runs trained again to choose on the in-domain dev (`make lm-first-indev`)",
+    **{"in-domain dev, step 0 (%)": "{:.1f}", "in-domain dev, kept step (%)": "{:.1f}",
+       "largest loss gap to the first run": power_of_ten})
 
 # %% tags=["remove-cell"]
 glue_number("dev_start", start.generation)
@@ -734,6 +768,33 @@ if named:
                                 "undecided": "neither a difference nor level"}[nw.verdict])
     glue_number("paper_anon", paper.SENSITIVITY["anonymous_prompt"], digits=1)
     glue_number("paper_named", paper.SENSITIVITY["named_prompt"], digits=1)
+# the first pool's runs trained again (AGAIN): the in-domain dev they chose on, the step each kept and
+# what its adapter scores on core beside the warm-up's
+again_ok = len(AGAIN) > 0 and set(AGAIN) == {f"{m}, in-domain dev" for m, f in first_runs.items()
+                                               if f.name in again.index}
+n_devs = {again_runs[m].manifest["n_dev"] for m in again_runs}
+again_kept = again[again.index.isin([runs[m].folder.name for m in AGAIN])]
+glue_text("again_who", " and ".join(m.removesuffix(", in-domain dev") for m in AGAIN))
+glue_text("again_pending", " and ".join(m for m, f in first_runs.items() if f.name not in again.index))
+glue_number("again_dev_n", min(n_devs), digits=0)
+glue_text("again_step", " and ".join(dict.fromkeys(str(int(k)) for k in again_kept.kept_again)))
+glue_text("again_kept", " and ".join(dict.fromkeys(fmt_number(v, 1) for v in again_kept.again_kept)))
+glue_number("again_start", again_kept.again_start.iloc[0])
+again_rows = list(dict.fromkeys(rep[m] for m in AGAIN))  # the distinct selectors they kept
+again_picks = np.unique(np.concatenate([runs[m].picks(t) for m in AGAIN for t in runs[m].evals]))
+glue_text("again_subset", subset_label(again_picks[0]) if len(again_picks) == 1 else "several subsets")
+# against the warm-up on every test question, in and out of the first pool's own domain (its training
+# questions' families and organisms, by the book's rule)
+first_domains = question_domains(test_suites, train_qs)
+again_ans, _ = question_answers({"again": runs[again_rows[0]], "warm": warm},
+                                {t: tables["evidence reader"][t] for t in TEST}, set(train_table.family),
+                                domains=first_domains)
+again_parts = book_parts(again_ans, test_suites, train_qs)
+again_iv = versus_intervals(again_ans, again_parts, {"again": ("again", "warm")}).set_index("part")
+for part, key in (("all", "all"), ("in domain", "id"), ("out of domain", "ood")):
+    r = again_iv.loc[part]
+    glue_text(f"again_{key}", interval_text(r.gap, r.low, r.high, bool(r.same)).replace("-", "\u2212"))
+glue_number("again_n_id", int(again_parts["in domain"].sum()), digits=0)
 
 # %% tags=["remove-input"]
 claim("first-fgpo-one-subset", base is not None and base == train_best and not space.membership[base, T2],
@@ -743,7 +804,18 @@ claim("first-grpo-one-subset", grpo_base is not None and not space.membership[gr
 claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mean(),
       "the exact recount finds at least as many dead groups as TRL")
 claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].manifest["best_step"] > 0,
-      "FGPO with named tools kept a trained adapter that beats its start, a difference");
+      "FGPO with named tools kept a trained adapter that beats its start, a difference")
+claim("again-same-training", again_ok and again_kept.same_training.all() and (again_kept.dev_again == "indev").all()
+      and len(n_devs) == 1 and min(n_devs) < len(suites["indev"]),
+      "the runs trained again repeat every logged loss and chose on the in-domain dev's questions of their families")
+claim("again-kept-later", again_ok and (again_kept.kept_again > 0).all() and again_kept.again_kept.nunique() == 1
+      and again_kept.again_start.nunique() == 1 and (again_kept.again_kept > again_kept.again_start).all(),
+      "each run trained again kept a trained step, at one in-domain dev accuracy above the warm-up's")
+claim("again-trades-domains", again_ok and again_iv.loc["in domain"].low > 0 and again_iv.loc["out of domain"].high < 0
+      and again_iv.loc["all"].low < 0 < again_iv.loc["all"].high,
+      "against the warm-up the runs trained again gain in domain, lose outside it, and show no difference overall")
+claim("again-one-subset", again_ok and len(again_picks) == 1 and again_picks[0] == train_best
+      and len(again_rows) == 1, "the runs trained again give every test question one subset, the first pool's best by Eq. 1");
 
 # %% tags=["remove-input", "hide-output"]
 POOL_NAME = f"the first pool ({train_all.n_questions:,})"

@@ -274,8 +274,8 @@ for key, value in (("g_n_reasoners", len(GR)), ("g_n_cells", own_c.loc["grpo", "
 # - Every choice for the policy head, of a learning rate, a regularizer's weight or a
 #   checkpoint, reads only the in-domain dev: questions of the training families and
 #   organisms, sequence-disjoint from every test suite. So does the choice of the language-model
-#   selector's whole-pool checkpoints, not its early stop; its first-pool runs kept what the
-#   mixed-domain dev, with out-of-domain families in it, chose ({doc}`fgpo_vs_grpo`).
+#   selector's whole-pool checkpoints (not its early stop) and of its first-pool runs trained again;
+#   the others kept what the mixed-domain dev chose ({doc}`fgpo_vs_grpo`).
 # - On every page one rule decides what counts as a difference between two methods: the 95% interval of a two-level paired
 #   bootstrap (test questions resampled within suite and family, seeds resampled) excludes
 #   zero. Two methods are called *level* only when that interval lies within

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from fgpo_core.reports.lm_retrained import STEP_TOLERANCE, retrained_runs
 
@@ -45,3 +46,22 @@ def test_runs_that_logged_other_steps_are_not_the_same_training(tmp_path):
     got = retrained_runs(first, again, ["a"])
     assert got.loc["a"].steps_gap == float("inf") and not got.loc["a"].same_training
     assert retrained_runs(first, again, ["none"]).empty
+
+
+def test_the_committed_retrained_runs_repeat_their_first_training_and_were_evaluated_on_test():
+    """Each retrained first-pool run in runs/cpu/lm-indev logged the very losses its first run did
+    (so the in-domain dev chose among the same checkpoints), chose on the in-domain dev, and its kept
+    adapter was evaluated on the suites its first run was, on the same questions."""
+    root = Path(__file__).resolve().parent.parent / "runs" / "cpu"
+    names = sorted(p.parent.name for p in (root / "lm-indev").glob("*/manifest.json"))
+    assert names, "no retrained run is committed"
+    got = retrained_runs(root / "lm", root / "lm-indev", names)
+    assert list(got.index) == names
+    assert got.same_training.all() and (got.dev_again == "indev").all() and (got.dev_first == "dev").all()
+    for name in names:
+        first = {p.name: p for p in (root / "lm" / name / "eval").glob("*.parquet")}
+        again = {p.name: p for p in (root / "lm-indev" / name / "eval").glob("*.parquet")}
+        assert set(again) == set(first), name
+        for f, p in again.items():
+            ids = pd.read_parquet(p, columns=["question_id"]).question_id.tolist()
+            assert ids == pd.read_parquet(first[f], columns=["question_id"]).question_id.tolist(), (name, f)

@@ -461,3 +461,20 @@ def test_a_run_on_part_of_the_pool_chooses_on_its_own_domain_only():
     assert len(mixed) == len(read_questions(bench / "dev.jsonl"))  # the mixed-domain dev is read as it is
     with pytest.raises(ValueError, match="none of the 250 in-domain dev questions"):
         dev_data(RunSetup(str(bench), str(tables), dev_suite="indev"), [])
+
+
+def test_a_recorded_run_folder_is_found_from_a_chapters_working_directory(tmp_path, monkeypatch):
+    """A manifest records folders relative to where the run started (the repository root); a
+    chapter reads from notebooks/: the folder of that name beside the run, else the recorded path
+    under the folder above that holds it (a run started from a run in another folder)."""
+    from pathlib import Path
+
+    from fgpo_core.experiments.run_record import recorded_folder
+
+    for d in ("runs/lm/warm", "runs/lm/fgpo", "runs/again/fgpo", "notebooks"):
+        (tmp_path / d).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "notebooks")
+    assert recorded_folder("runs/lm/warm", "../runs/lm/fgpo").resolve() == (tmp_path / "runs/lm/warm")
+    assert recorded_folder("runs/lm/warm", "../runs/again/fgpo").resolve() == (tmp_path / "runs/lm/warm")
+    assert recorded_folder("runs/again/fgpo", "../runs/again/x") == Path("../runs/again/fgpo")
+    assert recorded_folder("elsewhere/gone", "../runs/again/fgpo") == Path("../runs/again/gone")

@@ -67,10 +67,18 @@ def _source_config(run_dir: Path, source: dict) -> dict | None:
 
 def recorded_folder(recorded: str, beside) -> Path:
     """A run folder as a manifest recorded it (``init_adapter``, ``out_dir``: relative to where the
-    run was started, usually the repository root), or, where that path does not exist from here,
-    the folder of that name beside ``beside`` (a chapter reads runs from another working directory)."""
+    run was started, usually the repository root). Where that path does not exist from here (a
+    chapter reads runs from another working directory): the folder of that name beside ``beside``,
+    else the recorded path under the nearest folder above ``beside`` that holds it (a run that
+    started from a run in another folder), else the name beside ``beside``."""
     folder = Path(recorded)
-    return folder if folder.exists() else Path(beside).parent / folder.name
+    if folder.exists():
+        return folder
+    near = Path(beside).parent / folder.name
+    if near.exists() or folder.is_absolute():
+        return near
+    above = next((up / folder for up in Path(beside).resolve().parents if (up / folder).exists()), None)
+    return above if above is not None else near
 
 
 SETUP_FILE = "setup.json"
