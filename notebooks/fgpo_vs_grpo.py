@@ -769,7 +769,7 @@ if named:
     glue_number("paper_anon", paper.SENSITIVITY["anonymous_prompt"], digits=1)
     glue_number("paper_named", paper.SENSITIVITY["named_prompt"], digits=1)
 # the first pool's runs trained again (AGAIN): the in-domain dev they chose on, the step each kept and
-# what its adapter scores on core beside the warm-up's
+# the subset its adapter picks
 again_ok = len(AGAIN) > 0 and set(AGAIN) == {f"{m}, in-domain dev" for m, f in first_runs.items()
                                                if f.name in again.index}
 n_devs = {again_runs[m].manifest["n_dev"] for m in again_runs}
