@@ -330,9 +330,9 @@ glue_text("in_subset", subset_label(in_pick[IN_F][0]));
 # {doc}`benchmarks`), each run keeps its best saved snapshot (the earlier on a tie): FGPO's step
 # {glue:text}`in_f_step` and GRPO's step {glue:text}`in_g_step`, both at {glue:text}`in_dev_acc`%. Both
 # give every test question {glue:text}`in_subset`, the best fixed subset (of FGPO's snapshots, only this
-# one gives it to every dev question): as chosen, they are one selector. The mixed-domain dev had kept FGPO's step {glue:text}`kp_f_step`; FGPO's early stop (step
-# {glue:text}`f_last`) was decided there too, after step {glue:text}`in_f_step`, so it does not touch this
-# choice.
+# one gives it to every dev question): as chosen, they are one selector. The mixed-domain dev had kept
+# FGPO's step {glue:text}`kp_f_step` and decided its early stop (step {glue:text}`f_last`), after step
+# {glue:text}`in_f_step`: the stop does not touch this choice.
 
 # %% tags=["remove-input"]
 claim("ev-not-a-difference", not any(iv.loc[("ev", p), "verdict"] == "a difference" for p in ("all", "in domain", "out of domain")),
@@ -468,18 +468,20 @@ claim("et-drops-t2", et_row[T2_TF] < 25 and routing.loc["Warm-up", T2_TF] > 75,
 # ## The first pool, briefly
 #
 # The training set puts the regulator family last; its first {glue:text}`first_pool_n` questions, four
-# families, are the *first pool*. Earlier, each language-model method trained from the warm-up for
-# {glue:text}`first_visits` visits over its first {glue:text}`n_train` questions. The motif scan
-# pays on no family there, and every later FGPO and GRPO evaluation dropped it; the mixed-domain dev,
-# whose TF-motif questions need it, scored each lower, so each anonymous-tool RL run kept the warm-up's
-# adapter. Trained again to choose on the {glue:text}`again_dev_n` in-domain dev questions of the
-# families they saw, {glue:text}`again_who` reproduce their first losses and keep steps {glue:text}`again_step`
-# ({glue:text}`again_kept`% there, the warm-up {glue:text}`again_start`%). Each gives every test
-# question {glue:text}`again_subset`, the first pool's best by Eq. 1: against the warm-up,
-# {glue:text}`again_all` points on all test questions, {glue:text}`again_id` on the {glue:text}`again_n_id` questions
-# in the first pool's domain and {glue:text}`again_ood` outside it. {glue:text}`again_pending` are not
-# yet trained again. SFT and DPO imitate the table's best subset for each question, often no tool:
-# both call none and score what No-Tool scores ({glue:text}`sft_core`% on core).
+# families, are the *first pool*, where each language-model method first trained from the warm-up, for
+# {glue:text}`first_visits` visits over the first {glue:text}`n_train`. The motif scan pays on no family
+# there and every later anonymous-tool evaluation dropped it, so the mixed-domain dev, whose TF-motif
+# questions need it, kept the warm-up's adapter for each. Trained again to choose
+# on the in-domain dev ({glue:text}`again_dev_n` questions), each repeats its first losses.
+# {glue:text}`again_who` keep steps {glue:text}`again_step` ({glue:text}`again_kept`% there, the warm-up
+# {glue:text}`again_start`%) and give every test question {glue:text}`again_subset`, the first pool's
+# best by Eq. 1: against the warm-up, {glue:text}`again_all` points on all test questions,
+# {glue:text}`again_id` on the {glue:text}`again_n_id` in its domain and {glue:text}`again_ood`
+# outside it. FGPO (named tools) keeps step {glue:text}`again_named_step` as before
+# ({glue:text}`again_named_kept`% there, from {glue:text}`again_named_start`%), with the same picks on
+# core: {glue:text}`named_core`%, {glue:text}`named_vs_start` against Tools w/ Desc (its start) and {glue:text}`named_vs_warm` against the anonymous warm-up. {glue:text}`again_pending` is not yet
+# trained again. SFT and DPO, imitating the table's best subset per question (often none), call no tool
+# and score No-Tool's {glue:text}`sft_core`% on core.
 
 # %% tags=["remove-cell"]
 # the first pool's RL runs trained again to choose on the in-domain dev (`make lm-first-indev`), each
@@ -552,7 +554,7 @@ glue_number("live_sel", len(distinct), digits=0)
 live_min = min(v["agreement"] for v in live.values())
 
 # %% [markdown]
-# Every accuracy here is a table look-up; run again for real, tools and reasoner, on
+# Every accuracy here is a table look-up; re-run for real on
 # {glue:text}`live_n` core questions for each of the {glue:text}`live_sel` distinct first-pool
 # selectors, every answer equals the table's.
 
@@ -683,10 +685,9 @@ claim("warm-stages-rising-weight", len(chain) >= 2 and all(
 # {glue:text}`dead_trl_same`% on the {glue:text}`dead_recount_steps` steps it covers (TRL's float32
 # group mean can miss a tie).
 #
-# FGPO (named tools) kept its step {glue:text}`named_kept`: {glue:text}`named_core`% on core against
-# Tools w/ Desc's {glue:text}`named_start`%, {glue:text}`named_vs_start` points, and
-# {glue:text}`named_vs_warm` against the anonymous warm-up ({glue:text}`named_verdict`; the paper:
-# {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
+# Chosen on the mixed-domain dev, FGPO (named tools) kept the same step, {glue:text}`named_kept`; Tools w/
+# Desc scores {glue:text}`named_start`% on core, and against the anonymous warm-up FGPO (named tools) is
+# {glue:text}`named_verdict` (the paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
 #
 # Below: each run's dev course (★ the kept evaluation; dashed, the stopped run), the first pool's
 # table (selectors with the same pick on every test question share a row; "in-domain dev": trained
@@ -705,18 +706,17 @@ show(main.rename_axis("selector"), caption="Accuracy (%) by free generation (que
      "tools per question; format failures; accuracy (%) by controlled scoring (Eq. 6) on core",
      **{c: "{:.2f}" for c in main.columns if c.startswith("tools")})
 again_shown = again.rename(index={f.name: m for m, f in first_runs.items()})[
-    ["kept_first", "kept_again", "again_start", "again_kept", "steps_gap", "same_selector"]]
+    ["kept_first", "kept_again", "again_start", "again_kept", "steps_gap"]]
 def power_of_ten(v: float) -> str:
     """4e-08 as a reader writes it: 4 × 10⁻⁸."""
     m, e = f"{v:.0e}".split("e")
     return "0" if v == 0 else f"{m} × 10{str(int(e)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
 
 
-again_shown = again_shown.assign(same_selector=again_shown.same_selector.map({True: "yes", False: "no"}))
 show(again_shown.rename_axis("run").rename(columns={
     "kept_first": "step kept (mixed-domain dev)", "kept_again": "step kept (in-domain dev)",
     "again_start": "in-domain dev, step 0 (%)", "again_kept": "in-domain dev, kept step (%)",
-    "steps_gap": "largest loss gap to the first run", "same_selector": "the first run's adapter kept"}),
+    "steps_gap": "largest loss gap to the first run"}),
     caption="The first pool's runs trained again to choose on the in-domain dev (`make lm-first-indev`)",
     **{"in-domain dev, step 0 (%)": "{:.1f}", "in-domain dev, kept step (%)": "{:.1f}",
        "largest loss gap to the first run": power_of_ten})
@@ -773,15 +773,18 @@ if named:
 again_ok = len(AGAIN) > 0 and set(AGAIN) == {f"{m}, in-domain dev" for m, f in first_runs.items()
                                                if f.name in again.index}
 n_devs = {again_runs[m].manifest["n_dev"] for m in again_runs}
-again_kept = again[again.index.isin([runs[m].folder.name for m in AGAIN])]
-glue_text("again_who", " and ".join(m.removesuffix(", in-domain dev") for m in AGAIN))
+NAMED_AGAIN = "FGPO (named tools), in-domain dev"  # its prompt differs: it is read on its own, below
+ANON = [m for m in AGAIN if m != NAMED_AGAIN]  # the retrained runs with the anonymous prompt
+again_all_runs = again[again.index.isin([runs[m].folder.name for m in AGAIN])]
+again_kept = again[again.index.isin([runs[m].folder.name for m in ANON])]
+glue_text("again_who", " and ".join(m.removesuffix(", in-domain dev") for m in ANON))
 glue_text("again_pending", " and ".join(m for m, f in first_runs.items() if f.name not in again.index))
 glue_number("again_dev_n", min(n_devs), digits=0)
 glue_text("again_step", " and ".join(dict.fromkeys(str(int(k)) for k in again_kept.kept_again)))
 glue_text("again_kept", " and ".join(dict.fromkeys(fmt_number(v, 1) for v in again_kept.again_kept)))
 glue_number("again_start", again_kept.again_start.iloc[0])
-again_rows = list(dict.fromkeys(rep[m] for m in AGAIN))  # the distinct selectors they kept
-again_picks = np.unique(np.concatenate([runs[m].picks(t) for m in AGAIN for t in runs[m].evals]))
+again_rows = list(dict.fromkeys(rep[m] for m in ANON))  # the distinct selectors they kept
+again_picks = np.unique(np.concatenate([runs[m].picks(t) for m in ANON for t in runs[m].evals]))
 glue_text("again_subset", subset_label(again_picks[0]) if len(again_picks) == 1 else "several subsets")
 # against the warm-up on every test question, in and out of the first pool's own domain (its training
 # questions' families and organisms, by the book's rule)
@@ -795,6 +798,13 @@ for part, key in (("all", "all"), ("in domain", "id"), ("out of domain", "ood"))
     r = again_iv.loc[part]
     glue_text(f"again_{key}", interval_text(r.gap, r.low, r.high, bool(r.same)).replace("-", "\u2212"))
 glue_number("again_n_id", int(again_parts["in domain"].sum()), digits=0)
+named_again = named and NAMED_AGAIN in AGAIN
+if named_again:  # FGPO (named tools) trained again: its kept step, and its picks against its first run's
+    na = again.loc[runs[NAMED_AGAIN].folder.name]
+    na_same_picks = np.array_equal(runs[NAMED_AGAIN].picks("core"), runs["FGPO (named tools)"].picks("core"))
+    glue_number("again_named_step", na.kept_again, digits=0)
+    glue_number("again_named_kept", na.again_kept)
+    glue_number("again_named_start", na.again_start)
 
 # %% tags=["remove-input"]
 claim("first-fgpo-one-subset", base is not None and base == train_best and not space.membership[base, T2],
@@ -805,7 +815,8 @@ claim("recount-above-trl", len(both) > 0 and both.recount.mean() >= both.trl.mea
       "the exact recount finds at least as many dead groups as TRL")
 claim("named-moved", named and nv.a_better and trained["FGPO (named tools)"].manifest["best_step"] > 0,
       "FGPO with named tools kept a trained adapter that beats its start, a difference")
-claim("again-same-training", again_ok and again_kept.same_training.all() and (again_kept.dev_again == "indev").all()
+claim("again-same-training", again_ok and again_all_runs.same_training.all()
+      and (again_all_runs.dev_again == "indev").all()
       and len(n_devs) == 1 and min(n_devs) < len(suites["indev"]),
       "the runs trained again repeat every logged loss and chose on the in-domain dev's questions of their families")
 claim("again-kept-later", again_ok and (again_kept.kept_again > 0).all() and again_kept.again_kept.nunique() == 1
@@ -815,7 +826,11 @@ claim("again-trades-domains", again_ok and again_iv.loc["in domain"].low > 0 and
       and again_iv.loc["all"].low < 0 < again_iv.loc["all"].high,
       "against the warm-up the runs trained again gain in domain, lose outside it, and show no difference overall")
 claim("again-one-subset", again_ok and len(again_picks) == 1 and again_picks[0] == train_best
-      and len(again_rows) == 1, "the runs trained again give every test question one subset, the first pool's best by Eq. 1");
+      and len(again_rows) == 1, "the runs trained again give every test question one subset, the first pool's best by Eq. 1")
+claim("again-named-same-step", named_again and na.kept_again == na.kept_first > 0 and na.again_kept > na.again_start,
+      "FGPO (named tools) trained again kept its first run's step, above its start on the in-domain dev")
+claim("again-named-same-picks", named_again and na_same_picks and rep[NAMED_AGAIN] == rep["FGPO (named tools)"],
+      "FGPO (named tools) trained again picks what its first run picked on every core question");
 
 # %% tags=["remove-input", "hide-output"]
 POOL_NAME = f"the first pool ({train_all.n_questions:,})"

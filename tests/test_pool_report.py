@@ -333,7 +333,7 @@ def test_the_committed_pool_runs_are_chosen_on_the_in_domain_dev():
             assert made_from["step"] == s and made_from["sha256"] == hashlib.sha256(ckpt).hexdigest()[:16]
 
 
-LM_RUNS_ON_FORMER_DEV = {"grpo", "fgpo-named"}
+LM_RUNS_ON_FORMER_DEV = {"grpo"}
 """The first pool's RL runs (runs/cpu/lm): each kept only the adapter the former dev chose, so the
 in-domain dev cannot choose among their checkpoints until they are trained again (`make
 lm-first-indev`); "FGPO versus GRPO" says so. The test below fails when the list is out of date."""
