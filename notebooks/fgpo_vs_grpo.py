@@ -716,10 +716,10 @@ def power_of_ten(v: float) -> str:
 show(again_shown.rename_axis("run").rename(columns={
     "kept_first": "step kept (mixed-domain dev)", "kept_again": "step kept (in-domain dev)",
     "again_start": "in-domain dev, step 0 (%)", "again_kept": "in-domain dev, kept step (%)",
-    "steps_gap": "largest loss gap to the first run"}),
+    "steps_gap": "largest gap to the first run (loss, entropy)"}),
     caption="The first pool's runs trained again to choose on the in-domain dev (`make lm-first-indev`)",
     **{"in-domain dev, step 0 (%)": "{:.1f}", "in-domain dev, kept step (%)": "{:.1f}",
-       "largest loss gap to the first run": power_of_ten})
+       "largest gap to the first run (loss, entropy)": power_of_ten})
 
 # %% tags=["remove-cell"]
 glue_number("dev_start", start.generation)
