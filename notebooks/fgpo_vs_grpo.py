@@ -467,21 +467,22 @@ claim("et-drops-t2", et_row[T2_TF] < 25 and routing.loc["Warm-up", T2_TF] > 75,
 # %% [markdown]
 # ## The first pool, briefly
 #
-# The training set puts the regulator family last; its first {glue:text}`first_pool_n` questions, four
-# families, are the *first pool*, where each language-model method first trained from the warm-up, for
-# {glue:text}`first_visits` visits over the first {glue:text}`n_train`. The motif scan pays on no family
-# there and every later anonymous-tool evaluation dropped it, so the mixed-domain dev, whose TF-motif
-# questions need it, kept the warm-up's adapter for each. Trained again to choose
-# on the in-domain dev ({glue:text}`again_dev_n` questions), each repeats its first losses.
+# The training set puts the regulator last; its first {glue:text}`first_pool_n` questions, four
+# families, are the *first pool*; on its first {glue:text}`n_train` each language-model method first
+# trained from the warm-up, for {glue:text}`first_visits` visits. The motif scan pays on no family there
+# and every later anonymous-tool evaluation dropped it, so the mixed-domain dev, whose TF-motif questions
+# need it, kept the warm-up's adapter for each such run. Trained again to choose on their families'
+# {glue:text}`again_dev_n` in-domain dev questions, they repeat their first losses.
 # {glue:text}`again_who` keep steps {glue:text}`again_step` ({glue:text}`again_kept`% there, the warm-up
 # {glue:text}`again_start`%) and give every test question {glue:text}`again_subset`, the first pool's
 # best by Eq. 1: against the warm-up, {glue:text}`again_all` points on all test questions,
-# {glue:text}`again_id` on the {glue:text}`again_n_id` in its domain and {glue:text}`again_ood`
-# outside it. FGPO (named tools) keeps step {glue:text}`again_named_step` as before
+# {glue:text}`again_id` on the {glue:text}`again_n_id` in the first pool's domain and {glue:text}`again_ood`
+# outside it. FGPO (named tools) keeps its first run's step, {glue:text}`again_named_step`
 # ({glue:text}`again_named_kept`% there, from {glue:text}`again_named_start`%), with the same picks on
-# core: {glue:text}`named_core`%, {glue:text}`named_vs_start` against Tools w/ Desc (its start) and {glue:text}`named_vs_warm` against the anonymous warm-up. {glue:text}`again_pending` is not yet
-# trained again. SFT and DPO, imitating the table's best subset per question (often none), call no tool
-# and score No-Tool's {glue:text}`sft_core`% on core.
+# core: {glue:text}`named_core`%, {glue:text}`named_vs_start` against Tools w/ Desc (its start) and
+# {glue:text}`named_vs_warm` against the anonymous warm-up. {glue:text}`again_pending` is not yet trained
+# again. SFT and DPO, imitating each question's best subset (often none), call no tool: No-Tool's
+# {glue:text}`sft_core`% on core.
 
 # %% tags=["remove-cell"]
 # the first pool's RL runs trained again to choose on the in-domain dev (`make lm-first-indev`), each
@@ -554,9 +555,8 @@ glue_number("live_sel", len(distinct), digits=0)
 live_min = min(v["agreement"] for v in live.values())
 
 # %% [markdown]
-# Every accuracy here is a table look-up; re-run for real on
-# {glue:text}`live_n` core questions for each of the {glue:text}`live_sel` distinct first-pool
-# selectors, every answer equals the table's.
+# Every accuracy here is read from the reward table; tools and reasoner re-run on {glue:text}`live_n`
+# core questions for each of the {glue:text}`live_sel` distinct selectors give its answer every time.
 
 # %% tags=["remove-input"]
 claim("live-agrees", live_min == 100.0, "the live pipeline reproduces the table's answer on every re-run choice");
@@ -685,8 +685,8 @@ claim("warm-stages-rising-weight", len(chain) >= 2 and all(
 # {glue:text}`dead_trl_same`% on the {glue:text}`dead_recount_steps` steps it covers (TRL's float32
 # group mean can miss a tie).
 #
-# Chosen on the mixed-domain dev, FGPO (named tools) kept the same step, {glue:text}`named_kept`; Tools w/
-# Desc scores {glue:text}`named_start`% on core, and against the anonymous warm-up FGPO (named tools) is
+# Chosen on the mixed-domain dev, FGPO (named tools) had kept step {glue:text}`named_kept` too; Tools w/
+# Desc scores {glue:text}`named_start`% on core, and FGPO (named tools)'s gap to the anonymous warm-up is
 # {glue:text}`named_verdict` (the paper: {glue:text}`paper_anon`% anonymous, {glue:text}`paper_named`% named).
 #
 # Below: each run's dev course (★ the kept evaluation; dashed, the stopped run), the first pool's
@@ -717,7 +717,7 @@ show(again_shown.rename_axis("run").rename(columns={
     "kept_first": "step kept (mixed-domain dev)", "kept_again": "step kept (in-domain dev)",
     "again_start": "in-domain dev, step 0 (%)", "again_kept": "in-domain dev, kept step (%)",
     "steps_gap": "largest gap to the first run (loss, entropy)"}),
-    caption="The first pool's runs trained again to choose on the in-domain dev (`make lm-first-indev`)",
+    caption="The first pool's runs trained again to choose on the in-domain dev (make lm-first-indev)",
     **{"in-domain dev, step 0 (%)": "{:.1f}", "in-domain dev, kept step (%)": "{:.1f}",
        "largest gap to the first run (loss, entropy)": power_of_ten})
 

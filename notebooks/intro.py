@@ -267,8 +267,8 @@ for key, value in (("g_n_reasoners", len(GR)), ("g_n_cells", own_c.loc["grpo", "
 #
 # - Every chapter is a notebook that narrates and plots; the work is done by a small, tested
 #   library, and the code the chapters show is quoted from it.
-# - Every number was computed when its chapter was executed; the paper's appear beside ours,
-#   labelled *paper*. A sentence that depends on a result is checked when the chapter runs,
+# - Every number of ours was computed when its chapter ran; the paper's appear beside
+#   them, labelled *paper*. A sentence that depends on a result is checked when the chapter runs,
 #   and its page warns instead of saying something false if the numbers change.
 # - Every choice for the policy head, of a learning rate, a regularizer's weight or a
 #   checkpoint, reads only the in-domain dev: questions of the training families and
